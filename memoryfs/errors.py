@@ -1,0 +1,41 @@
+"""The one exception root of the memoryfs library.
+
+Every error a user can cause (bad input, a missing store, a refused write) is a
+``MemoryFSError`` whose message says what happened and how to fix it. The CLI
+catches this root, prints the message on one line and exits non-zero.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "MemoryFSError",
+    "StoreNotFoundError",
+    "StoreExistsError",
+    "IngestError",
+    "PageError",
+    "LockedError",
+]
+
+
+class MemoryFSError(Exception):
+    """Base class of every user-facing memoryfs error."""
+
+
+class StoreNotFoundError(MemoryFSError):
+    """No store at the given path, in MEMORYFS_STORE, or above the current folder."""
+
+
+class StoreExistsError(MemoryFSError):
+    """A store cannot be created where something else already lives."""
+
+
+class IngestError(MemoryFSError):
+    """A transcript could not be ingested; nothing was written."""
+
+
+class PageError(MemoryFSError):
+    """A page could not be parsed or written."""
+
+
+class LockedError(MemoryFSError):
+    """Another process holds the store lock."""

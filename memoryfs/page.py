@@ -1,0 +1,234 @@
+"""Pages: Markdown with YAML frontmatter, read and written without diff noise.
+
+A page keeps the exact frontmatter text it was read from; rendering a page whose
+metadata did not change gives back the very same bytes, so reviewers never see
+reformatting in a diff. Changed metadata is dumped in one canonical key order.
+(``frontmatter.loads`` strips the body's whitespace, which would break byte-exact
+rewrites, so the split is done here and python-frontmatter's safe YAML handler
+parses the metadata: YAML tags like ``!!python/object`` are never executed.)
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import yaml
+from frontmatter.default_handlers import YAMLHandler
+
+from memoryfs.errors import PageError
+
+__all__ = [
+    "REQUIRED_KEYS",
+    "KEY_ORDER",
+    "Page",
+    "Source",
+    "parse_page",
+    "render_page",
+    "render_meta",
+    "split_frontmatter",
+]
+
+REQUIRED_KEYS = ("id", "title", "type", "updated")
+KEY_ORDER = (
+    "id",
+    "title",
+    "type",
+    "aliases",
+    "summary",
+    "scope",
+    "status",
+    "created",
+    "updated",
+    "sources",
+)
+_SOURCE_ORDER = ("id", "ref", "at", "hash")
+_YAML = YAMLHandler()
+_MAX_META_CHARS = 200_000
+
+
+@dataclass(frozen=True)
+class Source:
+    """One entry of a page's ``sources`` list: the evidence a ``[cite:N]`` names."""
+
+    id: int
+    ref: str  # path relative to memory/ plus a turn anchor, e.g. sessions/transcripts/x.md#t12
+    at: str = ""
+    hash: str = ""
+
+    @property
+    def path(self) -> str:
+        return self.ref.split("#", 1)[0]
+
+    @property
+    def anchor(self) -> str:
+        return self.ref.split("#", 1)[1] if "#" in self.ref else ""
+
+    def to_meta(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "ref": self.ref}
+        if self.at:
+            out["at"] = self.at
+        if self.hash:
+            out["hash"] = self.hash
+        return out
+
+
+@dataclass(frozen=True)
+class Page:
+    """A parsed page. ``path`` is relative to ``memory/`` (posix)."""
+
+    meta: dict[str, Any]
+    body: str
+    path: str = ""
+    raw_meta: str | None = field(default=None, compare=False, repr=False)
+    body_line: int = 1  # 1-based line number of the body's first line in the file
+
+    @property
+    def id(self) -> str:
+        return str(self.meta.get("id", ""))
+
+    @property
+    def title(self) -> str:
+        return str(self.meta.get("title", ""))
+
+    @property
+    def type(self) -> str:
+        return str(self.meta.get("type", ""))
+
+    @property
+    def summary(self) -> str:
+        return str(self.meta.get("summary", "") or "")
+
+    @property
+    def updated(self) -> str:
+        return _scalar(self.meta.get("updated", ""))
+
+    @property
+    def aliases(self) -> list[str]:
+        raw = self.meta.get("aliases") or []
+        if isinstance(raw, str):
+            return [raw]
+        if isinstance(raw, list):
+            return [str(a) for a in raw if isinstance(a, str | int | float)]
+        return []
+
+    @property
+    def sources(self) -> list[Source]:
+        """The well-formed entries of ``sources`` (malformed ones are validation findings)."""
+        raw = self.meta.get("sources") or []
+        out: list[Source] = []
+        if not isinstance(raw, list):
+            return out
+        for item in raw:
+            if not isinstance(item, dict):
+                continue
+            sid, ref = item.get("id"), item.get("ref")
+            if isinstance(sid, bool) or not isinstance(sid, int) or not isinstance(ref, str):
+                continue
+            out.append(
+                Source(
+                    id=sid,
+                    ref=ref,
+                    at=_scalar(item.get("at", "")),
+                    hash=_scalar(item.get("hash", "")),
+                )
+            )
+        return out
+
+    def with_meta(self, **changes: Any) -> Page:
+        meta = dict(self.meta)
+        meta.update(changes)
+        return replace(self, meta=meta, raw_meta=None)
+
+    def with_body(self, body: str) -> Page:
+        return replace(self, body=body)
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, _dt.datetime):
+        return value.isoformat(timespec="minutes")
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    return "" if value is None else str(value)
+
+
+def split_frontmatter(text: str) -> tuple[str, str, int] | None:
+    """Split ``text`` into (yaml, body, body_line) or None if there is no frontmatter."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if not (text.startswith("---\n") or text.startswith("---\r\n")):
+        return None
+    pos = text.index("\n") + 1
+    line = 2
+    while True:
+        end = text.find("\n", pos)
+        current = text[pos:] if end == -1 else text[pos:end]
+        if current.rstrip("\r") == "---":
+            body_start = len(text) if end == -1 else end + 1
+            return text[4 if text[3] == "\n" else 5 : pos], text[body_start:], line + 1
+        if end == -1:
+            return None
+        pos = end + 1
+        line += 1
+
+
+def parse_page(text: str, path: str = "") -> Page:
+    """Parse a page; raises ``PageError`` (with the reason) on malformed input."""
+    parts = split_frontmatter(text)
+    if parts is None:
+        raise PageError(f"{path or 'page'}: no YAML frontmatter (start the file with '---')")
+    raw, body, body_line = parts
+    if len(raw) > _MAX_META_CHARS:
+        raise PageError(f"{path or 'page'}: frontmatter is larger than {_MAX_META_CHARS} characters")
+    try:
+        meta = _YAML.load(raw) if raw.strip() else {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at frontmatter line {mark.line + 2}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise PageError(f"{path or 'page'}: malformed YAML{where}: {problem}") from None
+    except (RecursionError, ValueError, TypeError, OverflowError) as exc:
+        raise PageError(f"{path or 'page'}: unreadable YAML: {type(exc).__name__}") from None
+    if not isinstance(meta, dict):
+        raise PageError(f"{path or 'page'}: frontmatter must be a mapping of keys to values")
+    return Page(meta=meta, body=body, path=path, raw_meta=raw, body_line=body_line)
+
+
+def _ordered(meta: dict[str, Any], order: tuple[str, ...] = KEY_ORDER) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in order:
+        if key in meta:
+            out[key] = meta[key]
+    for key in sorted(k for k in meta if k not in out):
+        out[key] = meta[key]
+    sources = out.get("sources")
+    if isinstance(sources, list):
+        out["sources"] = [
+            {k: s[k] for k in (*_SOURCE_ORDER, *sorted(set(s) - set(_SOURCE_ORDER))) if k in s}
+            if isinstance(s, dict)
+            else s
+            for s in sources
+        ]
+    return out
+
+
+def render_meta(meta: dict[str, Any], order: tuple[str, ...] = KEY_ORDER) -> str:
+    """Canonical YAML for page metadata (``order`` first, then the other keys sorted)."""
+    return yaml.safe_dump(
+        _ordered(meta, order),
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=False,
+        width=10_000,
+    )
+
+
+def render_page(page: Page) -> str:
+    """Render a page; unchanged metadata keeps its original bytes."""
+    raw = page.raw_meta
+    if raw is None:
+        raw = render_meta(page.meta)
+    if raw and not raw.endswith("\n"):
+        raw += "\n"
+    return f"---\n{raw}---\n{page.body}"
