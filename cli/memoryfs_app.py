@@ -1,0 +1,32 @@
+"""The ``memoryfs`` command: one sub-command per library entry point."""
+
+from __future__ import annotations
+
+import typer
+
+from cli import store_cmds
+from memoryfs import __version__
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="memoryfs",
+    help="Long-term memory for AI agents as Markdown files in Git.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.command("version")
+def version_cmd() -> None:
+    """Print the memoryfs version."""
+    print(__version__)
+
+
+for _module in (store_cmds,):
+    _module.register(app)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,77 @@
+"""Shared CLI plumbing: the ``--store``/``--json`` options, output and error handling."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from memoryfs.errors import MemoryFSError, StoreNotFoundError
+from memoryfs.store import Store, find_store
+
+__all__ = ["StoreOpt", "JsonOpt", "open_store", "emit", "fail", "handle_errors", "log"]
+
+StoreOpt = Annotated[
+    Path | None,
+    typer.Option("--store", help="Store folder (default: $MEMORYFS_STORE, else the nearest folder up with memory.toml)."),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print results as JSON on stdout.")]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def open_store(path: Path | None) -> Store:
+    return find_store(path)
+
+
+def log(message: str) -> None:
+    """Progress and logs go to stderr; stdout carries results only."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def emit(data: Any, human: str, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
+    elif human:
+        sys.stdout.write(human if human.endswith("\n") else human + "\n")
+    sys.stdout.flush()
+
+
+def fail(message: str, code: int = 1) -> typer.Exit:
+    print(f"error: {message}", file=sys.stderr, flush=True)
+    return typer.Exit(code)
+
+
+def _error_roots() -> tuple[type[Exception], ...]:
+    roots: list[type[Exception]] = [MemoryFSError]
+    try:  # the dream package is optional from memoryfs' point of view
+        from dream.errors import DreamError
+
+        roots.append(DreamError)
+    except ImportError:
+        pass
+    return tuple(roots)
+
+
+def handle_errors(func: F) -> F:
+    """Turn library errors into one stderr line: exit 2 for a missing store, else 1."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except StoreNotFoundError as exc:
+            raise fail(str(exc), 2) from None
+        except _error_roots() as exc:
+            raise fail(str(exc), 1) from None
+        except KeyboardInterrupt:
+            raise fail("interrupted", 130) from None
+        except BrokenPipeError:
+            raise typer.Exit(1) from None
+
+    return wrapper  # type: ignore[return-value]

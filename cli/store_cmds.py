@@ -1,0 +1,112 @@
+"""Store commands: init, ingest, validate, index, path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cli.output import JsonOpt, StoreOpt, emit, fail, handle_errors, log, open_store
+from memoryfs.index import prompt_index, write_indexes
+from memoryfs.ingest import FORMATS, ingest
+from memoryfs.store import init_store
+
+__all__ = ["register"]
+
+
+@handle_errors
+def init_cmd(
+    directory: Annotated[Path, typer.Argument(help="Folder for the new store (new or empty).")],
+    user: Annotated[str, typer.Option("--user", help="User scope id.")],
+    assistant: Annotated[str, typer.Option("--assistant", help="Assistant scope id.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Create a store: a Git repo with memory.toml, the memory/ skeleton and a first commit."""
+    store = init_store(directory, user, assistant)
+    emit(
+        {"store": str(store.root), "user": user, "assistant": assistant, "commit": store.head()},
+        f"created store {store.root} ({user} / {assistant})",
+        as_json,
+    )
+
+
+@handle_errors
+def ingest_cmd(
+    files: Annotated[list[Path], typer.Argument(help="Transcript files (.md, .jsonl, LoCoMo .json).")],
+    fmt: Annotated[
+        str | None, typer.Option("--format", help=f"Input format: {', '.join(FORMATS)} (default: by extension).")
+    ] = None,
+    store_dir: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Write sessions into memory/sessions/transcripts/ (append-only) and commit."""
+    store = open_store(store_dir)
+    result = ingest(store, files, fmt)
+    data = {
+        "sessions": [s.__dict__ for s in result.sessions],
+        "changed": result.changed,
+        "turnsAdded": result.turns_added,
+        "commit": result.commit,
+    }
+    human = (
+        f"ingest: {result.changed} sessions, {result.turns_added} turns ({result.commit[:10]})"
+        if result.commit
+        else "ingest: nothing new"
+    )
+    emit(data, human, as_json)
+
+
+@handle_errors
+def validate_cmd(store_dir: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Check every deterministic rule; exit 0 when clean, 1 on findings, 2 on usage errors."""
+    from memoryfs.validate import validate_store
+
+    store = open_store(store_dir)
+    findings = validate_store(store)
+    emit(
+        {"ok": not findings, "findings": [f.__dict__ for f in findings]},
+        "\n".join(f.format() for f in findings) if findings else "",
+        as_json,
+    )
+    if findings:
+        log(f"{len(findings)} findings")
+        raise typer.Exit(1)
+    log("ok: no findings")
+
+
+@handle_errors
+def index_cmd(
+    prompt: Annotated[bool, typer.Option("--prompt", help="Print the compact index for an agent's first message.")] = False,
+    max_tokens: Annotated[int | None, typer.Option("--max-tokens", min=1, help="Token budget for --prompt.")] = None,
+    store_dir: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Regenerate memory/INDEX.md and memory/sessions/index.md (or print the prefill with --prompt)."""
+    store = open_store(store_dir)
+    if prompt:
+        budget = max_tokens or store.config.budgets.index_tokens
+        text = prompt_index(store, budget)
+        emit({"maxTokens": budget, "text": text}, text, as_json)
+        return
+    if max_tokens is not None:
+        raise fail("--max-tokens only applies with --prompt", 2)
+    with store.lock("write"):
+        changed = write_indexes(store)
+        commit = store.commit("index: regenerate", [f"memory/{p}" for p in changed]) if changed else ""
+    emit({"changed": changed, "commit": commit}, f"index: {len(changed)} files changed", as_json)
+
+
+@handle_errors
+def path_cmd(store_dir: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Print the store folder in use."""
+    store = open_store(store_dir)
+    emit({"store": str(store.root)}, str(store.root), as_json)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("init")(init_cmd)
+    app.command("ingest")(ingest_cmd)
+    app.command("validate")(validate_cmd)
+    app.command("index")(index_cmd)
+    app.command("path")(path_cmd)

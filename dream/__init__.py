@@ -1,0 +1,1 @@
+"""Dream: nightly consolidation of a memoryfs store."""

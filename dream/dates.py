@@ -1,0 +1,360 @@
+"""Find relative date phrases in conversational text and resolve them against a session date.
+
+Job: turn "I ran a charity race last Saturday" (said in a session on 8 May 2023) into a
+`DateMention` for "last Saturday" -> 6 May 2023, keeping the phrase and its offsets so callers can
+write dated claims the way people read them ("7 May 2023"). Boundary: phrases relative to the
+session date only; absolute dates ("on 5 May") and vague ones ("a few weeks ago", "the other day",
+"last summer") are left alone. Never raises on any text.
+
+Phrases are found with one small linear regex per rule (no nested quantifiers) and resolved by
+calendar arithmetic. The brief suggested `dateparser`, and `tests/test_dates.py` cross-checks
+against it, but every phrase matched here has a fixed shape. Arithmetic is faster (dateparser takes
+about 1 ms per call, 170 ms on the first call and 2 s on "a couple of days ago", which it cannot
+resolve). It is also deterministic, and it can return spans, where dateparser returns one point
+("last month" -> 8 April, not April).
+
+Conventions (each one a choice; the tests pin them):
+- Weeks run Monday to Sunday. "last week" is the week before the base's week, rendered
+  "the week of <Monday>".
+- Spans are stored by their first day: week -> Monday, weekend -> Saturday,
+  month -> the 1st, year -> 1 January.
+- "last <weekday>" is the latest such day strictly before base. "next <weekday>" is the first
+  strictly after it. "this <weekday>" is that day in the base's own week, so it can be in the past.
+- "last weekend" is the latest weekend that ended before base's day. If base falls on a weekend,
+  that is the one before. "this weekend" is the weekend of base's week. "next weekend" is the first
+  Saturday strictly after base. All three use granularity "weekend", rendered as
+  "the weekend of <Saturday>".
+- "N weeks ago" / "in N weeks" are exact days, as people count them. "N months ago" is a month and
+  "N years ago" is a year: the count is rarely exact.
+- "the Sunday before", "the day before", "the week before" are only read when nothing follows
+  that could be their anchor ("the Sunday before the race" is skipped). They are anchored on the
+  previous mention in the same text, or on base if there is none. "... before last" is
+  always anchored on base.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["DateMention", "find_relative_dates", "format_date", "parse_session_datetime"]
+
+_MONTH_NAMES = (
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
+)  # fmt: skip
+
+_GRANULARITIES = ("day", "weekend", "week", "month", "year")
+
+
+@dataclass(frozen=True)
+class DateMention:
+    """A relative date phrase found in a text, resolved against the session date.
+
+    `date` is the day itself for granularity "day", else the first day of the span (Saturday for
+    "weekend", Monday for "week", the 1st for "month", 1 January for "year").
+    """
+
+    phrase: str
+    start: int
+    end: int
+    date: datetime.date
+    granularity: str
+
+    def __post_init__(self) -> None:
+        if self.granularity not in _GRANULARITIES:
+            raise ValueError(
+                f"granularity must be one of {_GRANULARITIES}, not {self.granularity!r}"
+            )
+
+    def render(self) -> str:
+        """The resolved date the way people read it: "7 May 2023", "the week of 1 May 2023"."""
+        if self.granularity == "weekend":
+            return f"the weekend of {format_date(self.date)}"
+        if self.granularity == "week":
+            return f"the week of {format_date(self.date)}"
+        if self.granularity == "month":
+            return f"{_MONTH_NAMES[self.date.month - 1]} {self.date.year}"
+        if self.granularity == "year":
+            return str(self.date.year)
+        return format_date(self.date)
+
+
+def format_date(d: datetime.date) -> str:
+    """Render a date as "7 May 2023" (no leading zero, English month, locale independent)."""
+    return f"{d.day} {_MONTH_NAMES[d.month - 1]} {d.year}"
+
+
+# --- session datetimes -------------------------------------------------------------------------
+
+_LOCOMO_DT = re.compile(
+    r"\s*(\d{1,2}):(\d{2})\s*([ap])\.?\s*m\.?\s+on\s+(\d{1,2})\s+([a-z]+)\.?,?\s+(\d{4})\s*",
+    re.IGNORECASE,
+)
+
+
+def _month_number(name: str) -> int | None:
+    name = name.lower()
+    for i, full in enumerate(_MONTH_NAMES, start=1):
+        if name == full.lower() or (len(name) >= 3 and full.lower().startswith(name)):
+            return i
+    return None
+
+
+def parse_session_datetime(s: str) -> datetime.datetime:
+    """Parse a session timestamp: ISO ("2023-05-08T13:56", "2023-05-08") or LoCoMo's
+    "1:56 pm on 8 May, 2023". Raises ValueError naming the accepted forms otherwise."""
+    problem = f"unrecognised session date {s!r}"
+    if isinstance(s, str):
+        m = _LOCOMO_DT.fullmatch(s)
+        if m:
+            hour, minute, ampm, day, month_name, year = m.groups()
+            month = _month_number(month_name)
+            h = int(hour)
+            if month is not None and 1 <= h <= 12:
+                h = h % 12 + (12 if ampm.lower() == "p" else 0)
+                try:
+                    return datetime.datetime(int(year), month, int(day), h, int(minute))
+                except ValueError as e:
+                    problem = f"invalid session date {s!r} ({e})"
+            else:
+                problem = f"invalid session date {s!r} (bad month name or hour)"
+        else:
+            try:
+                return datetime.datetime.fromisoformat(s.strip())
+            except ValueError:
+                pass
+    raise ValueError(
+        f"{problem}: expected ISO 8601 like '2023-05-08T13:56' or '2023-05-08', "
+        "or LoCoMo form like '1:56 pm on 8 May, 2023'"
+    )
+
+
+# --- calendar arithmetic -----------------------------------------------------------------------
+
+_DAY = datetime.timedelta(days=1)
+
+
+def _monday(d: datetime.date) -> datetime.date:
+    return d - d.weekday() * _DAY
+
+
+def _add_months(d: datetime.date, n: int) -> datetime.date:
+    """First day of the month n months from d's month."""
+    index = d.year * 12 + d.month - 1 + n
+    return datetime.date(index // 12, index % 12 + 1, 1)
+
+
+def _before(d: datetime.date, weekday: int) -> datetime.date:
+    """Latest `weekday` strictly before d."""
+    return d - ((d.weekday() - weekday - 1) % 7 + 1) * _DAY
+
+
+def _after(d: datetime.date, weekday: int) -> datetime.date:
+    """First `weekday` strictly after d."""
+    return d + ((weekday - d.weekday() - 1) % 7 + 1) * _DAY
+
+
+def _last_weekend(d: datetime.date) -> datetime.date:
+    """Saturday of the weekend before d's week (so never d's own weekend)."""
+    return _monday(d) - 2 * _DAY
+
+
+# --- phrase vocabulary -------------------------------------------------------------------------
+
+_NUMBER_WORDS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+}  # fmt: skip
+
+# "sun" and "sat" are left out: "this sun", "I last sat" are ordinary words.
+_WEEKDAYS = {
+    "monday": 0, "mon": 0, "tuesday": 1, "tues": 1, "tue": 1, "wednesday": 2, "weds": 2,
+    "wed": 2, "thursday": 3, "thurs": 3, "thur": 3, "thu": 3, "friday": 4, "fri": 4,
+    "saturday": 5, "sunday": 6,
+}  # fmt: skip
+
+_WEEKDAY_WORDS = "|".join(sorted(_WEEKDAYS, key=len, reverse=True))
+_WD = f"(?P<wd>{_WEEKDAY_WORDS})"
+_N = (
+    r"(?P<n>(?<![\d.,])\d{1,3}|a\s+couple(?:\s+of)?|couple(?:\s+of)?|"
+    + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
+    + ")"
+)
+_UNIT = r"(?P<unit>day|week|month|year)s?"
+_PAST = r"(?P<mod>(?<!the\s)last|this\s+past|(?:the\s+)?past)"
+_NEXT = r"(?P<mod>(?<!the\s)next|this\s+coming|coming)"
+# "the last week of June", "the next Friday we meet": an ordinal, not a date relative to today.
+_NOT_ORDINAL = r"(?<!the\s)"
+_NOT_OF = r"(?!\s+of\b)"
+_NOT_POSSESSIVE = r"(?!['\u2019]s\b)"
+# "the Sunday before." is read; "the Sunday before the race" (anchored elsewhere) is not.
+_BARE_END = r"(?=\s*(?:[^\w\s]|$|(?:and|but|so|too|then)\b))"
+
+
+def _count(raw: str) -> int:
+    raw = raw.lower()
+    if raw.isdigit():
+        return int(raw)
+    if "couple" in raw:
+        return 2
+    return _NUMBER_WORDS[raw]
+
+
+Resolved = tuple[datetime.date, str]
+_Resolver = Callable[[re.Match[str], datetime.date, datetime.date], Resolved | None]
+
+
+def _fixed(offset_days: int) -> _Resolver:
+    return lambda m, base, anchor: (base + offset_days * _DAY, "day")
+
+
+def _weekday_past(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved:
+    return _before(base, _WEEKDAYS[m["wd"].lower()]), "day"
+
+
+def _weekday_next(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved:
+    return _after(base, _WEEKDAYS[m["wd"].lower()]), "day"
+
+
+def _weekday_this(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved:
+    return _monday(base) + _WEEKDAYS[m["wd"].lower()] * _DAY, "day"
+
+
+def _weekday_before(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved:
+    wd = _WEEKDAYS[m["wd"].lower()]
+    if m["last"]:  # "the Sunday before last": the one before last Sunday
+        return _before(base, wd) - 7 * _DAY, "day"
+    return _before(anchor, wd), "day"
+
+
+def _weekend(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved:
+    mod = m["mod"].lower()
+    if mod == "last" or "past" in mod:
+        return _last_weekend(base), "weekend"
+    if mod == "this":
+        return _monday(base) + 5 * _DAY, "weekend"
+    return _after(base, 5), "weekend"
+
+
+def _span(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved:
+    """last/this/next/earlier this/later this + week/month/year."""
+    mod, unit = m["mod"].lower(), m["unit"].lower()
+    step = -1 if mod == "last" else 1 if mod == "next" else 0
+    if unit == "week":
+        return _monday(base) + 7 * step * _DAY, "week"
+    if unit == "month":
+        return _add_months(base, step), "month"
+    return datetime.date(base.year + step, 1, 1), "year"
+
+
+def _week_before(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved:
+    if m["last"]:  # "the week before last"
+        return _monday(base) - 14 * _DAY, "week"
+    return _monday(anchor) - 7 * _DAY, "week"
+
+
+def _shift(sign: int) -> _Resolver:
+    def resolve(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved | None:
+        n, unit = sign * _count(m["n"]), m["unit"].lower()
+        if sign > 0 and unit == "day" and m["n"].lower() in ("a", "an", "one"):
+            return None  # "built in a day", "read it in one day": a duration, not a date
+        if unit == "day":
+            return base + n * _DAY, "day"
+        if unit == "week":
+            return base + 7 * n * _DAY, "day"
+        if unit == "month":
+            return _add_months(base, n), "month"
+        return datetime.date(base.year + n, 1, 1), "year"
+
+    return resolve
+
+
+def _week_from(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved:
+    return base + (8 if m["when"].lower() == "tomorrow" else 7) * _DAY, "day"
+
+
+def _rule(pattern: str, resolve: _Resolver) -> tuple[re.Pattern[str], _Resolver]:
+    return re.compile(r"\b" + pattern + r"\b", re.IGNORECASE), resolve
+
+
+# Each rule: a regex over the text and how to resolve one of its matches. Overlaps between
+# rules are settled afterwards (longest wins), so a rule need not know about the others.
+_RULES = [
+    _rule(r"the\s+day\s+before\s+yesterday", _fixed(-2)),
+    _rule(r"the\s+day\s+after\s+tomorrow", _fixed(2)),
+    _rule(r"yesterday(?!['\u2019]s\s+news)", _fixed(-1)),
+    _rule(_NOT_ORDINAL + r"last\s+night" + _NOT_OF, _fixed(-1)),
+    _rule(r"(?:today|tonight|this\s+(?:morning|afternoon|evening))", _fixed(0)),
+    _rule(r"tomorrow", _fixed(1)),
+    _rule(r"the\s+day\s+before" + _BARE_END, lambda m, b, a: (a - _DAY, "day")),
+    _rule(_PAST + r"\s+" + _WD + _NOT_OF, _weekday_past),
+    _rule(_NEXT + r"\s+" + _WD + _NOT_OF, _weekday_next),
+    _rule(_NOT_ORDINAL + r"this\s+" + _WD + _NOT_OF, _weekday_this),
+    _rule(r"the\s+" + _WD + r"\s+before(?:\s+(?P<last>last)\b|" + _BARE_END + ")", _weekday_before),
+    _rule(
+        r"(?P<mod>(?<!the\s)(?:last|next|this)|this\s+past|(?:the\s+)?past|(?:this\s+)?coming)"
+        + r"\s+weekend",
+        _weekend,
+    ),
+    _rule(
+        _NOT_ORDINAL
+        + r"(?P<mod>last|next|this|earlier\s+this|later\s+this)\s+(?P<unit>week|month|year)"
+        + _NOT_OF,
+        _span,
+    ),
+    _rule(r"the\s+week\s+before(?:\s+(?P<last>last)\b|" + _BARE_END + ")", _week_before),
+    _rule(_N + r"\s+" + _UNIT + r"\s+ago", _shift(-1)),
+    _rule(r"in\s+" + _N + r"\s+" + _UNIT + _NOT_POSSESSIVE, _shift(1)),
+    _rule(r"a\s+week\s+(?:from\s+)?(?P<when>today|tomorrow)", _week_from),
+]
+
+
+# Every rule above contains one of these words; one search for them lets the ~90% of turns that
+# hold no date skip the per-rule scans.
+_TRIGGER = re.compile(
+    r"\b(?:yesterday|today|tonight|tomorrow|night|morning|afternoon|evening|weekend"
+    r"|(?:day|week|month|year)s?|" + _WEEKDAY_WORDS + r")\b",
+    re.IGNORECASE,
+)
+
+
+def find_relative_dates(text: str, base: datetime.date) -> list[DateMention]:
+    """All relative date phrases in `text`, resolved against `base`, sorted by start.
+
+    Mentions never overlap: where matches overlap, the longest wins. A phrase whose date would
+    fall outside the calendar (year < 1 or > 9999) is skipped. `base` may be a datetime.
+    """
+    if isinstance(base, datetime.datetime):
+        base = base.date()
+    if not isinstance(text, str) or not _TRIGGER.search(text):
+        return []
+    candidates: list[tuple[int, int, re.Match[str], _Resolver]] = []
+    for regex, resolve in _RULES:
+        for m in regex.finditer(text):
+            candidates.append((m.start(), m.end(), m, resolve))
+    # Longest first (earliest on ties), then keep each one that overlaps nothing kept.
+    candidates.sort(key=lambda c: (c[0] - c[1], c[0]))
+    taken = bytearray(len(text))
+    chosen: list[tuple[int, int, re.Match[str], _Resolver]] = []
+    for start, end, m, resolve in candidates:
+        if not any(taken[start:end]):
+            taken[start:end] = b"\x01" * (end - start)
+            chosen.append((start, end, m, resolve))
+    chosen.sort(key=lambda c: c[0])
+
+    mentions: list[DateMention] = []
+    anchor = base
+    for start, end, m, resolve in chosen:
+        try:
+            resolved = resolve(m, base, anchor)
+        except (OverflowError, ValueError):
+            continue
+        if resolved is None:
+            continue
+        day, granularity = resolved
+        mentions.append(DateMention(text[start:end], start, end, day, granularity))
+        anchor = day
+    return mentions

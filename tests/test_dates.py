@@ -1,0 +1,295 @@
+"""Tests for dream.dates: finding and resolving relative date phrases."""
+
+from __future__ import annotations
+
+import datetime
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dream.dates import DateMention, find_relative_dates, format_date, parse_session_datetime
+
+BASE = datetime.date(2023, 5, 8)  # a Monday, the first LoCoMo session date
+
+
+def only(text: str, base: datetime.date = BASE) -> DateMention:
+    mentions = find_relative_dates(text, base)
+    assert len(mentions) == 1, mentions
+    return mentions[0]
+
+
+# phrase -> (rendered date, granularity), all against BASE (Monday 8 May 2023)
+RESOLVED = [
+    ("yesterday", "7 May 2023", "day"),
+    ("today", "8 May 2023", "day"),
+    ("tonight", "8 May 2023", "day"),
+    ("this morning", "8 May 2023", "day"),
+    ("tomorrow", "9 May 2023", "day"),
+    ("last night", "7 May 2023", "day"),
+    ("the day before yesterday", "6 May 2023", "day"),
+    ("the day after tomorrow", "10 May 2023", "day"),
+    ("last Saturday", "6 May 2023", "day"),
+    ("last Monday", "1 May 2023", "day"),  # strictly before base, never base itself
+    ("this past Saturday", "6 May 2023", "day"),
+    ("last Fri", "5 May 2023", "day"),
+    ("last Tues", "2 May 2023", "day"),
+    ("next Friday", "12 May 2023", "day"),
+    ("next Monday", "15 May 2023", "day"),
+    ("next fri", "12 May 2023", "day"),
+    ("this coming Sunday", "14 May 2023", "day"),
+    ("this Saturday", "13 May 2023", "day"),
+    ("this Monday", "8 May 2023", "day"),
+    ("last weekend", "the weekend of 6 May 2023", "weekend"),
+    ("this past weekend", "the weekend of 6 May 2023", "weekend"),
+    ("the past weekend", "the weekend of 6 May 2023", "weekend"),
+    ("this weekend", "the weekend of 13 May 2023", "weekend"),
+    ("next weekend", "the weekend of 13 May 2023", "weekend"),
+    ("two weeks ago", "24 April 2023", "day"),
+    ("a week ago", "1 May 2023", "day"),
+    ("3 days ago", "5 May 2023", "day"),
+    ("a couple of days ago", "6 May 2023", "day"),
+    ("couple weeks ago", "24 April 2023", "day"),
+    ("three months ago", "February 2023", "month"),
+    ("ten years ago", "2013", "year"),
+    ("a year ago", "2022", "year"),
+    ("last week", "the week of 1 May 2023", "week"),
+    ("this week", "the week of 8 May 2023", "week"),
+    ("earlier this week", "the week of 8 May 2023", "week"),
+    ("next week", "the week of 15 May 2023", "week"),
+    ("the week before last", "the week of 24 April 2023", "week"),
+    ("last month", "April 2023", "month"),
+    ("next month", "June 2023", "month"),
+    ("this month", "May 2023", "month"),
+    ("earlier this month", "May 2023", "month"),
+    ("last year", "2022", "year"),
+    ("next year", "2024", "year"),
+    ("this year", "2023", "year"),
+    ("in two weeks", "22 May 2023", "day"),
+    ("in 3 days", "11 May 2023", "day"),
+    ("in a couple of days", "10 May 2023", "day"),
+    ("in six months", "November 2023", "month"),
+    ("a week tomorrow", "16 May 2023", "day"),
+    ("a week from today", "15 May 2023", "day"),
+    ("the Sunday before last", "30 April 2023", "day"),
+]
+
+
+@pytest.mark.parametrize(("phrase", "rendered", "granularity"), RESOLVED)
+def test_resolves_phrase(phrase: str, rendered: str, granularity: str) -> None:
+    mention = only(f"So, {phrase}, right.")
+    assert mention.phrase == phrase
+    assert mention.render() == rendered
+    assert mention.granularity == granularity
+
+
+@pytest.mark.parametrize(("phrase", "rendered", "granularity"), RESOLVED)
+def test_case_insensitive(phrase: str, rendered: str, granularity: str) -> None:
+    mention = only(phrase.upper())
+    assert mention.render() == rendered
+
+
+NO_MENTION = [
+    "the last time we met",
+    "at last!",
+    "the last one standing",
+    "the last week of June",  # an ordinal week, not the week before base
+    "last Friday of the month",
+    "the next Friday we get",
+    "yesterday's news",
+    "todays special",
+    "yesterdays",
+    "Rome wasn't built in a day",
+    "a few weeks ago",  # vague on purpose
+    "several years ago",
+    "1,000 days ago",
+    "the Sunday before the race",  # anchored on the race, which we cannot date
+    "on Saturday",  # no modifier: could be either direction
+    "this sun is hot",
+    "I last sat there",
+    "Never saw this coming.",
+    "notyesterday, tomorrowland, lastweek",
+]
+
+
+@pytest.mark.parametrize("text", NO_MENTION)
+def test_no_false_positive(text: str) -> None:
+    assert find_relative_dates(text, BASE) == []
+
+
+def test_charity_race_offsets() -> None:
+    text = "I ran a charity race last Saturday"
+    mention = only(text)
+    assert (mention.start, mention.end) == (21, 34)
+    assert text[mention.start : mention.end] == "last Saturday"
+    assert mention.date == datetime.date(2023, 5, 6)
+
+
+def test_possessive_still_dates() -> None:
+    mention = only("yesterday's game was great")
+    assert mention.phrase == "yesterday"
+    assert mention.render() == "7 May 2023"
+
+
+def test_longest_match_wins_and_sorted() -> None:
+    text = "Not yesterday but the day before yesterday; see you a week tomorrow."
+    phrases = [m.phrase for m in find_relative_dates(text, BASE)]
+    assert phrases == ["yesterday", "the day before yesterday", "a week tomorrow"]
+
+
+def test_before_is_anchored_on_previous_mention() -> None:
+    text = "We went to the gallery last Friday. The Sunday before, I painted."
+    first, second = find_relative_dates(text, BASE)
+    assert first.date == datetime.date(2023, 5, 5)
+    assert second.phrase == "The Sunday before"
+    assert second.date == datetime.date(2023, 4, 30)
+
+
+def test_before_without_previous_mention_uses_base() -> None:
+    assert only("I saw her the day before.").date == datetime.date(2023, 5, 7)
+    assert only("It was the week before.").render() == "the week of 1 May 2023"
+
+
+@pytest.mark.parametrize(
+    ("base", "phrase", "expected"),
+    [
+        # On a weekend, "last weekend" is the one before; "this weekend" is the current one.
+        (datetime.date(2023, 5, 13), "last weekend", datetime.date(2023, 5, 6)),
+        (datetime.date(2023, 5, 14), "last weekend", datetime.date(2023, 5, 6)),
+        (datetime.date(2023, 5, 14), "this weekend", datetime.date(2023, 5, 13)),
+        (datetime.date(2023, 5, 13), "next weekend", datetime.date(2023, 5, 20)),
+        # On the named weekday itself, last/next skip a whole week.
+        (datetime.date(2023, 5, 12), "last Friday", datetime.date(2023, 5, 5)),
+        (datetime.date(2023, 5, 12), "next Friday", datetime.date(2023, 5, 19)),
+        # Month arithmetic across a year boundary.
+        (datetime.date(2023, 1, 31), "last month", datetime.date(2022, 12, 1)),
+        (datetime.date(2023, 12, 15), "next month", datetime.date(2024, 1, 1)),
+        (datetime.date(2023, 3, 31), "one month ago", datetime.date(2023, 2, 1)),
+    ],
+)
+def test_edge_bases(base: datetime.date, phrase: str, expected: datetime.date) -> None:
+    assert only(phrase, base).date == expected
+
+
+def test_accepts_datetime_base() -> None:
+    assert only("yesterday", datetime.datetime(2023, 5, 8, 13, 56)).date == datetime.date(
+        2023, 5, 7
+    )
+
+
+def test_out_of_calendar_is_skipped_not_raised() -> None:
+    assert find_relative_dates("yesterday", datetime.date.min) == []
+    assert find_relative_dates("next year", datetime.date.max) == []
+
+
+def test_format_date_has_no_leading_zero() -> None:
+    assert format_date(datetime.date(2023, 5, 7)) == "7 May 2023"
+    assert format_date(datetime.date(2022, 12, 25)) == "25 December 2022"
+
+
+def test_bad_granularity_rejected() -> None:
+    with pytest.raises(ValueError, match="granularity"):
+        DateMention("x", 0, 1, BASE, "fortnight")
+
+
+# Phrases dateparser resolves to a single day: our arithmetic must agree with it.
+DATEPARSER_AGREES = [
+    ("yesterday", "past"),
+    ("tomorrow", "future"),
+    ("the day before yesterday", "past"),
+    ("last saturday", "past"),
+    ("last monday", "past"),
+    ("last fri", "past"),
+    ("next friday", "future"),
+    ("next monday", "future"),
+    ("two weeks ago", "past"),
+    ("a week ago", "past"),
+    ("3 days ago", "past"),
+    ("in two weeks", "future"),
+    ("in 3 days", "future"),
+    ("a week tomorrow", "future"),
+]
+
+
+@pytest.mark.parametrize(("phrase", "prefer"), DATEPARSER_AGREES)
+@pytest.mark.parametrize(
+    "base",
+    [BASE, datetime.date(2023, 5, 12), datetime.date(2023, 5, 14), datetime.date(2024, 1, 1)],
+)
+def test_agrees_with_dateparser(phrase: str, prefer: str, base: datetime.date) -> None:
+    dateparser = pytest.importorskip("dateparser")
+    relative_base = datetime.datetime.combine(base, datetime.time(12))
+    expected = dateparser.parse(
+        phrase, settings={"RELATIVE_BASE": relative_base, "PREFER_DATES_FROM": prefer}
+    )
+    assert only(phrase, base).date == expected.date()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1:56 pm on 8 May, 2023", datetime.datetime(2023, 5, 8, 13, 56)),
+        ("10:37 am on 27 June, 2023", datetime.datetime(2023, 6, 27, 10, 37)),
+        ("12:05 am on 1 January, 2024", datetime.datetime(2024, 1, 1, 0, 5)),
+        ("12:30 pm on 3 Sept, 2022", datetime.datetime(2022, 9, 3, 12, 30)),
+        ("2023-05-08T13:56", datetime.datetime(2023, 5, 8, 13, 56)),
+        ("2023-05-08", datetime.datetime(2023, 5, 8)),
+    ],
+)
+def test_parse_session_datetime(text: str, expected: datetime.datetime) -> None:
+    assert parse_session_datetime(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "yesterday", "13:56 pm on 8 May, 2023", "1:56 pm on 31 February, 2023", "8 Mai 2023"],
+)
+def test_parse_session_datetime_rejects(text: str) -> None:
+    with pytest.raises(ValueError, match="expected ISO 8601"):
+        parse_session_datetime(text)
+
+
+_FRAGMENTS = [p for p, _, _ in RESOLVED] + ["the", "last", "in", "a", "ago", "'s", ",", "1,0"]
+_texts = st.one_of(
+    st.text(max_size=200),
+    st.lists(
+        st.one_of(st.sampled_from(_FRAGMENTS), st.text(max_size=5)),
+        max_size=20,
+    ).map(" ".join),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_texts, base=st.dates())
+def test_never_raises_and_offsets_slice(text: str, base: datetime.date) -> None:
+    mentions = find_relative_dates(text, base)
+    previous_end = 0
+    for m in mentions:
+        assert text[m.start : m.end] == m.phrase
+        assert previous_end <= m.start < m.end
+        previous_end = m.end
+        assert m.render()
+        if m.granularity == "weekend":
+            assert m.date.weekday() == 5
+        elif m.granularity == "week":
+            assert m.date.weekday() == 0
+        elif m.granularity == "month":
+            assert m.date.day == 1
+        elif m.granularity == "year":
+            assert (m.date.month, m.date.day) == (1, 1)
+
+
+@pytest.mark.slow
+def test_linear_time_on_huge_input() -> None:
+    chunks = [
+        "last " * 20_000,
+        "a " * 20_000 + "days",
+        "the " + " " * 100_000 + "Sunday before",
+        "in 1 " * 20_000,
+        "yesterday " * 20_000,
+    ]
+    for chunk in chunks:
+        started = time.perf_counter()
+        find_relative_dates(chunk, BASE)
+        assert time.perf_counter() - started < 2.0, chunk[:30]
