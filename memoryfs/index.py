@@ -17,7 +17,7 @@ from memoryfs.links import extract_links
 from memoryfs.page import Page
 from memoryfs.pages import iter_pages, page_index
 from memoryfs.store import KNOWLEDGE_FOLDERS, Store
-from memoryfs.tokens import count_tokens
+from memoryfs.tokens import count_tokens, truncate_to_tokens
 from memoryfs.transcript import parse_transcript
 
 __all__ = [
@@ -225,10 +225,10 @@ def _render(
         return "\n".join(out) + "\n"
     # Within a budget: take entries round-robin by section priority so every kind
     # of memory gets some room, stopping at the first entry that does not fit.
-    text = "\n".join(header)
+    # The "generated" marker is for humans editing files, not for an agent's prompt.
+    header = [line for line in header if line != GENERATED][:1] + header[3:]
+    text = truncate_to_tokens("\n".join(header), max_tokens)
     used = count_tokens(text)
-    if used > max_tokens:
-        return ""
     chosen: dict[str, list[str]] = {t: [] for t, _ in sections}
     cursors = {t: 0 for t, _ in sections}
     progress = True
