@@ -13,7 +13,14 @@ from pathlib import Path
 
 from memoryfs.errors import MemoryFSError
 
-__all__ = ["FORMAT_VERSION", "Budgets", "DreamSettings", "StoreConfig", "load_config", "render_config"]
+__all__ = [
+    "FORMAT_VERSION",
+    "Budgets",
+    "DreamSettings",
+    "StoreConfig",
+    "load_config",
+    "render_config",
+]
 
 FORMAT_VERSION = 1
 _SCOPE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -32,6 +39,8 @@ class DreamSettings:
     max_sessions: int = 0  # 0: no limit
     deadline: str = ""  # e.g. "20m"; empty: none
     approved_skill: str = ""  # content hash of the approved skills/dream/SKILL.md
+    approved_by: str = ""  # who approved it (``dream skills approve``)
+    approved_at: str = ""  # when, UTC ISO time
 
 
 @dataclass(frozen=True)
@@ -59,8 +68,10 @@ def load_config(path: Path) -> StoreConfig:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise MemoryFSError(f"{path}: cannot read store config: {exc}") from None
     scope = data.get("scope")
-    if not isinstance(scope, dict) or not isinstance(scope.get("user"), str) or not isinstance(
-        scope.get("assistant"), str
+    if (
+        not isinstance(scope, dict)
+        or not isinstance(scope.get("user"), str)
+        or not isinstance(scope.get("assistant"), str)
     ):
         raise MemoryFSError(f"{path}: [scope] needs string keys 'user' and 'assistant'")
     fmt = data.get("format", FORMAT_VERSION)
@@ -82,6 +93,8 @@ def load_config(path: Path) -> StoreConfig:
             max_sessions=int(d.get("max_sessions", 0)),
             deadline=str(d.get("deadline", "")),
             approved_skill=str(d.get("approved_skill", "")),
+            approved_by=str(d.get("approved_by", "")),
+            approved_at=str(d.get("approved_at", "")),
         )
     except (TypeError, ValueError) as exc:
         raise MemoryFSError(f"{path}: bad budget or dream setting: {exc}") from None
@@ -110,4 +123,6 @@ def render_config(cfg: StoreConfig) -> str:
         f"max_sessions = {cfg.dream.max_sessions}\n"
         f"deadline = {_q(cfg.dream.deadline)}\n"
         f"approved_skill = {_q(cfg.dream.approved_skill)}\n"
+        + (f"approved_by = {_q(cfg.dream.approved_by)}\n" if cfg.dream.approved_by else "")
+        + (f"approved_at = {_q(cfg.dream.approved_at)}\n" if cfg.dream.approved_at else "")
     )
