@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import re
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -25,8 +24,8 @@ from typing import Any
 
 from dream.errors import DreamError
 from dream.evaluation.baseline import Bm25Turns
+from dream.evaluation.questions import questions_of
 from dream.evaluation.records import (
-    CATEGORIES,
     ArmItem,
     ArmOutput,
     ConversationRun,
@@ -43,12 +42,11 @@ from dream.evaluation.scoring import (
     normalize_text,
     ranked_sessions,
     recall_at_k,
-    ref_session,
     text_refs,
     words,
 )
 from memoryfs.atomic import atomic_write_text
-from memoryfs.locomo import Conversation, load_locomo, normalize_dia_id
+from memoryfs.locomo import Conversation, load_locomo
 from memoryfs.store import Store, init_store
 from memoryfs.tokens import count_tokens, truncate_to_tokens
 
@@ -70,7 +68,6 @@ ARMS = ("wiki", "no-wiki", "bm25-turns")
 _EXCLUDE = {"wiki": (), "no-wiki": ("knowledge",)}
 SCOPE = {"user": "locomo", "assistant": "eval"}
 TOKENIZER = "memoryfs.tokens.count_tokens: \\w+ runs and single other non-space characters"
-_EVIDENCE_SPLIT = re.compile(r"[;,]")
 _MAX_DREAM_RUNS = 50  # runs stopped by max-sessions or a deadline are resumed up to this
 
 RecallFn = Callable[..., Any]  # recall(store, question, budget_tokens=N, exclude_layers=(...))
@@ -108,63 +105,6 @@ def parse_arms(text: str | Sequence[str]) -> tuple[str, ...]:
     if bad or not out:
         raise EvalError(f"unknown arm {', '.join(bad) or '(none)'}; choose from {', '.join(ARMS)}")
     return tuple(dict.fromkeys(out))
-
-
-def _evidence_ids(raw: object) -> list[object]:
-    """Evidence entries, splitting the few that pack several ids into one string."""
-    items = raw if isinstance(raw, list) else [raw] if raw is not None else []
-    out: list[object] = []
-    for item in items:
-        if isinstance(item, str) and _EVIDENCE_SPLIT.search(item):
-            out.extend(p for p in _EVIDENCE_SPLIT.split(item) if p.strip())
-        else:
-            out.append(item)
-    return out
-
-
-def questions_of(conv: Conversation) -> tuple[list[Question], int]:
-    """The scored questions of ``conv`` and how many adversarial (or uncategorized) were skipped."""
-    turn_text: dict[str, str] = {}
-    for t in conv.sessions:
-        for turn in t.turns:
-            turn_text[f"sessions/transcripts/{t.id}.md#t{turn.n}"] = turn.text
-    out: list[Question] = []
-    skipped = 0
-    for i, qa in enumerate(conv.qa):
-        category = qa.get("category")
-        question = qa.get("question")
-        if category not in CATEGORIES or not isinstance(question, str):
-            skipped += 1
-            continue
-        gold: dict[str, str] = {}
-        malformed: list[str] = []
-        unresolved: list[str] = []
-        for raw in _evidence_ids(qa.get("evidence")):
-            dia = normalize_dia_id(raw)
-            if dia is None:
-                malformed.append(str(raw))
-                continue
-            ref = conv.dia_map.get(dia)
-            if ref is None or ref not in turn_text:
-                unresolved.append(dia)
-                continue
-            gold[ref] = turn_text[ref]
-        sessions = tuple(dict.fromkeys(s for r in gold if (s := ref_session(r))))
-        answer = qa.get("answer")
-        out.append(
-            Question(
-                conversation=conv.id,
-                index=i,
-                question=question,
-                answer="" if answer is None else str(answer),
-                category=int(category),
-                gold=gold,
-                gold_sessions=sessions,
-                malformed=tuple(malformed),
-                unresolved=tuple(unresolved),
-            )
-        )
-    return out, skipped
 
 
 def import_conversation(store: Store, conv: Conversation) -> str:
