@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from markdown_it import MarkdownIt
+from markdown_it.rules_inline import StateInline
+from markdown_it.rules_inline.backticks import backtick
 from markdown_it.token import Token
 
 __all__ = ["Link", "Citation", "extract", "extract_links", "extract_citations", "text_segments"]
@@ -35,7 +37,21 @@ class Citation:
 
 @lru_cache(maxsize=1)
 def _md() -> MarkdownIt:
-    return MarkdownIt("commonmark").enable("table")
+    md = MarkdownIt("commonmark").enable("table")
+    md.inline.ruler.at("backticks", _backtick_counting_newlines)
+    return md
+
+
+def _backtick_counting_newlines(state: StateInline, silent: bool) -> bool:
+    # markdown-it turns newlines inside a code span into spaces; keep their count
+    # so text after a multi-line code span gets the right line number.
+    start, before = state.pos, len(state.tokens)
+    matched = backtick(state, silent)
+    if matched and not silent and len(state.tokens) > before:
+        token = state.tokens[-1]
+        if token.type == "code_inline":
+            token.meta = {"newlines": state.src.count("\n", start, state.pos)}
+    return matched
 
 
 def text_segments(body: str) -> list[tuple[int, str]]:
@@ -72,7 +88,9 @@ def _inline_segments(children: list[Token], first_line: int) -> list[tuple[int, 
                 out.append((start_line, "".join(buf)))
                 buf = []
             if child.type == "code_inline":
-                line += child.content.count("\n")
+                line += (child.meta or {}).get("newlines", 0)
+            elif child.children:  # an image: its alt text may span lines
+                line += sum(1 for c in child.children if c.type in ("softbreak", "hardbreak"))
     if buf:
         out.append((start_line, "".join(buf)))
     return out

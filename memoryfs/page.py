@@ -48,6 +48,23 @@ _YAML = YAMLHandler()
 _MAX_META_CHARS = 200_000
 
 
+class _Dumper(yaml.SafeDumper):
+    """SafeDumper that double-quotes strings holding U+0085 (NEL).
+
+    PyYAML writes NEL raw inside single quotes, where a YAML reader folds it to
+    a space, so the value would silently change on the next read.
+    """
+
+
+def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    if "\x85" in data:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style='"')
+    return dumper.represent_str(data)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
 @dataclass(frozen=True)
 class Source:
     """One entry of a page's ``sources`` list: the evidence a ``[cite:N]`` names."""
@@ -180,7 +197,9 @@ def parse_page(text: str, path: str = "") -> Page:
         raise PageError(f"{path or 'page'}: no YAML frontmatter (start the file with '---')")
     raw, body, body_line = parts
     if len(raw) > _MAX_META_CHARS:
-        raise PageError(f"{path or 'page'}: frontmatter is larger than {_MAX_META_CHARS} characters")
+        raise PageError(
+            f"{path or 'page'}: frontmatter is larger than {_MAX_META_CHARS} characters"
+        )
     try:
         meta = _YAML.load(raw) if raw.strip() else {}
     except yaml.YAMLError as exc:
@@ -200,7 +219,7 @@ def _ordered(meta: dict[str, Any], order: tuple[str, ...] = KEY_ORDER) -> dict[s
     for key in order:
         if key in meta:
             out[key] = meta[key]
-    for key in sorted(k for k in meta if k not in out):
+    for key in sorted((k for k in meta if k not in out), key=str):  # YAML keys may be ints
         out[key] = meta[key]
     sources = out.get("sources")
     if isinstance(sources, list):
@@ -215,13 +234,17 @@ def _ordered(meta: dict[str, Any], order: tuple[str, ...] = KEY_ORDER) -> dict[s
 
 def render_meta(meta: dict[str, Any], order: tuple[str, ...] = KEY_ORDER) -> str:
     """Canonical YAML for page metadata (``order`` first, then the other keys sorted)."""
-    return yaml.safe_dump(
-        _ordered(meta, order),
-        sort_keys=False,
-        allow_unicode=True,
-        default_flow_style=False,
-        width=10_000,
-    )
+    try:
+        return yaml.dump(
+            _ordered(meta, order),
+            Dumper=_Dumper,
+            sort_keys=False,
+            allow_unicode=True,
+            default_flow_style=False,
+            width=10_000,
+        )
+    except (RecursionError, yaml.YAMLError) as exc:
+        raise PageError(f"cannot write page metadata: {type(exc).__name__}") from None
 
 
 def render_page(page: Page) -> str:

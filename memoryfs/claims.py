@@ -1,0 +1,126 @@
+"""Claims: the lines of a page body that carry evidence (``[cite:N]``).
+
+A claim is one prose line (a list item, a paragraph line or a table row; never a
+heading, never code) holding one or more ``[cite:N]``. Dream's semantic gate
+checks each claim against the turns it cites, and ``superseded`` tells it which
+claims are history rather than current facts. Citations are found with
+``memoryfs.links.text_segments`` (so code never counts); the claim's text is the
+whole raw line, so markup around the citation is kept.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from markdown_it import MarkdownIt
+
+from memoryfs.links import CITE_RE, text_segments
+from memoryfs.page import Page, Source
+
+__all__ = ["Claim", "extract_claims", "resolve_claim_sources"]
+
+_SUPERSEDED_HEADING_RE = re.compile(r"history|superseded", re.IGNORECASE)
+_STRIKE_RE = re.compile(r"~~[^~\n]+~~")
+_MARKER_RE = re.compile(r"\(superseded", re.IGNORECASE)
+_CITE_STRIP_RE = re.compile(r"[ \t]*" + CITE_RE.pattern)
+_PREFIX_RE = re.compile(r"^\s*(?:>\s?)*\s*(?:(?:[-*+]|\d{1,9}[.)])\s+)?(?:\[[ xX]\]\s+)?")
+
+
+@dataclass(frozen=True)
+class Claim:
+    text: str  # the line without list marker and [cite:N] markers, whitespace collapsed
+    citations: tuple[int, ...]
+    line: int  # 1-based line in the file
+    section: str  # text of the nearest heading above ("" when none)
+    superseded: bool
+
+
+@dataclass(frozen=True)
+class _Heading:
+    start: int  # 1-based body line of the heading's first line
+    end: int  # 1-based body line after the heading (setext headings span two lines)
+    level: int
+    text: str
+
+
+@lru_cache(maxsize=1)
+def _md() -> MarkdownIt:
+    return MarkdownIt("commonmark").enable("table")
+
+
+def _headings(body: str) -> list[_Heading]:
+    try:
+        tokens = _md().parse(body)
+    except Exception:  # noqa: BLE001 - like links.text_segments: never raise on a body
+        return []
+    out: list[_Heading] = []
+    for i, tok in enumerate(tokens):
+        if tok.type != "heading_open" or tok.map is None:
+            continue
+        inline = tokens[i + 1] if i + 1 < len(tokens) else None
+        text = inline.content.strip() if inline is not None and inline.type == "inline" else ""
+        out.append(_Heading(tok.map[0] + 1, tok.map[1] + 1, int(tok.tag[1:] or 1), text))
+    return out
+
+
+def _clean(raw: str) -> str:
+    text = _PREFIX_RE.sub("", raw, count=1)
+    return " ".join(_CITE_STRIP_RE.sub("", text).split())
+
+
+def extract_claims(page: Page) -> list[Claim]:
+    """Every cited prose line of ``page``'s body, in body order."""
+    if not CITE_RE.search(page.body):
+        return []
+    cites: dict[int, list[int]] = {}
+    for line, text in text_segments(page.body):
+        for m in CITE_RE.finditer(text):
+            ns = cites.setdefault(line, [])
+            if int(m.group(1)) not in ns:
+                ns.append(int(m.group(1)))
+    if not cites:
+        return []
+    headings = _headings(page.body)
+    heading_lines = {n for h in headings for n in range(h.start, h.end)}
+    raw_lines = page.body.split("\n")
+    page_superseded = str(page.meta.get("status", "")).strip().lower() == "superseded"
+    out: list[Claim] = []
+    stack: list[_Heading] = []
+    h_iter = iter(headings)
+    pending = next(h_iter, None)
+    for line in sorted(cites):
+        if line in heading_lines:
+            continue
+        while pending is not None and pending.start < line:
+            while stack and stack[-1].level >= pending.level:
+                stack.pop()
+            stack.append(pending)
+            pending = next(h_iter, None)
+        raw = raw_lines[line - 1] if line - 1 < len(raw_lines) else ""
+        superseded = (
+            page_superseded
+            or any(_SUPERSEDED_HEADING_RE.search(h.text) for h in stack)
+            or bool(_MARKER_RE.search(raw))
+            or bool(_STRIKE_RE.search(raw))
+        )
+        out.append(
+            Claim(
+                text=_clean(raw),
+                citations=tuple(cites[line]),
+                line=page.body_line + line - 1,
+                section=stack[-1].text if stack else "",
+                superseded=superseded,
+            )
+        )
+    return out
+
+
+def resolve_claim_sources(page: Page, claim: Claim) -> list[Source]:
+    """The ``sources`` entries the claim's citations name, in citation order.
+
+    Citations naming no entry are left out (validation reports them as MF106).
+    """
+    by_id = {s.id: s for s in page.sources}
+    return [by_id[n] for n in claim.citations if n in by_id]
