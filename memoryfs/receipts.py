@@ -1,0 +1,420 @@
+"""Content-free lineage receipts: one JSON line per tier transition.
+
+A receipt proves that an item moved from one tier to the next (transcript
+ingested -> summarized -> attached -> validated -> committed -> materialized ->
+recalled -> used) without saying anything about what the item contains. Every
+value is an id, a hash, an enum or a timestamp; ``guard_content_free`` enforces
+that on every receipt built, read or appended, so text can never slip in:
+
+- ``item`` is ``<kind>:<16 hex>`` made by ``opaque_item`` (a hash of the session
+  id, page path or claim location, never the text itself);
+- ``runId`` is a slug whose alphabetic runs of 4+ letters are hex or words of
+  ``ID_WORDS`` (so a session slug like ``2026-01-12-lisbon-prep`` is refused);
+- ``sourceVersion`` is ``memoryfs=<pkg>;skill=<hash|none>;engine=<name/ver|none>``
+  made by ``source_version``;
+- ``version`` / ``dependsOnVersion`` are hex (a content hash or a commit);
+- ``outcomeReceipt`` is ``file:<hex>``, ``commit:<hex>`` or ``test:pass|fail``.
+
+Scope names are ids chosen by the operator and are the one free-form value.
+``RECEIPT_VOCABULARY`` lists every other word a receipt can hold, so a test can
+search receipts for the words of the transcripts minus that vocabulary.
+
+Files: ``<folder>/<yyyy-mm-dd>.jsonl`` by the receipt's UTC date. Appends are one
+``os.write`` per line on an ``O_APPEND`` descriptor, so concurrent appenders
+interleave whole lines; a reader skips and reports a torn or malformed line and
+never raises on file content. The store's log lives in ``.dream/receipts/``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from memoryfs import __version__
+from memoryfs.errors import MemoryFSError
+
+__all__ = [
+    "ID_WORDS",
+    "ITEM_KINDS",
+    "READ_TIERS",
+    "RECEIPT_VOCABULARY",
+    "STATUSES",
+    "SUCCESS_STATUSES",
+    "TIERS",
+    "Receipt",
+    "ReceiptError",
+    "ReceiptLog",
+    "ReceiptProblem",
+    "format_utc",
+    "guard_content_free",
+    "opaque_item",
+    "page_item",
+    "parse_receipts",
+    "parse_utc",
+    "session_item",
+    "source_version",
+    "store_receipt_dir",
+    "utc_now",
+]
+
+TIERS = (  # pipeline order
+    "ingested", "summarized", "attached", "validated", "committed",
+    "materialized", "recalled", "used",
+)  # fmt: skip
+READ_TIERS = ("materialized", "recalled")  # tiers that return a version to a reader
+STATUSES = ("started", "waiting", "committed", "verified", "failed")
+SUCCESS_STATUSES = ("committed", "verified")
+ITEM_KINDS = ("session", "page", "claim")
+# Words (4+ letters) allowed in run ids and engine names besides hex runs.
+ID_WORDS = frozenset(
+    {
+        "dream", "canary", "ingest", "recall", "materialize", "manual", "test", "fixture",
+        "local", "none", "memoryfs", "skill", "engine", "embedded", "extractive", "default",
+        "openai", "agent", "external", "endpoint", "command", "chat", "model", "stub", "fake",
+        "mock", "noop",
+    }
+)  # fmt: skip
+_KEYS = (  # JSON names, in the order of Receipt's fields
+    "runId", "userScope", "assistantScope", "item", "tier", "version", "sourceVersion", "status",
+    "atUtc", "dependsOnVersion", "outcomeReceipt",
+)  # fmt: skip
+RECEIPT_VOCABULARY = frozenset(
+    {k.lower() for k in _KEYS} | set(TIERS) | set(STATUSES) | set(ITEM_KINDS) | ID_WORDS
+    | {"file", "commit", "pass", "fail"}
+)  # fmt: skip
+
+_RUN_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
+_SCOPE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_ITEM_RE = re.compile(r"^(session|page|claim):[0-9a-f]{16}$")
+_HEX_RE = re.compile(r"^[0-9a-f]{7,64}$")
+_TIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
+_ENGINE = r"(none|[a-z][a-z0-9_-]{0,31}/[0-9A-Za-z][0-9A-Za-z.+-]{0,31})"
+_SOURCE_RE = re.compile(
+    r"^memoryfs=[0-9][0-9A-Za-z.+!-]{0,31};skill=(none|[0-9a-f]{8,64});engine=" + _ENGINE + "$"
+)
+_OUTCOME_RE = re.compile(r"^((file|commit):[0-9a-f]{7,64}|test:(pass|fail))$")
+_ALPHA_RUN_RE = re.compile(r"[A-Za-z]{4,}")
+_HEX_LETTERS = frozenset("abcdefABCDEF")
+_MAX_LINE = 4096
+
+
+class ReceiptError(MemoryFSError):
+    """A receipt field is not an id, hash, enum or timestamp (or is malformed)."""
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """One tier transition of one item. Built only from ids, hashes, enums and times."""
+
+    run_id: str
+    user_scope: str
+    assistant_scope: str
+    item: str  # opaque_item(...): "<kind>:<16 hex>"
+    tier: str  # one of TIERS
+    version: str  # content hash (or commit) of the item at this tier; "" if none yet
+    source_version: str  # source_version(...); "" means unknown (health: uncertain)
+    status: str  # one of STATUSES
+    at_utc: str  # format_utc(...): "2026-01-12T02:15:00Z"
+    depends_on_version: str = ""  # retrieval/use: the version it relied on
+    outcome_receipt: str = ""  # "file:<hex>", "commit:<hex>" or "test:pass|fail"
+
+    def __post_init__(self) -> None:
+        guard_content_free(self)
+
+    @property
+    def kind(self) -> str:
+        return self.item.split(":", 1)[0]
+
+    @property
+    def at(self) -> dt.datetime:
+        return parse_utc(self.at_utc)
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status in SUCCESS_STATUSES
+
+    def to_json(self) -> dict[str, str]:
+        values = [getattr(self, f.name) for f in fields(self)]
+        out = dict(zip(_KEYS, values, strict=True))
+        for optional in ("dependsOnVersion", "outcomeReceipt"):
+            if not out[optional]:
+                del out[optional]
+        return out
+
+    def to_line(self) -> str:
+        return json.dumps(self.to_json(), separators=(",", ":"), sort_keys=False)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Receipt:
+        """Parse one receipt object; raises ``ReceiptError`` naming the bad key."""
+        if set(data) - set(_KEYS):
+            raise ReceiptError("unknown receipt key")
+        values: list[str] = []
+        for key in _KEYS:
+            value = data.get(key, "")
+            if not isinstance(value, str):
+                raise ReceiptError(f"receipt key {key!r} must be a string")
+            values.append(value)
+        return cls(*values)
+
+
+def _words_ok(value: str) -> bool:
+    """Every run of 4+ letters is hex-only or an allowed id word."""
+    for m in _ALPHA_RUN_RE.finditer(value):
+        word = m.group(0)
+        if not (set(word) <= _HEX_LETTERS or word.lower() in ID_WORDS):
+            return False
+    return True
+
+
+def guard_content_free(receipt: Receipt | Mapping[str, Any]) -> None:
+    """Raise ``ReceiptError`` unless every field is an id, hash, enum or timestamp."""
+    if isinstance(receipt, Receipt):
+        data = receipt.to_json()
+    else:
+        if set(receipt) - set(_KEYS):
+            raise ReceiptError("unknown receipt key (receipts carry only the listed fields)")
+        data = dict(receipt)
+    for key in _KEYS:
+        value = data.get(key, "")
+        if not isinstance(value, str):
+            raise ReceiptError(f"receipt {key} must be a string")
+        if not _field_ok(key, value):
+            raise ReceiptError(
+                f"receipt {key} {_preview(value)} is not an id, hash, enum or timestamp "
+                "(receipts carry no content; see memoryfs.receipts)"
+            )
+
+
+def _field_ok(key: str, value: str) -> bool:
+    if key == "runId":
+        return bool(_RUN_RE.match(value)) and _words_ok(value)
+    if key in ("userScope", "assistantScope"):
+        return bool(_SCOPE_RE.match(value))
+    if key == "item":
+        return bool(_ITEM_RE.match(value))
+    if key == "tier":
+        return value in TIERS
+    if key == "status":
+        return value in STATUSES
+    if key in ("version", "dependsOnVersion"):
+        return not value or bool(_HEX_RE.match(value))
+    if key == "sourceVersion":
+        return not value or (bool(_SOURCE_RE.match(value)) and _words_ok(value))
+    if key == "atUtc":
+        if not _TIME_RE.match(value):
+            return False
+        try:
+            parse_utc(value)
+        except ValueError:
+            return False
+        return True
+    if key == "outcomeReceipt":
+        return not value or bool(_OUTCOME_RE.match(value))
+    return False
+
+
+def _preview(value: str) -> str:
+    # The refused value may be content: show only its shape, never its text.
+    return f"(a {len(value)}-character value)"
+
+
+# -- constructors --------------------------------------------------------------
+
+
+def opaque_item(kind: str, ident: str, key: bytes = b"") -> str:
+    """``<kind>:<16 hex>`` naming an item without its text.
+
+    ``ident`` is a session id, a page path relative to ``memory/`` or a claim
+    location (``<page path>#cite-N``). With ``key`` the hash is an HMAC, so
+    someone holding receipts but not the key cannot confirm a guessed id.
+    """
+    if kind not in ITEM_KINDS:
+        raise ReceiptError(f"item kind {kind!r} is not one of {', '.join(ITEM_KINDS)}")
+    if not ident:
+        raise ReceiptError("an item needs a non-empty id")
+    msg = f"{kind}\0{ident}".encode()
+    if key:
+        digest = hmac.new(key, msg, hashlib.sha256).hexdigest()
+    else:
+        digest = hashlib.sha256(b"memoryfs-receipt\0" + msg).hexdigest()
+    return f"{kind}:{digest[:16]}"
+
+
+def session_item(session_id: str, key: bytes = b"") -> str:
+    return opaque_item("session", session_id, key)
+
+
+def page_item(path: str, key: bytes = b"") -> str:
+    """A page (knowledge, note or summary) by its path relative to ``memory/``."""
+    return opaque_item("page", path.lstrip("/"), key)
+
+
+def source_version(skill: str = "none", engine: str = "none", package: str = __version__) -> str:
+    """The implementation version: package version, skill content hash, engine label."""
+    value = f"memoryfs={package};skill={skill or 'none'};engine={engine or 'none'}"
+    if not (_SOURCE_RE.match(value) and _words_ok(value)):
+        raise ReceiptError(
+            f"source version {value!r} is malformed (skill: hex or 'none'; engine: "
+            "'name/version' with a name from memoryfs.receipts.ID_WORDS, or 'none')"
+        )
+    return value
+
+
+def utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def format_utc(when: dt.datetime | None = None) -> str:
+    when = utc_now() if when is None else when
+    if when.tzinfo is None:
+        raise ReceiptError("receipt times must be timezone-aware")
+    return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_utc(value: str) -> dt.datetime:
+    """Parse ``...Z`` (or any aware ISO time) into an aware UTC datetime."""
+    parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    if parsed.tzinfo is None:
+        raise ValueError(f"time {value!r} has no timezone")
+    return parsed.astimezone(dt.UTC)
+
+
+# -- the log -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReceiptProblem:
+    """A line the reader skipped; ``reason`` never quotes the line."""
+
+    file: str
+    line: int
+    reason: str
+
+    def format(self) -> str:
+        return f"{self.file}:{self.line}: {self.reason}"
+
+
+class ReceiptLog:
+    """Append-only receipts under ``folder``, one ``<yyyy-mm-dd>.jsonl`` per UTC day."""
+
+    def __init__(self, folder: Path | str) -> None:
+        self.folder = Path(folder)
+        self.problems: list[ReceiptProblem] = []  # from the last ``read``
+
+    def append(self, receipts: Iterable[Receipt]) -> list[Path]:
+        """Append ``receipts``; all are checked before any byte is written.
+
+        Returns the files written to.
+        """
+        by_day: dict[str, list[str]] = {}
+        for r in receipts:
+            guard_content_free(r)  # also catches instances built around __post_init__
+            line = r.to_line() + "\n"
+            if len(line) > _MAX_LINE:
+                raise ReceiptError(f"receipt line longer than {_MAX_LINE} bytes")
+            by_day.setdefault(r.at_utc[:10], []).append(line)
+        written: list[Path] = []
+        if not by_day:
+            return written
+        self.folder.mkdir(parents=True, exist_ok=True)
+        for day in sorted(by_day):
+            path = self.folder / f"{day}.jsonl"
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                # A crash may have left a torn last line: start on a fresh line so
+                # this append is never glued to it (the reader skips blank lines).
+                if _ends_without_newline(fd):
+                    os.write(fd, b"\n")
+                for line in by_day[day]:
+                    os.write(fd, line.encode("utf-8"))  # one write per line: whole lines
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            written.append(path)
+        return written
+
+    def files(self) -> list[Path]:
+        if not self.folder.is_dir():
+            return []
+        return sorted(
+            p
+            for p in self.folder.iterdir()
+            if p.suffix == ".jsonl" and re.match(r"^\d{4}-\d{2}-\d{2}$", p.stem) and p.is_file()
+        )
+
+    def read(self, since: dt.datetime | str | None = None) -> list[Receipt]:
+        """Every well-formed receipt at or after ``since``, oldest first.
+
+        Malformed lines are skipped and listed in ``self.problems``; never raises
+        on file content.
+        """
+        self.problems = []
+        cutoff = parse_utc(since) if isinstance(since, str) else since
+        if cutoff is not None:
+            if cutoff.tzinfo is None:
+                raise ReceiptError("'since' must be timezone-aware")
+            cutoff = cutoff.astimezone(dt.UTC)
+        out: list[tuple[dt.datetime, int, Receipt]] = []
+        seq = 0
+        for path in self.files():
+            if cutoff is not None and path.stem < cutoff.strftime("%Y-%m-%d"):
+                continue
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                self.problems.append(ReceiptProblem(path.name, 0, f"unreadable: {exc.strerror}"))
+                continue
+            receipts, problems = parse_receipts(data, path.name)
+            self.problems.extend(problems)
+            for receipt in receipts:
+                when = receipt.at
+                if cutoff is not None and when < cutoff:
+                    continue
+                out.append((when, seq, receipt))
+                seq += 1
+        out.sort(key=lambda t: (t[0], t[1]))
+        return [r for _, _, r in out]
+
+
+def parse_receipts(data: bytes, name: str = "") -> tuple[list[Receipt], list[ReceiptProblem]]:
+    """Parse JSON lines; malformed ones become problems (never quoted), never errors."""
+    receipts: list[Receipt] = []
+    problems: list[ReceiptProblem] = []
+    for lineno, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        if len(raw) > _MAX_LINE:
+            problems.append(ReceiptProblem(name, lineno, "line too long"))
+            continue
+        try:
+            obj = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            problems.append(ReceiptProblem(name, lineno, "not a JSON object (torn line?)"))
+            continue
+        if not isinstance(obj, dict):
+            problems.append(ReceiptProblem(name, lineno, "not a JSON object"))
+            continue
+        try:
+            receipts.append(Receipt.from_json(obj))
+        except ReceiptError as exc:
+            problems.append(ReceiptProblem(name, lineno, str(exc)))
+    return receipts, problems
+
+
+def _ends_without_newline(fd: int) -> bool:
+    size = os.fstat(fd).st_size
+    return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+
+
+def store_receipt_dir(root: Path) -> Path:
+    """Where a store keeps its receipts: ``<store root>/.dream/receipts``."""
+    return Path(root) / ".dream" / "receipts"

@@ -1,0 +1,222 @@
+"""Receipts: content-free records, the opaque item id, the append-only log."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import multiprocessing
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memoryfs.receipts import (
+    ITEM_KINDS,
+    RECEIPT_VOCABULARY,
+    STATUSES,
+    TIERS,
+    Receipt,
+    ReceiptError,
+    ReceiptLog,
+    format_utc,
+    guard_content_free,
+    opaque_item,
+    page_item,
+    parse_receipts,
+    session_item,
+    source_version,
+    store_receipt_dir,
+)
+
+SV = source_version("3f9a2c1e5b7d9e01", "embedded/1", "0.1.0")
+
+
+def _r(**changes: str) -> Receipt:
+    fields = {
+        "run_id": "20260118T231000Z-0a1b",
+        "user_scope": "dana",
+        "assistant_scope": "atlas",
+        "item": session_item("2026-01-12-lisbon-prep"),
+        "tier": "summarized",
+        "version": "a1b2c3d4e5f60718",
+        "source_version": SV,
+        "status": "committed",
+        "at_utc": "2026-01-18T23:10:00Z",
+    }
+    fields.update(changes)
+    return Receipt(**fields)
+
+
+def test_json_is_camel_case_and_omits_empty_optional_keys() -> None:
+    r = _r()
+    data = json.loads(r.to_line())
+    assert list(data) == [
+        "runId", "userScope", "assistantScope", "item", "tier", "version",
+        "sourceVersion", "status", "atUtc",
+    ]  # fmt: skip
+    used = _r(tier="used", depends_on_version="c3d4e5f607182930", outcome_receipt="test:pass")
+    assert json.loads(used.to_line())["dependsOnVersion"] == "c3d4e5f607182930"
+    assert Receipt.from_json(used.to_json()) == used
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("run_id", "2026-01-12-lisbon-prep"),  # a session slug: words, not an id
+        ("run_id", "ran with Marta"),
+        ("item", "session:lisbon-prep"),
+        ("item", "2026-01-12-lisbon-prep"),
+        ("version", "figures as PDF"),
+        ("depends_on_version", "v21 of marta"),
+        ("source_version", "memoryfs=0.1.0;skill=none;engine=pottery/1"),
+        ("source_version", "the summary said she moved to Lisbon"),
+        ("outcome_receipt", "decided to submit the paper"),
+        ("outcome_receipt", "file:notahash"),
+        ("at_utc", "yesterday"),
+        ("at_utc", "2026-02-30T10:00:00Z"),
+        ("tier", "remembered"),
+        ("status", "fine"),
+        ("user_scope", "Dana Scully"),
+    ],
+)
+def test_content_never_fits_in_a_receipt(field: str, value: str) -> None:
+    with pytest.raises(ReceiptError) as err:
+        _r(**{field: value})
+    assert value not in str(err.value)  # the refusal does not echo the content either
+
+
+def test_guard_rejects_unknown_keys_and_accepts_every_enum() -> None:
+    with pytest.raises(ReceiptError, match="unknown receipt key"):
+        guard_content_free({**_r().to_json(), "text": "she likes pottery"})
+    for tier in TIERS:
+        for status in STATUSES:
+            guard_content_free(_r(tier=tier, status=status))
+    guard_content_free(_r(version="", source_version=""))  # missing: allowed, health says why
+
+
+def test_opaque_item_hides_the_id_and_depends_on_kind_and_key() -> None:
+    a = opaque_item("session", "2026-01-12-lisbon-prep")
+    assert a == session_item("2026-01-12-lisbon-prep")
+    assert a.startswith("session:") and len(a) == len("session:") + 16
+    assert "lisbon" not in a
+    assert opaque_item("page", "2026-01-12-lisbon-prep") != a.replace("session", "page")
+    keyed = opaque_item("session", "2026-01-12-lisbon-prep", key=b"secret")
+    assert keyed != a and keyed == session_item("2026-01-12-lisbon-prep", b"secret")
+    assert page_item("/knowledge/people/marta.md") == page_item("knowledge/people/marta.md")
+    with pytest.raises(ReceiptError):
+        opaque_item("text", "x")
+    with pytest.raises(ReceiptError):
+        opaque_item("page", "")
+    assert set(ITEM_KINDS) <= RECEIPT_VOCABULARY
+
+
+def test_source_version_and_times() -> None:
+    assert (
+        source_version() == f"memoryfs={__import__('memoryfs').__version__};skill=none;engine=none"
+    )
+    with pytest.raises(ReceiptError):
+        source_version("3f9a2c1e", "lisbon/1")
+    assert format_utc(dt.datetime(2026, 1, 18, 23, 10, tzinfo=dt.UTC)) == "2026-01-18T23:10:00Z"
+    with pytest.raises(ReceiptError):
+        format_utc(dt.datetime(2026, 1, 18))
+
+
+def test_log_appends_by_day_and_reads_oldest_first(tmp_path: Path) -> None:
+    log = ReceiptLog(store_receipt_dir(tmp_path))
+    late = _r(at_utc="2026-01-19T01:00:00Z")
+    early = _r(at_utc="2026-01-18T22:00:00Z", tier="ingested")
+    written = log.append([late, early])
+    assert [p.name for p in written] == ["2026-01-18.jsonl", "2026-01-19.jsonl"]
+    assert log.read() == [early, late]
+    assert log.read(since="2026-01-19T00:00:00Z") == [late]
+    assert log.read(since=dt.datetime(2026, 1, 18, 23, tzinfo=dt.UTC)) == [late]
+    assert log.problems == []
+    assert tmp_path.joinpath(".dream", "receipts", "2026-01-18.jsonl").is_file()
+
+
+def test_reader_skips_and_reports_malformed_lines(tmp_path: Path) -> None:
+    log = ReceiptLog(tmp_path)
+    good = _r()
+    path = tmp_path / "2026-01-18.jsonl"
+    lines = [
+        good.to_line(),
+        '{"runId": "20260118T231000Z-0a1b", "userSc',  # torn
+        "[1, 2]",
+        json.dumps({**good.to_json(), "tier": "remembered"}),
+        json.dumps({**good.to_json(), "note": "Marta moved to Lisbon"}),
+    ]
+    path.write_bytes(("\n".join(lines) + "\n").encode() + b"\xff\xfe\n")
+    assert log.read() == [good]
+    assert [p.line for p in log.problems] == [2, 3, 4, 5, 6]
+    assert not any("Lisbon" in p.format() or "userSc" in p.format() for p in log.problems)
+
+
+def test_append_after_a_torn_line_starts_a_fresh_line(tmp_path: Path) -> None:
+    log = ReceiptLog(tmp_path)
+    (tmp_path / "2026-01-18.jsonl").write_text('{"runId": "torn')
+    log.append([_r()])
+    assert log.read() == [_r()]
+    assert len(log.problems) == 1
+
+
+def test_append_checks_every_receipt_before_writing(tmp_path: Path) -> None:
+    bad = _r()
+    object.__setattr__(bad, "version", "figures as PDF")  # forged past __post_init__
+    with pytest.raises(ReceiptError):
+        ReceiptLog(tmp_path).append([_r(), bad])
+    assert list(tmp_path.iterdir()) == []
+
+
+def _append_many(folder: str, worker: int) -> None:
+    log = ReceiptLog(folder)
+    for i in range(150):
+        log.append([_r(version=f"{worker:04x}{i:012x}")])
+
+
+def test_concurrent_appenders_never_tear_lines(tmp_path: Path) -> None:
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_append_many, args=(str(tmp_path), w)) for w in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=60)
+    log = ReceiptLog(tmp_path)
+    assert len(log.read()) == 600
+    assert log.problems == []
+
+
+_hex = st.text("0123456789abcdef", min_size=7, max_size=64)
+_receipts = st.builds(
+    Receipt,
+    run_id=st.from_regex(r"\A[0-9]{8}T[0-9]{6}Z-[0-9a-f]{4}\Z"),
+    user_scope=st.from_regex(r"\A[a-z0-9][a-z0-9_.-]{0,20}\Z"),
+    assistant_scope=st.just("atlas"),
+    item=st.builds(opaque_item, st.sampled_from(ITEM_KINDS), st.text(min_size=1)),
+    tier=st.sampled_from(TIERS),
+    version=_hex | st.just(""),
+    source_version=st.just(SV) | st.just(""),
+    status=st.sampled_from(STATUSES),
+    at_utc=st.datetimes(
+        min_value=dt.datetime(2000, 1, 1),
+        max_value=dt.datetime(2100, 1, 1),
+        timezones=st.just(dt.UTC),
+    ).map(format_utc),
+    depends_on_version=_hex | st.just(""),
+    outcome_receipt=st.sampled_from(["", "test:pass", "test:fail"]) | _hex.map("commit:{}".format),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_receipts)
+def test_every_valid_receipt_round_trips(r: Receipt) -> None:
+    got, problems = parse_receipts(r.to_line().encode())
+    assert got == [r] and problems == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=600))
+def test_reader_never_raises_on_any_bytes(data: bytes) -> None:
+    receipts, problems = parse_receipts(data, "x.jsonl")
+    assert all(isinstance(r, Receipt) for r in receipts)
+    assert all(p.file == "x.jsonl" for p in problems)
