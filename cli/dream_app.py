@@ -1,9 +1,21 @@
-"""The ``dream`` command: the consolidation worker's front end."""
+"""The ``dream`` command: the consolidation worker's front end.
+
+Each command opens the store, calls one function of ``dream.run`` and prints:
+results (and the one-line summary) on stdout, progress on stderr, ``--json`` for
+machines. A gate failure exits 1 with its reasons; library errors are one line on
+stderr and a non-zero exit (``cli.output.handle_errors``).
+"""
 
 from __future__ import annotations
 
+import sys
+from typing import Annotated, Any
+
 import typer
 
+from cli.output import JsonOpt, StoreOpt, emit, handle_errors, open_store
+from dream.kept import apply_run, discard_run, dream_status, review_run
+from dream.run import RunOptions, RunResult, load_engine, run_dream
 from memoryfs import __version__
 
 __all__ = ["app", "main"]
@@ -15,6 +27,153 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+RunArg = Annotated[str, typer.Argument(metavar="RUN", help="Run id (see 'dream status').")]
+
+
+class _Progress:
+    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
+
+    WIDTH = 24
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.drawn = False
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if total > 0:
+            filled = min(self.WIDTH, self.WIDTH * done // total)
+            bar = "#" * filled + "." * (self.WIDTH - filled)
+            line = f"{phase:<12} [{bar}] {done}/{total}"
+        else:
+            line = f"{phase:<12}"
+        sys.stderr.write("\r\x1b[2K" + line)
+        sys.stderr.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        if self.drawn:
+            sys.stderr.write("\r\x1b[2K")
+            sys.stderr.flush()
+
+
+def _emit_result(result: RunResult, as_json: bool) -> None:
+    lines = list(result.problems)
+    lines.append(result.message)
+    emit(result.to_json(), "\n".join(lines), as_json)
+    if result.exit_code:
+        raise typer.Exit(result.exit_code)
+
+
+@app.command("run")
+@handle_errors
+def run_cmd(
+    store_dir: StoreOpt = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Stage and check, then throw the result away.")
+    ] = False,
+    review: Annotated[
+        bool,
+        typer.Option("--review", help="Keep the checked commit on its branch for 'dream apply'."),
+    ] = False,
+    max_sessions: Annotated[
+        int | None,
+        typer.Option("--max-sessions", min=0, help="Stop after N sessions (0: no limit)."),
+    ] = None,
+    deadline: Annotated[
+        str | None,
+        typer.Option("--deadline", help="Stop cleanly after this long, e.g. 20m, 1h30m."),
+    ] = None,
+    engine: Annotated[
+        str, typer.Option("--engine", help="embedded, or package.module:Class.")
+    ] = "embedded",
+    allow_unapproved: Annotated[
+        bool,
+        typer.Option("--allow-unapproved", help="Run even if the dream skill is not approved."),
+    ] = False,
+    full_validation: Annotated[
+        bool,
+        typer.Option("--full-validation", help="Validate the whole staged tree, not just changes."),
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Consolidate pending sessions: stage, check with both gates, then commit to main."""
+    store = open_store(store_dir)
+    bar = _Progress(sys.stderr.isatty() and not as_json)
+    options = RunOptions(
+        dry_run=dry_run,
+        review=review,
+        max_sessions=max_sessions,
+        deadline=deadline,
+        allow_unapproved=allow_unapproved,
+        full_validation=full_validation,
+    )
+    try:
+        result = run_dream(store, load_engine(engine), options, progress=bar)
+    finally:
+        bar.close()
+    _emit_result(result, as_json)
+
+
+@app.command("status")
+@handle_errors
+def status_cmd(store_dir: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Pending sessions, the last runs and the kept branches."""
+    report = dream_status(open_store(store_dir))
+    lines = [
+        f"store {report.store} ({report.target} at {report.head[:10]})",
+        f"sessions: {report.sessions}, pending: {len(report.pending)}",
+    ]
+    lines += [f"  pending {sid}" for sid in report.pending[:10]]
+    if len(report.pending) > 10:
+        lines.append(f"  ... and {len(report.pending) - 10} more")
+    lines.append(f"last runs: {len(report.runs)}")
+    lines += [
+        f"  {r.get('run_id', '?')}  {r.get('status', '?'):<15} {r.get('message', '')}"
+        for r in report.runs
+    ]
+    lines.append(f"kept runs: {len(report.kept)}")
+    lines += [f"  {k['runId']}  {k['status'] or '?':<15} {k['subject']}" for k in report.kept]
+    emit(report.to_json(), "\n".join(lines), as_json)
+
+
+@app.command("review")
+@handle_errors
+def review_cmd(run_id: RunArg, store_dir: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Show a kept run's diff, grouped by page."""
+    pages = review_run(open_store(store_dir), run_id)
+    names = {"A": "added", "M": "modified", "D": "deleted"}
+    parts: list[str] = []
+    for page in pages:
+        parts.append(f"== {page.path} ({names.get(page.status, page.status)}) ==")
+        parts.append(page.diff.rstrip("\n"))
+    parts.append(f"{len(pages)} files changed in run {run_id.removeprefix('dream/')}")
+    data: dict[str, Any] = {"runId": run_id, "pages": [p.to_json() for p in pages]}
+    emit(data, "\n".join(parts), as_json)
+
+
+@app.command("apply")
+@handle_errors
+def apply_cmd(
+    run_id: RunArg,
+    store_dir: StoreOpt = None,
+    full_validation: Annotated[
+        bool,
+        typer.Option("--full-validation", help="Validate the whole staged tree, not just changes."),
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Land a kept run on main, after the same gates as 'dream run'."""
+    _emit_result(apply_run(open_store(store_dir), run_id, full_validation=full_validation), as_json)
+
+
+@app.command("discard")
+@handle_errors
+def discard_cmd(run_id: RunArg, store_dir: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Delete a kept run's branch; main is not touched."""
+    _emit_result(discard_run(open_store(store_dir), run_id), as_json)
 
 
 @app.command("version")

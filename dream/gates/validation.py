@@ -1,0 +1,125 @@
+"""Gate 1, deterministic validation: ``memoryfs validate`` on the staged tree.
+
+A run changes a few files of a large store, so by default the gate validates a
+*view* of the staged tree rather than all of it: every page of ``knowledge/`` and
+``notes/`` (ids, aliases and links are cross-page rules), each changed file, the
+transcripts those cite or summarize, and the deletion log. The view is built from
+hard links, so it costs no copying, and ``memoryfs.validate.validate_store`` runs on
+it unchanged. For whatever a run can change this gives the same findings as
+validating the whole tree; what it leaves out (unchanged summaries, uncited
+transcripts) a run cannot break. A change to anything else (a transcript, the
+deletion log, ``memory.toml``, a symlink) falls back to the whole tree.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+from dream.gates import GateReport, Problem
+from dream.staging import Change
+from memoryfs.errors import PageError
+from memoryfs.page import parse_page
+from memoryfs.store import Store
+from memoryfs.validate import Finding, validate_store
+
+__all__ = ["validate_stage", "VIEW_PREFIX"]
+
+GATE = "validation"
+VIEW_PREFIX = ".view-"
+_PAGE_DIRS = ("memory/knowledge/", "memory/notes/")
+_INCREMENTAL = (
+    *_PAGE_DIRS,
+    "memory/sessions/summaries/",
+    "memory/INDEX.md",
+    "memory/sessions/index.md",
+)
+_REF_RE = re.compile(r"^sessions/transcripts/([^/#]+\.md)#")
+
+
+def validate_stage(
+    store: Store, stage_root: Path, changes: list[Change], full: bool = False
+) -> GateReport:
+    """Validate the staged tree at ``stage_root``; only the changed part unless ``full``."""
+    if full or not _incremental_ok(stage_root, changes):
+        findings = validate_store(store, root=stage_root)
+        return _report(findings, checked=-1)
+    view = Path(tempfile.mkdtemp(prefix=VIEW_PREFIX, dir=stage_root.parent))
+    try:
+        checked = _build_view(stage_root, view, changes)
+        findings = validate_store(store, root=view)
+    finally:
+        shutil.rmtree(view, ignore_errors=True)
+    return _report(findings, checked=checked)
+
+
+def _report(findings: list[Finding], checked: int) -> GateReport:
+    problems = tuple(
+        Problem(GATE, f.path, f.line, f.code, f"{f.message} ({f.hint})") for f in findings
+    )
+    return GateReport(gate=GATE, problems=problems, checked=checked)
+
+
+def _incremental_ok(stage_root: Path, changes: list[Change]) -> bool:
+    for change in changes:
+        if not change.path.startswith(_INCREMENTAL):
+            return False
+        if os.path.islink(stage_root / change.path):
+            return False
+    return True
+
+
+def _link(src: Path, dst: Path) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(src, dst, follow_symlinks=False)
+    except OSError:
+        shutil.copy2(src, dst, follow_symlinks=False)
+
+
+def _build_view(stage_root: Path, view: Path, changes: list[Change]) -> int:
+    """Hard-link what the changed files depend on into ``view``; returns the file count."""
+    wanted: set[str] = {"memory/deletions.jsonl"}
+    for top in _PAGE_DIRS:
+        folder = stage_root / top
+        for dirpath, dirnames, filenames in os.walk(folder):
+            dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+            rel_dir = Path(dirpath).relative_to(stage_root).as_posix()
+            wanted.update(f"{rel_dir}/{name}" for name in filenames if name.endswith(".md"))
+    for change in changes:
+        if change.status == "D":
+            continue
+        wanted.add(change.path)
+        wanted.update(_cited_transcripts(stage_root, change.path))
+    (view / "memory").mkdir(parents=True, exist_ok=True)
+    count = 0
+    for rel in sorted(wanted):
+        src = stage_root / rel
+        if src.is_file() or src.is_symlink():
+            _link(src, view / rel)
+            count += 1
+    return count
+
+
+def _cited_transcripts(stage_root: Path, path: str) -> set[str]:
+    """Transcripts a changed page cites, and the one a changed summary summarizes."""
+    out: set[str] = set()
+    if path.startswith("memory/sessions/summaries/") and path.endswith(".md"):
+        out.add("memory/sessions/transcripts/" + path.rsplit("/", 1)[1])
+    if not path.endswith(".md") or path in ("memory/INDEX.md", "memory/sessions/index.md"):
+        return out
+    try:
+        page = parse_page((stage_root / path).read_text(encoding="utf-8"), path)
+    except (OSError, UnicodeDecodeError, PageError, ValueError):
+        return out  # the view still holds the file; validation reports why it is unreadable
+    sources = page.meta.get("sources")
+    if isinstance(sources, list):
+        for entry in sources:
+            ref = entry.get("ref") if isinstance(entry, dict) else None
+            m = _REF_RE.match(ref) if isinstance(ref, str) else None
+            if m and "/" not in m.group(1) and ".." not in m.group(1):
+                out.add("memory/sessions/transcripts/" + m.group(1))
+    return out

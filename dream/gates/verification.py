@@ -1,0 +1,464 @@
+"""Gate 2, semantic verification: new claims say what their cited turns say.
+
+Checked: every claim (``memoryfs.claims``) of a changed page that is new or changed
+relative to the base commit. A claim's core is its text without ``(superseded ...)``
+markers and strike-through, so moving a fact under a history heading is not a new
+claim. A claim is supported when, taken over the turns it cites (together):
+
+- **names** -- capitalized words that do not start a sentence -- appear in the
+  turn text, or are a participant or speaker of the cited session, or a word of
+  the page's title or aliases (the subject; choosing it is the attach phase's job);
+  month and weekday names count as dates, not names;
+- **numbers** appear in the turn text (digits, or the word for 0-20);
+- **dates** ("7 May 2023", "May 7", "2023-05-07", "May 2023", "the week of 1 May
+  2023", a year) are the session date or a turn's date, a date written in the
+  turn, or a resolution of a relative phrase in the turn
+  (``dream.dates.find_relative_dates`` against the session date); a coarser date
+  that contains one of those is supported too ("May 2023" for 7 May 2023).
+
+Contradictions: on a changed page under ``knowledge/`` or ``notes/``, no two
+current claims may give different values for one *slot*. The subject is the page.
+A slot is found by a small, fixed table of predicates at the start of a claim (after
+an optional leading date and the subject's name): ``works as`` / ``role:`` (role),
+``works at|for`` / ``employer:`` (employer), ``lives in`` / ``moved to`` /
+``city:`` (city), ``prefers X as|in`` (preference:X). The value is the rest of the
+clause; two values clash unless one's words contain the other's. Anything the
+table does not recognise has no slot: the check errs towards letting a claim
+through rather than blocking a run on a guess.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from dream.dates import find_relative_dates, parse_session_datetime
+from dream.gates import GateReport, Problem
+from dream.staging import Change
+from memoryfs.claims import Claim, extract_claims, resolve_claim_sources
+from memoryfs.errors import PageError
+from memoryfs.page import Page, parse_page
+from memoryfs.store import Store
+from memoryfs.transcript import Transcript, Turn, parse_transcript
+
+__all__ = ["verify_stage", "check_claim", "slot_of", "claim_dates", "support_for", "Support"]
+
+GATE = "verification"
+_PAGE_PREFIXES = ("memory/knowledge/", "memory/notes/", "memory/sessions/summaries/")
+_FACT_PREFIXES = ("memory/knowledge/", "memory/notes/")
+_GENERATED = ("memory/INDEX.md", "memory/sessions/index.md")
+
+_MONTHS = (
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
+)  # fmt: skip
+_MONTH_ABBR = {m[:3]: i + 1 for i, m in enumerate(_MONTHS)} | {"Sept": 9}
+_MONTH_NUM = {m: i + 1 for i, m in enumerate(_MONTHS)} | _MONTH_ABBR
+_MONTH = "(?P<mon>" + "|".join(sorted(_MONTH_NUM, key=len, reverse=True)) + r")\.?"
+_WEEKDAYS = {"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
+_ORD = r"(?:st|nd|rd|th)?"
+_YEAR = r"(?P<year>\d{4})"
+_DAY_FORMS = (
+    re.compile(
+        r"\b(?P<day>\d{1,2})" + _ORD + r"\s+(?:of\s+)?" + _MONTH + r"(?:,?\s+" + _YEAR + r")?\b"
+    ),
+    re.compile(r"\b" + _MONTH + r"\s+(?P<day>\d{1,2})" + _ORD + r"(?:,?\s+" + _YEAR + r")?\b"),
+    re.compile(r"\b(?P<year>\d{4})-(?P<mnum>\d{2})-(?P<day>\d{2})\b"),
+)
+_SPAN_RE = re.compile(r"\b(?:the\s+)?(?P<span>week|weekend)\s+of\s+$", re.IGNORECASE)
+_MONTH_YEAR_RE = re.compile(r"\b" + _MONTH + r"\s+" + _YEAR + r"\b")
+_YEAR_RE = re.compile(r"\b(?P<year>1[89]\d{2}|20\d{2})\b")
+_NUMBER_RE = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)*)")
+_NAME_RE = re.compile(r"[^\W\d_][\w'’-]*")
+_SENTENCE_BREAK_RE = re.compile(r"(?:^|[.!?:;(\"“‘]|\s[-–—]|\n)\s*$")
+_LINK_RE = re.compile(r"\[\[([^\[\]|\n]+?)(?:\|([^\[\]\n]+?))?\]\]")
+_MD_LINK_RE = re.compile(r"\[([^\[\]\n]+)\]\([^)\n]*\)")
+_SUPERSEDED_RE = re.compile(r"\((?:superseded|replaced)[^)]*\)", re.IGNORECASE)
+_STRIKE_RE = re.compile(r"~~([^~\n]+)~~")
+_NOT_NAMES = {"I", "I'm", "I’m", "I've", "I’ve", "I'd", "I’d", "I'll", "I’ll", "OK", "Ok"}
+_NUMBER_WORDS = (
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+    "nineteen", "twenty",
+)  # fmt: skip
+_GRAN_RANK = {"day": 0, "weekend": 1, "week": 2, "month": 3, "year": 4}
+_DAY = dt.timedelta(days=1)
+
+DateRef = tuple[dt.date, str, bool]  # (first day, granularity, year given)
+
+
+@dataclass(frozen=True)
+class Support:
+    """What the cited turns allow a claim to say."""
+
+    text: str  # the cited turns' texts, lower-cased, joined
+    names: frozenset[str]  # lower-cased participant, speaker and subject words
+    dates: tuple[tuple[dt.date, str], ...]  # (first day, granularity)
+
+
+# -- claim text ---------------------------------------------------------------
+
+
+def _plain(text: str) -> str:
+    """Claim text without link and emphasis markup or superseded markers."""
+    text = _LINK_RE.sub(lambda m: m.group(2) or m.group(1), text)
+    text = _MD_LINK_RE.sub(r"\1", text)
+    text = _SUPERSEDED_RE.sub(" ", text)
+    text = _STRIKE_RE.sub(r"\1", text)
+    text = text.replace("**", "").replace("__", "").replace("`", "")
+    return " ".join(text.split())
+
+
+def _core(claim: Claim) -> str:
+    return _plain(claim.text).lower()
+
+
+def _first_day(year: int, month: int, day: int) -> dt.date | None:
+    try:
+        return dt.date(year, month, day)
+    except ValueError:
+        return None
+
+
+def claim_dates(
+    text: str, default_year: int | None = None
+) -> tuple[list[tuple[DateRef, str]], str]:
+    """The dates written in ``text`` (each with its raw string) and the text with
+    them blanked out.
+
+    A date without a year takes ``default_year`` (or 1 when None; ``year given`` is
+    False either way).
+    """
+    taken = [False] * len(text)
+    found: list[tuple[int, int, DateRef]] = []
+
+    def free(m: re.Match[str]) -> bool:
+        return not any(taken[m.start() : m.end()])
+
+    def take(start: int, end: int) -> None:
+        for i in range(start, end):
+            taken[i] = True
+
+    for regex in _DAY_FORMS:
+        for m in regex.finditer(text):
+            if not free(m):
+                continue
+            month = _MONTH_NUM[m["mon"]] if "mon" in m.groupdict() and m["mon"] else int(m["mnum"])
+            year = int(m["year"]) if m["year"] else (default_year or 1)
+            day = _first_day(year, month, int(m["day"]))
+            if day is None:
+                continue
+            start, gran = m.start(), "day"
+            span = _SPAN_RE.search(text[: m.start()])
+            if span:
+                start, gran = span.start(), span["span"].lower()
+                day = day - day.weekday() * _DAY if gran == "week" else day
+            take(start, m.end())
+            found.append((start, m.end(), (day, gran, bool(m["year"]))))
+    for m in _MONTH_YEAR_RE.finditer(text):
+        if free(m):
+            take(m.start(), m.end())
+            first = dt.date(int(m["year"]), _MONTH_NUM[m["mon"]], 1)
+            found.append((m.start(), m.end(), (first, "month", True)))
+    for m in _YEAR_RE.finditer(text):
+        if free(m):
+            take(m.start(), m.end())
+            found.append((m.start(), m.end(), (dt.date(int(m["year"]), 1, 1), "year", True)))
+    blanked = "".join(" " if taken[i] else ch for i, ch in enumerate(text))
+    found.sort(key=lambda f: f[0])
+    return [(ref, text[start:end]) for start, end, ref in found], blanked
+
+
+def _span_end(first: dt.date, gran: str) -> dt.date:
+    if gran == "day":
+        return first
+    if gran == "weekend":
+        return first + _DAY
+    if gran == "week":
+        return first + 6 * _DAY
+    if gran == "month":
+        nxt = dt.date(first.year + (first.month == 12), first.month % 12 + 1, 1)
+        return nxt - _DAY
+    return dt.date(first.year, 12, 31)
+
+
+def _date_supported(ref: DateRef, allowed: Iterable[tuple[dt.date, str]]) -> bool:
+    first, gran, has_year = ref
+    for a_first, a_gran in allowed:
+        if _GRAN_RANK[a_gran] > _GRAN_RANK[gran]:
+            continue
+        if not has_year:  # "7 May": any year of the allowed dates will do
+            try:
+                first_y = first.replace(year=a_first.year)
+            except ValueError:
+                continue
+        else:
+            first_y = first
+        if first_y <= a_first <= _span_end(first_y, gran):
+            return True
+    return False
+
+
+def _sentence_initial(text: str, start: int) -> bool:
+    return bool(_SENTENCE_BREAK_RE.search(text[:start]))
+
+
+def _word_in(word: str, haystack: str) -> bool:
+    return re.search(r"(?<![\w])" + re.escape(word) + r"(?![\w])", haystack) is not None
+
+
+def check_claim(text: str, support: Support) -> list[tuple[str, str]]:
+    """(code, reason) for each part of ``text`` its cited turns do not support."""
+    plain = _plain(text)
+    year = support.dates[0][0].year if support.dates else None
+    dates, rest = claim_dates(plain, year)
+    problems: list[tuple[str, str]] = []
+    for ref, raw in dates:
+        if not _date_supported(ref, support.dates):
+            problems.append(
+                (
+                    "DV103",
+                    f"date {raw!r} is neither in the cited turn nor derived from its session date",
+                )
+            )
+    for m in _NUMBER_RE.finditer(rest):
+        raw = m.group(1).rstrip(".,")
+        digits = raw.replace(",", "")
+        in_text = _word_in(digits, support.text.replace(",", "")) or _word_in(raw, support.text)
+        as_word = (
+            digits.isdigit()
+            and int(digits) <= 20
+            and _word_in(_NUMBER_WORDS[int(digits)], support.text)
+        )
+        if not (in_text or as_word):
+            problems.append(("DV102", f"number {raw!r} is not in the cited turn"))
+    seen: set[str] = set()
+    for m in _NAME_RE.finditer(rest):
+        word = m.group(0).rstrip("'’-")
+        if not word[:1].isupper() or word in _NOT_NAMES or _sentence_initial(rest, m.start()):
+            continue
+        word = re.sub(r"['’]s$", "", word)
+        key = word.lower()
+        if key in seen or re.sub(r"s$", "", word) in _WEEKDAYS or word.rstrip(".") in _MONTH_NUM:
+            continue
+        seen.add(key)
+        if key in support.names or _word_in(key, support.text):
+            continue
+        parts = [p for p in re.split(r"[-'’]", key) if p]
+        if len(parts) > 1 and all(_word_in(p, support.text) or p in support.names for p in parts):
+            continue
+        problems.append(("DV101", f"name {word!r} is not in the cited turn"))
+    return problems
+
+
+# -- slots ---------------------------------------------------------------------
+
+_SLOT_TABLE = [
+    ("role", r"(?:now\s+|currently\s+)?(?:works|is\s+working|is\s+employed)\s+as\s+(?P<v>.+)"),
+    ("role", r"(?:role|job|job\s+title|position|occupation)\s*(?::|is\b)\s*(?P<v>.+)"),
+    (
+        "employer",
+        r"(?:now\s+|currently\s+)?(?:works|is\s+working|is\s+employed)\s+(?:at|for|by)\s+(?P<v>.+)",
+    ),
+    ("employer", r"(?:employer|company|workplace)\s*(?::|is\b)\s*(?P<v>.+)"),
+    ("city", r"(?:now\s+|currently\s+)?(?:lives|is\s+living|is\s+based|resides)\s+in\s+(?P<v>.+)"),
+    ("city", r"(?:moved|relocated)\s+to\s+(?P<v>.+)"),
+    ("city", r"(?:city|home\s+city|lives\s+in)\s*:\s*(?P<v>.+)"),
+    (
+        "preference:{obj}",
+        r"(?:now\s+|currently\s+|always\s+)?prefers\s+(?P<obj>[\w-]+(?:\s+[\w-]+)?)\s+(?:as|in)\s+(?P<v>.+)",
+    ),
+]
+_SLOT_RES = [(slot, re.compile(pattern, re.IGNORECASE)) for slot, pattern in _SLOT_TABLE]
+_LEAD_DATE_RE = re.compile(r"^\W*(?:\d{4}-\d{2}-\d{2}|\d{1,2}\s+[A-Z][a-z]+\s+\d{4})\W*\s*")
+_LEAD_PRONOUN_RE = re.compile(r"^(?:the\s+user|user|she|he|they)\s+", re.IGNORECASE)
+_ARTICLES = {"a", "an", "the", "now", "currently"}
+
+
+def slot_of(text: str, subject: Iterable[str] = ()) -> tuple[str, str] | None:
+    """(slot, normalized value) of a claim, or None when the table knows no slot for it."""
+    plain = _plain(text)
+    plain = _LEAD_DATE_RE.sub("", plain)
+    for name in sorted((s for s in subject if s), key=len, reverse=True):
+        if plain.lower().startswith(name.lower() + " "):
+            plain = plain[len(name) + 1 :]
+            break
+        if plain.lower().startswith(name.lower() + "'s "):
+            plain = plain[len(name) + 3 :]
+            break
+    plain = _LEAD_PRONOUN_RE.sub("", plain)
+    for slot, regex in _SLOT_RES:
+        m = regex.match(plain)
+        if not m:
+            continue
+        value = re.split(r"[,.;()\[]| since | from | until | as of ", m["v"], maxsplit=1)[0]
+        words = [w for w in re.findall(r"[\w'-]+", value.lower()) if w not in _ARTICLES]
+        if not words:
+            return None
+        obj = m.groupdict().get("obj") or ""
+        return slot.format(obj=obj.lower()), " ".join(words)
+    return None
+
+
+def _clash(a: str, b: str) -> bool:
+    wa, wb = set(a.split()), set(b.split())
+    return not (wa <= wb or wb <= wa)
+
+
+# -- the gate --------------------------------------------------------------------
+
+
+class _Transcripts:
+    """Transcripts of the staged tree, parsed once each."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._cache: dict[str, Transcript | None] = {}
+
+    def get(self, rel: str) -> Transcript | None:
+        if rel not in self._cache:
+            try:
+                text = (self.root / "memory" / rel).read_text(encoding="utf-8")
+                self._cache[rel] = parse_transcript(text, rel)
+            except (OSError, UnicodeDecodeError, PageError, ValueError):
+                self._cache[rel] = None
+        return self._cache[rel]
+
+
+def _session_date(value: str) -> dt.date | None:
+    try:
+        return parse_session_datetime(value).date()
+    except (ValueError, TypeError):
+        try:
+            return dt.date.fromisoformat(value[:10])
+        except ValueError:
+            return None
+
+
+def _support(page: Page, claim: Claim, transcripts: _Transcripts) -> Support | None:
+    turns: list[tuple[Transcript, Turn]] = []
+    for source in resolve_claim_sources(page, claim):
+        t = transcripts.get(source.path)
+        turn = t.turn(source.anchor) if t is not None else None
+        if t is not None and turn is not None:
+            turns.append((t, turn))
+    if not turns:
+        return None  # validation reports citations that resolve to no turn
+    return support_for(turns, (page.title, *page.aliases))
+
+
+def support_for(turns: list[tuple[Transcript, Turn]], subject: Iterable[str] = ()) -> Support:
+    """What the cited ``turns`` (with their transcripts) let a claim about ``subject`` say."""
+    names = {w.lower() for name in subject for w in re.findall(r"[\w'’-]+", name)}
+    dates: list[tuple[dt.date, str]] = []
+    texts: list[str] = []
+    for t, turn in turns:
+        texts.append(turn.text)
+        for who in (*t.participants, turn.speaker):
+            names.update(w.lower() for w in re.findall(r"[\w'’-]+", who))
+        bases = {d for d in (_session_date(t.started), _session_date(turn.ts)) if d is not None}
+        for base in sorted(bases):
+            dates.append((base, "day"))
+            dates.extend((m.date, m.granularity) for m in find_relative_dates(turn.text, base))
+        year = min(bases).year if bases else None
+        written, _ = claim_dates(turn.text, year)
+        dates.extend((first, gran) for (first, gran, _), _raw in written)
+    return Support(text="\n".join(texts).lower(), names=frozenset(names), dates=tuple(dates))
+
+
+def _read_page(root: Path, path: str) -> Page | None:
+    try:
+        return parse_page((root / path).read_text(encoding="utf-8"), path[len("memory/") :])
+    except (OSError, UnicodeDecodeError, PageError, ValueError):
+        return None  # validation reports unreadable pages
+
+
+def _base_page(store: Store, base: str, path: str) -> Page | None:
+    try:
+        blob = store.repo.commit(base).tree / path
+        return parse_page(blob.data_stream.read().decode("utf-8"), path[len("memory/") :])
+    except (KeyError, ValueError, UnicodeDecodeError, PageError):
+        return None
+
+
+def _claim_key(page: Page, claim: Claim) -> tuple[str, tuple[str, ...]]:
+    refs = tuple(sorted(s.ref for s in resolve_claim_sources(page, claim)))
+    return _core(claim), refs
+
+
+def verify_stage(store: Store, stage_root: Path, base: str, changes: list[Change]) -> GateReport:
+    """Check the new and changed claims of the changed pages, and their slots."""
+    transcripts = _Transcripts(stage_root)
+    problems: list[Problem] = []
+    checked = superseded = 0
+    for change in changes:
+        path = change.path
+        if change.status == "D" or not path.startswith(_PAGE_PREFIXES) or path in _GENERATED:
+            continue
+        if not path.endswith(".md"):
+            continue
+        page = _read_page(stage_root, path)
+        if page is None:
+            continue
+        claims = extract_claims(page)
+        old = _base_page(store, base, path) if change.status == "M" else None
+        old_claims = extract_claims(old) if old is not None else []
+        old_keys = {_claim_key(old, c) for c in old_claims} if old is not None else set()
+        old_superseded = (
+            {_claim_key(old, c) for c in old_claims if c.superseded} if old is not None else set()
+        )
+        for claim in claims:
+            key = _claim_key(page, claim)
+            if claim.superseded and key not in old_superseded:
+                superseded += 1
+            if key in old_keys:
+                continue
+            support = _support(page, claim, transcripts)
+            if support is None:
+                continue
+            checked += 1
+            for code, why in check_claim(claim.text, support):
+                problems.append(Problem(GATE, path, claim.line, code, f"{why} ({_cites(claim)})"))
+        if path.startswith(_FACT_PREFIXES):
+            problems.extend(_contradictions(page, path, claims))
+    return GateReport(
+        gate=GATE,
+        problems=tuple(problems),
+        checked=checked,
+        stats={"claims_checked": checked, "claims_superseded": superseded},
+    )
+
+
+def _cites(claim: Claim) -> str:
+    return "cites " + ", ".join(f"[{n}]" for n in claim.citations)
+
+
+def _contradictions(page: Page, path: str, claims: list[Claim]) -> list[Problem]:
+    subject = (page.title, page.id, *page.aliases)
+    seen: dict[str, tuple[Claim, str]] = {}
+    out: list[Problem] = []
+    for claim in claims:
+        if claim.superseded:
+            continue
+        found = slot_of(claim.text, subject)
+        if found is None:
+            continue
+        slot, value = found
+        if slot in seen and _clash(seen[slot][1], value):
+            first, first_value = seen[slot]
+            out.append(
+                Problem(
+                    GATE,
+                    path,
+                    claim.line,
+                    "DV201",
+                    f"contradicts line {first.line} for {page.title or page.id!r}, slot {slot}: "
+                    f"{value!r} vs {first_value!r} (mark the older one superseded)",
+                )
+            )
+        else:
+            seen.setdefault(slot, (claim, value))
+    return out

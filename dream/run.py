@@ -1,0 +1,403 @@
+"""One Dream run: orient -> consolidate (the engine) -> gates -> sync.
+
+``run_dream`` is what ``dream run`` calls (``dream.kept`` serves review, apply and
+discard of kept runs). Everything that changes a store holds its ``dream`` lock
+(an ``flock``: a crashed run never leaves it stuck), so a second run exits at once
+with a clear message.
+
+A run never writes the live tree or ``main`` before both gates pass: the engine
+writes into a worktree on ``dream/<run-id>`` (``dream.staging``), the gates check
+what changed there (``dream.gates``), and ``dream.sync`` commits and moves ``main``
+by compare-and-swap. A gate failure keeps the branch (one commit, for review) and
+leaves ``main`` alone. Stop conditions (max sessions, deadline) end a run cleanly:
+what was done lands, the rest stays pending (pending is derived from the files).
+The run id goes into the commit message, the branch name and the run record only,
+never into the tree, so the same input and base give byte-identical trees.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import importlib
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from dream.engine import Engine, EngineContext
+from dream.errors import DreamError
+from dream.gates import GateReport, Problem
+from dream.gates.validation import validate_stage
+from dream.gates.verification import verify_stage
+from dream.orient import find_pending, orient, stop_conditions, target_branch
+from dream.runlog import new_run_id, write_record
+from dream.skills import check_skill
+from dream.staging import (
+    Change,
+    Stage,
+    cleanup_stale,
+    commit_stage,
+    create_stage,
+    git_proc,
+    remove_stage,
+    stage_changes,
+)
+from dream.sync import MAX_ATTEMPTS, SyncConflict, commit_message, describe, sync
+from memoryfs.errors import LockedError
+from memoryfs.store import Store
+
+__all__ = [
+    "ENGINES",
+    "Progress",
+    "RunOptions",
+    "RunResult",
+    "load_engine",
+    "run_dream",
+    "run_gates",
+    "run_lock",
+    "land",
+    "record",
+]
+
+ENGINES = {"embedded": "dream.engines.embedded:EmbeddedEngine"}
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    dry_run: bool = False  # stage, consolidate and gate, then throw the stage away
+    review: bool = False  # keep the gated commit on its branch for 'dream apply'
+    max_sessions: int | None = None  # None: memory.toml [dream] max_sessions
+    deadline: str | None = None  # "20m"; None: memory.toml [dream] deadline
+    allow_unapproved: bool = False  # run with a skill the store has not approved
+    full_validation: bool = False  # validate the whole staged tree, not just what changed
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What a run (or an apply / discard) did; also its run record."""
+
+    run_id: str
+    # committed | nothing-pending | no-change | gate-failed | review | dry-run | discarded | error
+    status: str
+    message: str  # the one-line summary
+    base: str = ""
+    commit: str = ""  # on the target branch when committed, on the kept branch otherwise
+    branch: str = ""  # the kept branch, "" when none is kept
+    target: str = ""
+    engine: str = ""
+    skill: str = ""
+    sessions: tuple[str, ...] = ()
+    pages_created: tuple[str, ...] = ()
+    pages_updated: tuple[str, ...] = ()
+    claims_superseded: int = 0
+    pending_before: int = 0
+    pending_after: int = 0
+    stopped: str = ""  # "max-sessions" or "deadline" when the run stopped before the end
+    problems: tuple[str, ...] = ()  # formatted gate problems (file:line: code why)
+    rebased: int = 0
+    restarted: int = 0
+    started: str = ""
+    finished: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.status == "gate-failed" else 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {_camel(k): v for k, v in record(self).items()}
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
+def record(result: RunResult) -> dict[str, Any]:
+    """The run record of ``result`` (JSON-ready)."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(result).items()}
+
+
+def now_utc() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def load_engine(name: str = "embedded") -> Engine:
+    """An engine by short name (``embedded``) or as ``package.module:Class``."""
+    spec = ENGINES.get(name, name)
+    module_name, _, class_name = spec.partition(":")
+    if not class_name:
+        known = ", ".join(ENGINES)
+        raise DreamError(f"unknown engine {name!r} (use {known} or package.module:Class)")
+    try:
+        cls = getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError) as exc:
+        raise DreamError(f"engine {name!r} is not available: {exc}") from None
+    engine = cls()
+    if not isinstance(engine, Engine):
+        raise DreamError(f"{spec} is not a dream.engine.Engine")
+    return engine
+
+
+@contextlib.contextmanager
+def run_lock(store: Store) -> Iterator[None]:
+    """The store's ``dream`` lock; a clear message when another run holds it."""
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(store.lock("dream", timeout=0))
+        except LockedError:
+            pid = ""
+            with contextlib.suppress(OSError):
+                pid = (store.cache_dir / "locks" / "dream.lock").read_text().strip()
+            who = f" (pid {pid})" if pid else ""
+            raise DreamError(
+                f"another dream run is in progress on {store.root}{who}; wait for it to finish "
+                "(its lock goes away when it ends, even if it crashes)"
+            ) from None
+        yield
+
+
+# -- gates and landing ---------------------------------------------------------------
+
+
+def run_gates(
+    store: Store, stage: Stage, changes: list[Change], full: bool = False
+) -> tuple[GateReport, GateReport]:
+    """Validation, then verification, of the stage's changes against its base."""
+    validation = validate_stage(store, stage.path, changes, full=full)
+    verification = verify_stage(store, stage.path, stage.base, changes)
+    return validation, verification
+
+
+def problems_of(*reports: GateReport) -> tuple[Problem, ...]:
+    return tuple(p for r in reports for p in r.problems)
+
+
+def land(
+    store: Store, stage: Stage, commit: str, result: RunResult, full_validation: bool
+) -> tuple[RunResult, bool]:
+    """Sync the stage's commit onto the target: the result, and whether to keep the branch.
+
+    ``result.message`` is the headline of what lands.
+    """
+
+    def regate(moved: Stage) -> tuple[Problem, ...]:
+        return problems_of(*run_gates(store, moved, stage_changes(moved), full_validation))
+
+    outcome = sync(store, stage, result.target, commit, regate)
+    if not outcome.landed:
+        failed = replace(
+            result,
+            status="gate-failed",
+            base=outcome.base,
+            commit=outcome.commit,
+            branch=stage.branch,
+            rebased=outcome.rebased,
+            problems=tuple(p.format() for p in outcome.problems),
+            message=f"dream: {len(outcome.problems)} gate problems after rebasing onto "
+            f"{outcome.base[:10]}; {result.target} untouched, branch {stage.branch} kept",
+        )
+        return failed, True
+    landed = replace(
+        result,
+        status="committed",
+        base=outcome.base,
+        commit=outcome.commit,
+        branch="",
+        rebased=outcome.rebased,
+        pending_after=len(find_pending(store, outcome.commit)[0]),
+        message=f"dream: {result.message} ({outcome.commit[:10]})",
+    )
+    return landed, False
+
+
+# -- the run ---------------------------------------------------------------------------
+
+
+def run_dream(
+    store: Store,
+    engine: Engine,
+    options: RunOptions | None = None,
+    progress: Progress | None = None,
+    before_sync: Callable[[Stage], None] | None = None,
+) -> RunResult:
+    """One run. ``before_sync`` is called between the gates and the sync (tests use it
+    to move ``main`` under a run)."""
+    options = options or RunOptions()
+    started, t0 = now_utc(), time.monotonic()
+    tick = progress or (lambda phase, done, total: None)
+    with run_lock(store):
+        skill = check_skill(store, allow_unapproved=options.allow_unapproved).active
+        stops = stop_conditions(store, options.max_sessions, options.deadline)
+        deadline = t0 + stops.deadline_seconds if stops.deadline_seconds is not None else None
+        target = target_branch(store)
+        cleanup_stale(store, target)
+        draft = RunResult(
+            run_id=new_run_id(),
+            status="",
+            message="",
+            target=target,
+            engine=engine.label,
+            skill=skill,
+            started=started,
+        )
+        attempt = _Attempt(store, engine, options, stops.max_sessions, deadline, tick, before_sync)
+        for restarted in range(MAX_ATTEMPTS):
+            try:
+                result = attempt.run(draft)
+            except SyncConflict:
+                continue  # main took a change that conflicts: start over from its new tip
+            except DreamError as exc:
+                _record_error(store, draft, exc)
+                raise
+            total = round(time.monotonic() - t0, 3)
+            result = replace(
+                result,
+                restarted=restarted,
+                finished=now_utc(),
+                timings={**result.timings, "total": total},
+            )
+            write_record(store, record(result))
+            return result
+        error = DreamError(f"the run kept conflicting with new commits on {target}; try again")
+        _record_error(store, draft, error)
+        raise error
+
+
+def _record_error(store: Store, result: RunResult, exc: Exception) -> None:
+    failed = replace(result, status="error", message=f"dream: {exc}", finished=now_utc())
+    write_record(store, record(failed))
+
+
+@dataclass
+class _Attempt:
+    """One pass from orient to sync (a run starts over when its rebase conflicts)."""
+
+    store: Store
+    engine: Engine
+    options: RunOptions
+    max_sessions: int
+    deadline: float | None
+    tick: Progress
+    before_sync: Callable[[Stage], None] | None
+    timings: dict[str, float] = field(default_factory=dict)
+    _clock: float = 0.0
+
+    def lap(self, name: str) -> None:
+        now = time.monotonic()
+        self.timings[name] = round(self.timings.get(name, 0.0) + now - self._clock, 3)
+        self._clock = now
+
+    def run(self, result: RunResult) -> RunResult:
+        self.timings, self._clock = {}, time.monotonic()
+        self.tick("orient", 0, 1)
+        o = orient(self.store)
+        self.lap("orient")
+        result = replace(result, base=o.base, pending_before=len(o.pending), timings=self.timings)
+        if not o.pending:
+            return replace(
+                result, status="nothing-pending", message="dream: nothing pending; no commit"
+            )
+        batch = list(o.pending[: self.max_sessions] if self.max_sessions else o.pending)
+        result = replace(
+            result,
+            pending_after=len(o.pending),
+            stopped="max-sessions" if len(batch) < len(o.pending) else "",
+        )
+        self.tick("stage", 0, 1)
+        stage = create_stage(self.store, result.run_id, o.base)
+        self.lap("stage")
+        keep = False
+        try:
+            result, keep = self._staged(result, stage, batch)
+            return result
+        except DreamError as exc:
+            # After the commit (local edits blocking the fast-forward, say), keep the
+            # branch so nothing is lost; before it there is nothing worth keeping.
+            tip = git_proc(stage.path, "rev-parse", "HEAD").stdout.strip()
+            keep = not isinstance(exc, SyncConflict) and tip not in ("", o.base)
+            raise
+        finally:
+            remove_stage(self.store, stage, keep_branch=keep)
+
+    def _staged(self, result: RunResult, stage: Stage, batch: list[Any]) -> tuple[RunResult, bool]:
+        ctx = EngineContext(
+            store=self.store,
+            stage_root=stage.path,
+            pending=batch,
+            run_id=result.run_id,
+            base_commit=stage.base,
+            deadline=self.deadline,
+            progress=self.tick,
+        )
+        report = self.engine.consolidate(ctx)
+        self.lap("consolidate")
+        stopped = report.stopped_early or result.stopped
+        changes = stage_changes(stage)
+        if not changes:
+            return replace(
+                result,
+                status="no-change",
+                stopped=stopped,
+                message=f"dream: {len(batch)} sessions looked at, nothing to change; no commit",
+            ), False
+        self.tick("gates", 0, 1)
+        validation, verification = run_gates(
+            self.store, stage, changes, self.options.full_validation
+        )
+        self.lap("gates")
+        superseded = verification.stats.get("claims_superseded", report.claims_superseded)
+        summary = describe(changes, superseded)
+        problems = problems_of(validation, verification)
+        result = replace(
+            result,
+            sessions=summary.sessions,
+            pages_created=summary.created,
+            pages_updated=summary.updated,
+            claims_superseded=summary.superseded,
+            problems=tuple(p.format() for p in problems),
+            stopped=stopped,
+            message=summary.headline(),
+        )
+        if self.options.dry_run:
+            verdict = f"{len(problems)} gate problems" if problems else "gates pass"
+            return replace(
+                result,
+                status="dry-run",
+                message=f"dream (dry run): would commit {summary.headline()}; {verdict}",
+            ), False
+        message = commit_message(summary, result.run_id, result.engine, result.skill)
+        commit = commit_stage(self.store, stage, message)
+        self.lap("commit")
+        if problems:
+            return replace(
+                result,
+                status="gate-failed",
+                commit=commit,
+                branch=stage.branch,
+                message=f"dream: {len(problems)} gate problems; {result.target} untouched, "
+                f"branch {stage.branch} kept ('dream review {result.run_id}')",
+            ), True
+        if self.options.review:
+            return replace(
+                result,
+                status="review",
+                commit=commit,
+                branch=stage.branch,
+                message=f"dream: {summary.headline()}; kept on {stage.branch} for review "
+                f"('dream apply {result.run_id}')",
+            ), True
+        if self.before_sync is not None:
+            self.before_sync(stage)
+        self.tick("sync", 0, 1)
+        result, keep = land(self.store, stage, commit, result, self.options.full_validation)
+        self.lap("sync")
+        if result.status == "committed" and stopped:
+            result = replace(
+                result,
+                message=f"{result.message}; stopped at {stopped}, "
+                f"{result.pending_after} sessions still pending",
+            )
+        return result, keep

@@ -1,0 +1,65 @@
+"""Run records: one JSON file per run in ``.dream/runs/<run-id>.json`` (git-ignored).
+
+A record is bookkeeping (what a run did, when, with which outcome); memory content
+never goes here beyond paths and session ids. Records are written atomically.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import secrets
+from pathlib import Path
+from typing import Any
+
+from memoryfs.atomic import atomic_write_text
+from memoryfs.store import Store
+
+__all__ = ["new_run_id", "valid_run_id", "write_record", "read_record", "recent_records"]
+
+_RUN_ID_RE = re.compile(r"^\d{8}T\d{4,6}-[0-9a-f]{6}$")
+
+
+def new_run_id(now: dt.datetime | None = None) -> str:
+    """UTC minute plus a short random part, e.g. ``20261129T0102-3fa9c1``."""
+    when = now or dt.datetime.now(dt.UTC)
+    return f"{when:%Y%m%dT%H%M}-{secrets.token_hex(3)}"
+
+
+def valid_run_id(run_id: str) -> bool:
+    return bool(_RUN_ID_RE.match(run_id))
+
+
+def _path(store: Store, run_id: str) -> Path:
+    return store.dream_dir / "runs" / f"{run_id}.json"
+
+
+def write_record(store: Store, record: dict[str, Any]) -> None:
+    atomic_write_text(_path(store, record["run_id"]), json.dumps(record, indent=2) + "\n")
+
+
+def read_record(store: Store, run_id: str) -> dict[str, Any] | None:
+    if not valid_run_id(run_id):
+        return None
+    try:
+        data = json.loads(_path(store, run_id).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def recent_records(store: Store, limit: int = 5) -> list[dict[str, Any]]:
+    """The last ``limit`` run records, newest first (run ids sort by time)."""
+    folder = store.dream_dir / "runs"
+    if not folder.is_dir():
+        return []
+    ids = sorted((p.stem for p in folder.glob("*.json") if valid_run_id(p.stem)), reverse=True)
+    out: list[dict[str, Any]] = []
+    for run_id in ids:
+        record = read_record(store, run_id)
+        if record is not None:
+            out.append(record)
+        if len(out) >= limit:
+            break
+    return out

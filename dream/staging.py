@@ -1,0 +1,241 @@
+"""The staged tree: a ``git worktree`` on branch ``dream/<run-id>`` from the base commit.
+
+Every write of a run lands here, under ``.dream/worktrees/<run-id>`` (git-ignored by
+the store), never in the live tree. A run that ends well removes its worktree and
+branch; a run kept for review or stopped by a gate keeps its branch (one commit on
+top of its base) and drops the worktree, which ``reopen_stage`` re-creates.
+
+Boundary: Git plumbing for stages only. What goes into the tree is the engine's
+business; whether it may land is the gates'; moving ``main`` is ``sync``'s.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from dream.errors import DreamError, RunNotFound
+from memoryfs.store import DEFAULT_AUTHOR, Store
+
+__all__ = [
+    "BRANCH_PREFIX",
+    "Change",
+    "Stage",
+    "create_stage",
+    "reopen_stage",
+    "remove_stage",
+    "stage_changes",
+    "commit_stage",
+    "kept_runs",
+    "cleanup_stale",
+    "run_git",
+    "git_proc",
+    "is_ancestor",
+    "author_env",
+    "branch_name",
+]
+
+BRANCH_PREFIX = "dream/"
+# No hooks, no signing prompts, no pager: a worker runs unattended.
+_GIT_CONFIG = ("-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false", "-c", "gc.auto=0")
+
+
+@dataclass(frozen=True)
+class Stage:
+    run_id: str
+    path: Path  # the worktree root (it holds memory.toml and memory/)
+    base: str  # the commit the branch started from
+
+    @property
+    def branch(self) -> str:
+        return branch_name(self.run_id)
+
+    def store(self, live: Store) -> Store:
+        """The staged tree as a Store with the live store's config."""
+        return Store(root=self.path, config=live.config)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One file that differs between the base and the staged tree."""
+
+    status: str  # "A" added, "M" modified, "D" deleted
+    path: str  # relative to the store root (memory/...)
+
+    @property
+    def rel(self) -> str:
+        """Path relative to ``memory/`` ("" for files outside it)."""
+        return self.path[len("memory/") :] if self.path.startswith("memory/") else ""
+
+
+def branch_name(run_id: str) -> str:
+    return BRANCH_PREFIX + run_id
+
+
+def run_git(
+    cwd: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    check: bool = True,
+    stdin: str | None = None,
+) -> str:
+    """Run git in ``cwd``; a failure is a ``DreamError`` quoting git's first error line."""
+    proc = git_proc(cwd, *args, env=env, stdin=stdin)
+    if check and proc.returncode != 0:
+        detail = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
+        raise DreamError(
+            f"git {args[0]} failed in {cwd}: {detail[0] if detail else proc.returncode}"
+        )
+    return proc.stdout
+
+
+def git_proc(
+    cwd: Path, *args: str, env: dict[str, str] | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run git in ``cwd`` and return the finished process, whatever its exit code."""
+    full_env = dict(os.environ)
+    full_env.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"})
+    if env:
+        full_env.update(env)
+    return subprocess.run(
+        ["git", *_GIT_CONFIG, *args],
+        cwd=cwd,
+        env=full_env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def author_env(store: Store) -> dict[str, str]:
+    actor = store.author()
+    name = actor.name or DEFAULT_AUTHOR[0]
+    email = actor.email or DEFAULT_AUTHOR[1]
+    return {
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
+    }
+
+
+def _worktrees_dir(store: Store) -> Path:
+    return store.dream_dir / "worktrees"
+
+
+def create_stage(store: Store, run_id: str, base: str) -> Stage:
+    """Check out ``base`` on a new branch ``dream/<run-id>`` under ``.dream/worktrees/``."""
+    path = _worktrees_dir(store) / run_id
+    path.parent.mkdir(parents=True, exist_ok=True)
+    run_git(store.root, "worktree", "add", "--quiet", "-b", branch_name(run_id), str(path), base)
+    return Stage(run_id=run_id, path=path, base=base)
+
+
+def _branch_tip(store: Store, run_id: str) -> str:
+    out = run_git(
+        store.root,
+        "rev-parse",
+        "--verify",
+        "--quiet",
+        f"refs/heads/{branch_name(run_id)}",
+        check=False,
+    )
+    return out.strip()
+
+
+def reopen_stage(store: Store, run_id: str, target: str) -> Stage:
+    """The stage of a kept run: its worktree (re-created if gone) and its base.
+
+    The base is where the branch left ``target`` (their merge base), so a branch a
+    human added fix-up commits to is still applied whole.
+    """
+    tip = _branch_tip(store, run_id)
+    if not tip:
+        raise RunNotFound(
+            f"no kept run {run_id!r} (no branch {branch_name(run_id)}); "
+            "'dream status' lists the kept runs"
+        )
+    base = run_git(store.root, "merge-base", target, tip).strip()
+    path = _worktrees_dir(store) / run_id
+    if not (path / ".git").exists():
+        if path.exists():
+            shutil.rmtree(path)
+        run_git(store.root, "worktree", "prune")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        run_git(store.root, "worktree", "add", "--quiet", str(path), branch_name(run_id))
+    return Stage(run_id=run_id, path=path, base=base)
+
+
+def remove_stage(store: Store, stage: Stage, keep_branch: bool) -> None:
+    """Drop the worktree; delete the branch too unless it is kept for a human."""
+    if stage.path.exists():
+        run_git(store.root, "worktree", "remove", "--force", str(stage.path), check=False)
+        if stage.path.exists():
+            shutil.rmtree(stage.path, ignore_errors=True)
+    run_git(store.root, "worktree", "prune", check=False)
+    if not keep_branch and _branch_tip(store, stage.run_id):
+        run_git(store.root, "branch", "-D", "--quiet", stage.branch)
+
+
+def stage_changes(stage: Stage, against: str | None = None) -> list[Change]:
+    """Stage every change in the worktree's index; list the files that differ from the base."""
+    run_git(stage.path, "add", "-A", "--", ".")
+    out = run_git(
+        stage.path, "diff", "--cached", "--name-status", "--no-renames", "-z", against or stage.base
+    )
+    parts = out.split("\0")
+    changes = [Change(parts[i][:1], parts[i + 1]) for i in range(0, len(parts) - 1, 2) if parts[i]]
+    return sorted(changes, key=lambda c: c.path)
+
+
+def commit_stage(store: Store, stage: Stage, message: str) -> str:
+    """Commit the worktree's index on the run's branch; returns the commit sha."""
+    run_git(
+        stage.path,
+        "commit",
+        "--quiet",
+        "--no-verify",
+        "-F",
+        "-",
+        env=author_env(store),
+        stdin=message,
+    )
+    return run_git(stage.path, "rev-parse", "HEAD").strip()
+
+
+def is_ancestor(cwd: Path, older: str, newer: str) -> bool:
+    return git_proc(cwd, "merge-base", "--is-ancestor", older, newer).returncode == 0
+
+
+def kept_runs(store: Store) -> list[str]:
+    """Run ids of the kept ``dream/*`` branches, oldest first."""
+    out = run_git(
+        store.root, "for-each-ref", "--format=%(refname:short)", f"refs/heads/{BRANCH_PREFIX}"
+    )
+    return sorted(
+        line[len(BRANCH_PREFIX) :] for line in out.splitlines() if line.startswith(BRANCH_PREFIX)
+    )
+
+
+def cleanup_stale(store: Store, target: str) -> list[str]:
+    """Remove what crashed runs left (call with the run lock held): their worktrees,
+    and their branches when those hold no commit of their own. Returns the run ids
+    whose worktrees were removed."""
+    removed: list[str] = []
+    folder = _worktrees_dir(store)
+    if folder.is_dir():
+        for entry in sorted(folder.iterdir()):
+            removed.append(entry.name)
+            run_git(store.root, "worktree", "remove", "--force", str(entry), check=False)
+            if entry.exists():
+                shutil.rmtree(entry, ignore_errors=True)
+    run_git(store.root, "worktree", "prune", check=False)
+    for run_id in removed:
+        tip = _branch_tip(store, run_id)
+        if tip and is_ancestor(store.root, tip, target):  # the branch holds no commit of its own
+            run_git(store.root, "branch", "-D", "--quiet", branch_name(run_id), check=False)
+    return removed

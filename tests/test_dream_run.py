@@ -1,0 +1,410 @@
+"""dream run end to end with a scripted engine: staging, gates, compare-and-swap sync,
+stop conditions, the run lock, review / apply / discard."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from dream_fixtures import ScriptedEngine, add_sessions, session_file
+
+from dream.engine import EngineContext
+from dream.errors import DreamError, RunNotFound
+from dream.kept import apply_run, discard_run, dream_status, review_run
+from dream.orient import find_pending, orient
+from dream.records import ConsolidationReport
+from dream.run import RunOptions, run_dream
+from dream.skills import approve
+from dream.staging import Stage, kept_runs
+from memoryfs.atomic import atomic_write_text
+from memoryfs.hashing import content_hash
+from memoryfs.ingest import ingest
+from memoryfs.store import Store, init_store
+from memoryfs.transcript import Transcript
+from memoryfs.validate import validate_store
+
+S1 = (
+    "2026-01-05-figures",
+    "2026-01-05",
+    ["I need the figures as PDF for Reefsong. Three of them.", "Sure."],
+)
+S2 = ("2026-01-06-marta", "2026-01-06", ["Marta is a nurse at the UKE in Hamburg.", "Noted."])
+S3 = (
+    "2026-01-07-lisbon",
+    "2026-01-07",
+    ["The Lisbon workshop is on 12 March with Tiago.", "Great."],
+)
+
+
+def git(store: Store, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=store.root, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def head(store: Store) -> str:
+    return git(store, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    s = init_store(tmp_path / "store", "dana", "atlas")
+    approve(s, by="tests")
+    return s
+
+
+def test_nothing_pending_makes_no_commit_and_says_so(store: Store) -> None:
+    before = head(store)
+    result = run_dream(store, ScriptedEngine())
+    assert result.status == "nothing-pending"
+    assert "nothing pending" in result.message and "no commit" in result.message
+    assert head(store) == before
+    assert kept_runs(store) == []
+
+
+def test_a_run_commits_once_with_trailers_and_validates(store: Store, tmp_path: Path) -> None:
+    add_sessions(store, tmp_path / "in", [S1, S2])
+    base = head(store)
+    result = run_dream(store, ScriptedEngine())
+    assert result.status == "committed", result
+    assert result.sessions == (S1[0], S2[0])
+    assert head(store) == result.commit
+    assert git(store, "rev-parse", "HEAD~1") == base  # exactly one commit
+    message = git(store, "log", "-1", "--format=%B")
+    assert message.startswith("dream: 2 sessions summarized")
+    assert f"Dream-Run: {result.run_id}" in message
+    assert "Dream-Engine: scripted/1" in message
+    assert "Dream-Skill: " in message and result.skill in message
+    trailers = git(store, "log", "-1", "--format=%(trailers:key=Dream-Run,valueonly)")
+    assert trailers == result.run_id
+    # the live tree has it, nothing is left behind, and the store validates
+    assert (store.memory / "sessions/summaries" / f"{S1[0]}.md").is_file()
+    assert git(store, "status", "--porcelain") == ""
+    assert kept_runs(store) == [] and not any((store.dream_dir / "worktrees").iterdir())
+    assert validate_store(store) == []
+    assert (store.dream_dir / "runs" / f"{result.run_id}.json").is_file()
+    assert result.pending_after == 0
+    assert run_dream(store, ScriptedEngine()).status == "nothing-pending"
+
+
+def test_the_run_id_never_enters_the_tree(store: Store, tmp_path: Path) -> None:
+    add_sessions(store, tmp_path / "in", [S1])
+    result = run_dream(store, ScriptedEngine())
+    proc = subprocess.run(["git", "grep", "-q", result.run_id, "HEAD"], cwd=store.root)
+    assert proc.returncode == 1  # not found anywhere in the committed tree
+
+
+def test_a_grown_session_is_reprocessed_and_only_its_pages_change(
+    store: Store, tmp_path: Path
+) -> None:
+    add_sessions(store, tmp_path / "in", [S1, S2])
+    run_dream(store, ScriptedEngine())
+    before = head(store)
+    longer = (S2[0], S2[1], [*S2[2], "She also cycles to work."])
+    add_sessions(store, tmp_path / "in2", [longer])
+    pending, _ = find_pending(store, head(store))
+    assert [(p.id, p.reason, p.turns) for p in pending] == [(S2[0], "grown", 3)]
+    result = run_dream(store, ScriptedEngine())
+    assert result.status == "committed" and result.sessions == (S2[0],)
+    changed = git(store, "diff", "--name-only", "HEAD~1", "HEAD").splitlines()
+    assert changed == ["memory/sessions/index.md", f"memory/sessions/summaries/{S2[0]}.md"]
+    assert git(store, "diff", "--name-only", before, "HEAD~1").splitlines() == [
+        f"memory/sessions/transcripts/{S2[0]}.md"
+    ]
+
+
+def test_same_input_and_base_give_identical_trees(tmp_path: Path) -> None:
+    trees = []
+    for name in ("a", "b"):
+        s = init_store(tmp_path / name, "dana", "atlas")
+        add_sessions(s, tmp_path / f"in-{name}", [S1, S2, S3])
+        result = run_dream(s, ScriptedEngine(), RunOptions(allow_unapproved=True))
+        assert result.status == "committed"
+        trees.append((git(s, "rev-parse", "HEAD~1^{tree}"), git(s, "rev-parse", "HEAD^{tree}")))
+    assert trees[0] == trees[1]
+
+
+def test_orient_is_derived_from_the_base_commit_not_the_live_tree(
+    store: Store, tmp_path: Path
+) -> None:
+    add_sessions(store, tmp_path / "in", [S1])
+    run_dream(store, ScriptedEngine())
+    # an uncommitted transcript in the live tree is not a pending session
+    session_file(store.memory / "sessions/transcripts", "2026-01-09-draft", "2026-01-09", ["Hi."])
+    assert orient(store).pending == ()
+    # a summary whose transcript_hash no longer matches makes its session pending again
+    summary = store.memory / f"sessions/summaries/{S1[0]}.md"
+    summary.write_text(summary.read_text().replace("transcript_hash: ", "transcript_hash: 0"))
+    store.commit("hand edit", [f"memory/sessions/summaries/{S1[0]}.md"])
+    assert [p.reason for p in orient(store).pending] == ["grown"]
+    # the blob cache is only a cache: without it the answer is the same
+    (store.cache_dir / "dream-orient.json").unlink()
+    assert [p.id for p in orient(store).pending] == [S1[0]]
+
+
+def _bad_claim(t: Transcript, turn: object) -> str:
+    return "Dana met Gunther in Oslo on 3 April 2026 and paid 250 euros."
+
+
+def test_a_gate_failure_leaves_main_untouched_and_keeps_the_branch(
+    store: Store, tmp_path: Path
+) -> None:
+    add_sessions(store, tmp_path / "in", [S1])
+    before = head(store)
+    result = run_dream(store, ScriptedEngine(claim=_bad_claim))
+    assert result.status == "gate-failed" and result.exit_code == 1
+    assert head(store) == before
+    assert git(store, "status", "--porcelain") == ""
+    assert kept_runs(store) == [result.run_id]
+    assert git(store, "rev-parse", f"dream/{result.run_id}") == result.commit
+    assert git(store, "rev-parse", f"dream/{result.run_id}~1") == before
+    text = "\n".join(result.problems)
+    path = f"memory/sessions/summaries/{S1[0]}.md"
+    assert f"{path}:" in text
+    assert "DV101 name 'Gunther'" in text and "DV101 name 'Oslo'" in text
+    assert "DV102 number '250'" in text and "DV103 date '3 April 2026'" in text
+    assert "Dana" not in text.replace("DV101 name 'Dana'", "")  # a participant is a known name
+    line = int(result.problems[0].split(":")[1])
+    committed = git(store, "show", f"dream/{result.run_id}:{path}").splitlines()
+    assert "Gunther" in committed[line - 1]
+    # still pending: nothing landed
+    assert [p.id for p in orient(store).pending] == [S1[0]]
+
+
+def _broken_link_page(ctx: EngineContext, t: Transcript) -> None:
+    body = "\n- Works on [[reefsong-project]].\n"
+    text = f"---\nid: dana\ntitle: Dana\ntype: person\nupdated: {t.date}\n---\n{body}"
+    atomic_write_text(ctx.memory / "knowledge/people/dana.md", text)
+
+
+def test_a_validation_finding_fails_the_gate(store: Store, tmp_path: Path) -> None:
+    add_sessions(store, tmp_path / "in", [S1])
+    before = head(store)
+    result = run_dream(store, ScriptedEngine(page=_broken_link_page))
+    assert result.status == "gate-failed"
+    assert any("memory/knowledge/people/dana.md:" in p and "MF201" in p for p in result.problems)
+    assert head(store) == before
+
+
+def test_full_validation_finds_the_same(store: Store, tmp_path: Path) -> None:
+    add_sessions(store, tmp_path / "in", [S1])
+    result = run_dream(
+        store, ScriptedEngine(page=_broken_link_page), RunOptions(full_validation=True)
+    )
+    assert any("MF201" in p for p in result.problems)
+
+
+def test_main_moving_meanwhile_is_rebased_and_both_land(store: Store, tmp_path: Path) -> None:
+    add_sessions(store, tmp_path / "in", [S1])
+    ingested: list[str] = []
+
+    def ingest_meanwhile(stage: Stage) -> None:
+        ingested.append(add_sessions(store, tmp_path / "late", [S3]))
+
+    result = run_dream(store, ScriptedEngine(), before_sync=ingest_meanwhile)
+    assert result.status == "committed" and result.rebased == 1
+    assert head(store) == result.commit
+    assert git(store, "rev-parse", "HEAD~1") == ingested[0]  # the ingest landed first, then dream
+    assert (store.memory / f"sessions/transcripts/{S3[0]}.md").is_file()
+    assert result.pending_after == 1  # the late session waits for the next run
+    # the rebased indexes list the late session too
+    assert f"| {S3[0]} |" in (store.memory / "sessions/index.md").read_text()
+    assert validate_store(store) == []
+    assert git(store, "status", "--porcelain") == ""
+    assert run_dream(store, ScriptedEngine()).sessions == (S3[0],)
+
+
+def test_a_conflicting_move_starts_the_run_over(store: Store, tmp_path: Path) -> None:
+    add_sessions(store, tmp_path / "in", [S1])
+    calls: list[int] = []
+
+    def edit_index(stage: Stage) -> None:
+        calls.append(1)
+        if len(calls) == 1:  # someone regenerates the index by hand while the run works
+            with store.lock("write"):
+                (store.memory / "sessions/index.md").write_text("# Sessions\n\nhand edit\n")
+                store.commit("hand edit", ["memory/sessions/index.md"])
+
+    result = run_dream(store, ScriptedEngine(), before_sync=edit_index)
+    assert result.status == "committed" and result.restarted == 1 and len(calls) == 2
+    assert "hand edit" in git(store, "log", "--format=%s", "-2")
+    assert validate_store(store) == []
+
+
+def test_local_edits_block_the_fast_forward_and_keep_the_branch(
+    store: Store, tmp_path: Path
+) -> None:
+    add_sessions(store, tmp_path / "in", [S1])
+    before = head(store)
+
+    def edit_live(stage: Stage) -> None:
+        (store.memory / "sessions/index.md").write_text("uncommitted edit\n")
+
+    with pytest.raises(DreamError, match="was not moved"):
+        run_dream(store, ScriptedEngine(), before_sync=edit_live)
+    assert head(store) == before
+    assert len(kept_runs(store)) == 1
+    (store.memory / "sessions/index.md").unlink()
+    git(store, "checkout", "--", "memory/sessions/index.md")
+    result = apply_run(store, kept_runs(store)[0])
+    assert result.status == "committed"
+
+
+def test_a_second_concurrent_run_exits_with_a_clear_message(store: Store, tmp_path: Path) -> None:
+    add_sessions(store, tmp_path / "in", [S1])
+    with (
+        store.lock("dream", timeout=0),
+        pytest.raises(DreamError, match="another dream run is in progress"),
+    ):
+        run_dream(store, ScriptedEngine())
+    assert run_dream(store, ScriptedEngine()).status == "committed"
+
+
+def _lock_holder(store: Store) -> subprocess.Popen[str]:
+    code = textwrap.dedent(
+        f"""
+        import sys, time
+        from memoryfs.store import Store
+        with Store.open({str(store.root)!r}).lock("dream", timeout=0):
+            print("locked", flush=True)
+            time.sleep(60)
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
+    return proc
+
+
+def test_a_crashed_run_never_leaves_the_lock_stuck(store: Store, tmp_path: Path) -> None:
+    add_sessions(store, tmp_path / "in", [S1])
+    holder = _lock_holder(store)
+    try:
+        with pytest.raises(DreamError, match=rf"in progress .*\(pid {holder.pid}\)"):
+            run_dream(store, ScriptedEngine())
+    finally:
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait()
+    # and what a crash leaves in .dream/worktrees is cleaned by the next run
+    leftover = store.dream_dir / "worktrees" / "20260101T0000-abcdef"
+    git(store, "worktree", "add", "-q", "-b", "dream/20260101T0000-abcdef", str(leftover), "HEAD")
+    assert run_dream(store, ScriptedEngine()).status == "committed"
+    assert not leftover.exists() and kept_runs(store) == []
+
+
+def test_review_then_apply(store: Store, tmp_path: Path) -> None:
+    add_sessions(store, tmp_path / "in", [S1, S2])
+    before = head(store)
+    result = run_dream(store, ScriptedEngine(), RunOptions(review=True))
+    assert result.status == "review" and head(store) == before
+    assert kept_runs(store) == [result.run_id]
+    pages = review_run(store, result.run_id)
+    assert [p.path for p in pages][:2] == [
+        f"memory/sessions/summaries/{S1[0]}.md",
+        f"memory/sessions/summaries/{S2[0]}.md",
+    ]
+    assert all(p.diff.startswith("diff --git") for p in pages)
+    assert pages[0].status == "A" and "+## Key points" in pages[0].diff
+    # main moves before the human applies: apply rebases, with the same gates
+    add_sessions(store, tmp_path / "late", [S3])
+    applied = apply_run(store, result.run_id)
+    assert applied.status == "committed" and applied.rebased == 1
+    assert kept_runs(store) == []
+    assert validate_store(store) == []
+    assert "Dream-Run: " + result.run_id in git(store, "log", "-1", "--format=%B")
+    with pytest.raises(RunNotFound):
+        apply_run(store, result.run_id)
+
+
+def test_apply_runs_the_gates_again(store: Store, tmp_path: Path) -> None:
+    add_sessions(store, tmp_path / "in", [S1])
+    before = head(store)
+    failed = run_dream(store, ScriptedEngine(claim=_bad_claim))
+    again = apply_run(store, failed.run_id)
+    assert again.status == "gate-failed" and head(store) == before
+    assert kept_runs(store) == [failed.run_id]
+
+
+def test_discard(store: Store, tmp_path: Path) -> None:
+    add_sessions(store, tmp_path / "in", [S1])
+    before = head(store)
+    result = run_dream(store, ScriptedEngine(), RunOptions(review=True))
+    gone = discard_run(store, result.run_id)
+    assert gone.status == "discarded" and kept_runs(store) == [] and head(store) == before
+    with pytest.raises(RunNotFound):
+        discard_run(store, result.run_id)
+    with pytest.raises(RunNotFound):
+        review_run(store, "not-a-run")
+
+
+def test_dry_run_changes_nothing(store: Store, tmp_path: Path) -> None:
+    add_sessions(store, tmp_path / "in", [S1])
+    before = head(store)
+    result = run_dream(store, ScriptedEngine(), RunOptions(dry_run=True))
+    assert result.status == "dry-run" and "would commit 1 session summarized" in result.message
+    assert head(store) == before and kept_runs(store) == []
+    assert not list((store.dream_dir / "worktrees").iterdir())
+
+
+def test_max_sessions_leaves_the_rest_pending(store: Store, tmp_path: Path) -> None:
+    add_sessions(store, tmp_path / "in", [S3, S1, S2])
+    result = run_dream(store, ScriptedEngine(), RunOptions(max_sessions=2))
+    assert result.status == "committed" and result.stopped == "max-sessions"
+    assert result.sessions == (S1[0], S2[0])  # oldest first
+    assert result.pending_after == 1 and "still pending" in result.message
+    assert validate_store(store) == []
+    assert run_dream(store, ScriptedEngine()).sessions == (S3[0],)
+
+
+def test_max_sessions_from_memory_toml(store: Store, tmp_path: Path) -> None:
+    add_sessions(store, tmp_path / "in", [S1, S2])
+    cfg = store.root / "memory.toml"
+    cfg.write_text(cfg.read_text().replace("max_sessions = 0", "max_sessions = 1"))
+    store.commit("config", ["memory.toml"])
+    reopened = Store.open(store.root)
+    assert run_dream(reopened, ScriptedEngine()).sessions == (S1[0],)
+
+
+def test_a_deadline_ends_cleanly_with_the_rest_pending(store: Store, tmp_path: Path) -> None:
+    add_sessions(store, tmp_path / "in", [S1, S2, S3])
+    result = run_dream(store, ScriptedEngine(delay=0.05), RunOptions(deadline="0.01s"))
+    assert result.status == "committed" and result.stopped == "deadline"
+    assert result.sessions == (S1[0],) and result.pending_after == 2
+    assert validate_store(store) == []
+
+
+def test_status_lists_pending_runs_and_kept_branches(store: Store, tmp_path: Path) -> None:
+    add_sessions(store, tmp_path / "in", [S1, S2])
+    kept = run_dream(store, ScriptedEngine(), RunOptions(review=True))
+    report = dream_status(store)
+    assert report.pending == (S1[0], S2[0]) and report.sessions == 2
+    assert report.kept[0]["runId"] == kept.run_id and report.kept[0]["status"] == "review"
+    assert report.runs[0]["run_id"] == kept.run_id
+
+
+def test_an_engine_error_removes_the_stage(store: Store, tmp_path: Path) -> None:
+    add_sessions(store, tmp_path / "in", [S1])
+
+    class Broken(ScriptedEngine):
+        def consolidate(self, ctx: EngineContext) -> ConsolidationReport:
+            (ctx.memory / "notes").mkdir(exist_ok=True)
+            raise DreamError("engine gave up")
+
+    with pytest.raises(DreamError, match="engine gave up"):
+        run_dream(store, Broken())
+    assert kept_runs(store) == [] and not list((store.dream_dir / "worktrees").iterdir())
+
+
+def test_summary_hash_matches_what_orient_expects(store: Store, tmp_path: Path) -> None:
+    add_sessions(store, tmp_path / "in", [S1])
+    run_dream(store, ScriptedEngine())
+    raw = (store.memory / f"sessions/transcripts/{S1[0]}.md").read_text()
+    assert (
+        f"transcript_hash: {content_hash(raw)}"
+        in (store.memory / f"sessions/summaries/{S1[0]}.md").read_text()
+    )
+    assert ingest(store, [tmp_path / "in" / f"{S1[0]}.md"]).commit == ""

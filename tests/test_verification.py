@@ -1,0 +1,217 @@
+"""Semantic verification: claims against their cited turns, and slot contradictions."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from dream.gates.verification import (
+    Support,
+    check_claim,
+    claim_dates,
+    slot_of,
+    support_for,
+    verify_stage,
+)
+from dream.staging import Change
+from memoryfs.hashing import turn_hash
+from memoryfs.ingest import ingest
+from memoryfs.store import Store, init_store
+from memoryfs.transcript import Transcript, Turn, render_transcript
+
+
+def support(text: str, date: str = "2023-05-08", subject: tuple[str, ...] = ()) -> Support:
+    turn = Turn(n=1, speaker="user", ts=f"{date}T13:56", text=text)
+    t = Transcript(
+        id="s", started=f"{date}T13:56", participants=("dana", "atlas"), scope={}, turns=(turn,)
+    )
+    return support_for([(t, turn)], subject)
+
+
+def codes(claim: str, turn: str, subject: tuple[str, ...] = ()) -> list[str]:
+    return [code for code, _ in check_claim(claim, support(turn, subject=subject))]
+
+
+SUPPORTED = [
+    ("Marta is a nurse at the UKE in Hamburg.", "Marta is a nurse at the UKE in Hamburg."),
+    ("Prefers figures as PDF, not PNG.", "Please always give me figures as PDF, not PNG."),
+    ("Writes figures at 150 dpi.", "The script writes PNG at 150 dpi."),
+    ("Has 3 figures to redo.", "I have three figures to redo."),
+    ("Works with [[marta-silva|Marta]] on Thursdays.", "Marta and I go bouldering on Thursday."),
+    ("Talked to Dana and Atlas.", "We talked."),  # participants are known names
+    (
+        'Went to the support group on 7 May 2023 ("yesterday").',
+        "I went to the support group yesterday.",
+    ),
+    ("Went to the support group in May 2023.", "I went to the support group yesterday."),
+    ("Went to the support group on 2023-05-07.", "I went to the support group yesterday."),
+    ("Said so on 8 May 2023.", "I said so."),  # the session date
+    ("Ran a race the week of 1 May 2023.", "I ran a race last week."),
+    ("The workshop is on 12 March 2023.", "The workshop is on 12 March."),
+    ("Moved here in 2019.", "I moved here in 2019."),
+    ("She may come along.", "She might come along."),  # "may" is not a month
+    ("Was a postdoc (superseded 9 February 2026).", "I am a postdoc."),
+]
+
+
+@pytest.mark.parametrize(("claim", "turn"), SUPPORTED)
+def test_supported_claims_pass(claim: str, turn: str) -> None:
+    assert check_claim(claim, support(turn)) == []
+
+
+UNSUPPORTED = [
+    ("Marta works with Gunther.", "Marta works a lot.", "DV101"),
+    ("Writes figures at 300 dpi.", "The script writes PNG at 150 dpi.", "DV102"),
+    ("Went to the group on 6 May 2023.", "I went to the support group yesterday.", "DV103"),
+    ("Went to the group on 2023-05-06.", "I went to the support group yesterday.", "DV103"),
+    ("Ran a race the week of 24 April 2023.", "I ran a race last week.", "DV103"),
+    ("The workshop is on 13 March 2023.", "The workshop is on 12 March.", "DV103"),
+    ("Moved here in 2018.", "I moved here in 2019.", "DV103"),
+    ("Visited [[lisbon|Lisbon]].", "I visited a city.", "DV101"),
+]
+
+
+@pytest.mark.parametrize(("claim", "turn", "code"), UNSUPPORTED)
+def test_unsupported_claims_are_rejected(claim: str, turn: str, code: str) -> None:
+    assert codes(claim, turn) == [code]
+
+
+def test_the_subject_of_the_page_is_a_known_name() -> None:
+    claim = "Data descriptor figures for Reefsong."
+    assert codes(claim, "The data descriptor figures.") == ["DV101"]
+    assert codes(claim, "The data descriptor figures.", subject=("Reefsong",)) == []
+
+
+def test_claim_dates_blank_what_they_find() -> None:
+    found, rest = claim_dates("Met on 7 May 2023 and again in June 2024, plus 2025.")
+    assert [(d.isoformat(), g) for (d, g, _), _raw in found] == [
+        ("2023-05-07", "day"),
+        ("2024-06-01", "month"),
+        ("2025-01-01", "year"),
+    ]
+    assert [raw for _, raw in found] == ["7 May 2023", "June 2024", "2025"]
+    assert "2023" not in rest and "June" not in rest
+
+
+def test_claim_dates_never_raise_on_odd_input() -> None:
+    for text in ("31 February 2023", "99 May", "May 0", "2023-13-45", "", "May"):
+        claim_dates(text)
+    assert claim_dates("31 February 2023")[0][0][0][1] == "month"  # no such day: the month
+
+
+@pytest.mark.parametrize(
+    ("claim", "subject", "expected"),
+    [
+        (
+            "Works as a postdoc at the Marlow Institute.",
+            (),
+            ("role", "postdoc at marlow institute"),
+        ),
+        (
+            "Dana works as staff scientist since 9 February 2026 [cite:2]",
+            ("Dana",),
+            ("role", "staff scientist"),
+        ),
+        ("2026-02-09: works at Tidewater Analytics", (), ("employer", "tidewater analytics")),
+        ("Role: staff scientist", (), ("role", "staff scientist")),
+        ("Lives in Hamburg (Eimsbüttel).", (), ("city", "hamburg")),
+        ("She moved to Berlin.", (), ("city", "berlin")),
+        ("Prefers figures as PDF, not PNG.", (), ("preference:figures", "pdf")),
+        ("Likes green tea.", (), None),
+        ("Works on Reefsong.", (), None),
+    ],
+)
+def test_slot_detection(
+    claim: str, subject: tuple[str, ...], expected: tuple[str, str] | None
+) -> None:
+    assert slot_of(claim, subject) == expected
+
+
+# -- the gate over a store ------------------------------------------------------------
+
+TURNS = [
+    "I'm a postdoc at the Marlow Institute.",
+    "Since Monday I work as staff scientist at Tidewater.",
+]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    s = init_store(tmp_path / "store", "dana", "atlas")
+    turns = tuple(
+        Turn(n=i + 1, speaker="user", ts="2026-02-10T09:00", text=x) for i, x in enumerate(TURNS)
+    )
+    t = Transcript(
+        id="2026-02-10-job", started="2026-02-10T09:00", participants=("dana",),
+        scope={"user": "dana", "assistant": "atlas"}, turns=turns,
+    )  # fmt: skip
+    path = tmp_path / "2026-02-10-job.md"
+    path.write_text(render_transcript(t))
+    ingest(s, [path])
+    return s
+
+
+def page(body: str) -> str:
+    sources = "".join(
+        f"  - id: {i + 1}\n    ref: sessions/transcripts/2026-02-10-job.md#t{i + 1}\n"
+        f"    at: '2026-02-10'\n    hash: {turn_hash(text)}\n"
+        for i, text in enumerate(TURNS)
+    )
+    head = "---\nid: dana\ntitle: Dana\ntype: person\nupdated: '2026-02-10'\n"
+    return f"{head}sources:\n{sources}---\n{body}"
+
+
+PATH = "memory/knowledge/people/dana.md"
+
+
+def write(store: Store, body: str) -> None:
+    (store.root / PATH).write_text(page(body))
+
+
+def test_two_current_values_for_one_slot_contradict(store: Store) -> None:
+    base = store.head()
+    write(
+        store, "\n## Work\n\n- Works as a postdoc [cite:1]\n- Works as staff scientist [cite:2]\n"
+    )
+    report = verify_stage(store, store.root, base, [Change("A", PATH)])
+    assert [(p.code, p.line) for p in report.problems] == [("DV201", 20)]
+    assert (
+        "contradicts line 19" in report.problems[0].message
+        and "slot role" in report.problems[0].message
+    )
+
+
+def test_a_superseded_value_does_not_contradict(store: Store) -> None:
+    base = store.head()
+    write(
+        store,
+        "\n## Work\n\n- Works as staff scientist [cite:2]\n\n## History\n\n"
+        "- Works as a postdoc (superseded 2026-02-10) [cite:1]\n",
+    )
+    report = verify_stage(store, store.root, base, [Change("A", PATH)])
+    assert report.ok and report.stats["claims_checked"] == 2
+
+
+def test_only_new_or_changed_claims_are_checked(store: Store) -> None:
+    write(store, "\n- Works with Gunther [cite:1]\n")  # unsupported, but already in the base
+    base = store.commit("hand-written page", [PATH])
+    write(
+        store,
+        "\n- Works with Gunther [cite:1]\n\n## History\n\n"
+        "- Works as a postdoc (superseded) [cite:1]\n",
+    )
+    report = verify_stage(store, store.root, base, [Change("M", PATH)])
+    assert report.ok and report.stats == {"claims_checked": 1, "claims_superseded": 1}
+    write(store, "\n- Works with Gunther and Olaf [cite:1]\n")
+    report = verify_stage(store, store.root, base, [Change("M", PATH)])
+    assert [p.format() for p in report.problems] == [
+        f"{PATH}:17: DV101 name 'Gunther' is not in the cited turn (cites [1])",
+        f"{PATH}:17: DV101 name 'Olaf' is not in the cited turn (cites [1])",
+    ]
+
+
+def test_relative_date_resolution_is_the_shared_one() -> None:
+    s = support("I moved last Saturday.", date="2023-05-08")
+    assert (dt.date(2023, 5, 6), "day") in s.dates
