@@ -1,0 +1,167 @@
+"""Read commands: search, recall (the Memory Agent) and materialize.
+
+Each command opens the store, brings the search cache up to date (progress on
+stderr when that is long work) and makes one library call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cli.output import JsonOpt, StoreOpt, emit, handle_errors, log, open_store
+from memoryfs.errors import MemoryFSError
+from memoryfs.materialize import materialize
+from memoryfs.recall import recall
+from memoryfs.search import SearchIndex
+from memoryfs.store import LAYERS, Store
+
+__all__ = ["register"]
+
+_PROGRESS_MIN = 500  # files to (re-)index before progress is worth printing
+
+LayerOpt = Annotated[
+    list[str] | None,
+    typer.Option("--layer", help=f"Only these layers ({', '.join(LAYERS)}); repeatable."),
+]
+
+
+def _check_layers(layers: list[str] | None) -> None:
+    bad = sorted(set(layers or ()) - set(LAYERS))
+    if bad:
+        raise MemoryFSError(f"unknown layer(s) {', '.join(bad)} (use {', '.join(LAYERS)})")
+
+
+def _refreshed(store: Store) -> SearchIndex:
+    """The store's search index, brought up to date with progress on stderr."""
+    idx = SearchIndex.open(store)
+
+    def progress(done: int, total: int) -> None:
+        if total >= _PROGRESS_MIN:
+            log(f"indexing: {done}/{total} files")
+
+    stats = idx.refresh(progress)
+    if stats.added + stats.changed >= _PROGRESS_MIN:
+        log(f"indexed {stats.added + stats.changed} files in {stats.seconds:.1f}s")
+    return idx
+
+
+@handle_errors
+def search_cmd(
+    query: Annotated[
+        str, typer.Argument(help="Words or a question; FTS syntax is taken literally.")
+    ],
+    k: Annotated[int, typer.Option("-k", "--limit", min=1, max=1000, help="Number of hits.")] = 10,
+    layer: LayerOpt = None,
+    store_dir: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Search every layer of the store (knowledge, notes, sessions), best hits first."""
+    _check_layers(layer)
+    store = open_store(store_dir)
+    with _refreshed(store) as idx:
+        hits = idx.search(query, k=k, layers=layer or None)
+    human = "\n".join(
+        f"{h.ref}  [{h.layer}] {h.date + '  ' if h.date else ''}{h.snippet}" for h in hits
+    )
+    data = {
+        "query": query,
+        "hits": [
+            {
+                "path": h.path,
+                "line": h.line,
+                "layer": h.layer,
+                "kind": h.kind,
+                "title": h.title,
+                "snippet": h.snippet,
+                "score": h.score,
+                "citations": list(h.citations),
+                "date": h.date,
+            }
+            for h in hits
+        ],
+    }
+    emit(data, human, as_json)
+    if not hits:
+        log("no hits")
+
+
+@handle_errors
+def recall_cmd(
+    question: Annotated[str, typer.Argument(help="A question in plain language.")],
+    into: Annotated[
+        Path | None,
+        typer.Option("--into", help="Sandbox folder to materialize the supporting files into."),
+    ] = None,
+    budget_tokens: Annotated[
+        int | None,
+        typer.Option("--budget-tokens", min=1, help="Token budget (default: memory.toml)."),
+    ] = None,
+    exclude_layer: Annotated[
+        list[str] | None,
+        typer.Option("--exclude-layer", help="Leave a layer out (e.g. knowledge); repeatable."),
+    ] = None,
+    store_dir: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The Memory Agent: a short, cited synthesis of what the store knows about QUESTION."""
+    _check_layers(exclude_layer)
+    store = open_store(store_dir)
+    _refreshed(store).close()
+    budget = budget_tokens or store.config.budgets.recall_tokens
+    result = recall(store, question, budget, exclude_layers=exclude_layer or (), into=into)
+    data = {
+        "question": result.question,
+        "budgetTokens": budget,
+        "tokens": result.tokens,
+        "text": result.text,
+        "items": [asdict(item) for item in result.items],
+        "files": list(result.files),
+        "into": str(into.resolve()) if into is not None else None,
+    }
+    emit(data, result.text, as_json)
+    if not result.items:
+        log("nothing found")
+    elif into is not None:
+        log(f"materialized {len(result.files)} files into {into}")
+
+
+@handle_errors
+def materialize_cmd(
+    to: Annotated[Path, typer.Option("--to", help="Sandbox folder (created if missing).")],
+    budget_bytes: Annotated[
+        int | None,
+        typer.Option("--budget-bytes", min=0, help="Byte budget (default: memory.toml)."),
+    ] = None,
+    store_dir: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Write INDEX.md and the most useful pages into a sandbox, with a manifest."""
+    store = open_store(store_dir)
+    _refreshed(store).close()
+    result = materialize(store, to, budget_bytes)
+    data = {
+        "sandbox": result.sandbox,
+        "commit": result.commit,
+        "budgetBytes": result.budget_bytes,
+        "bytes": result.bytes,
+        "files": [asdict(e) for e in result.files],
+        "copied": list(result.copied),
+        "removed": list(result.removed),
+        "unchanged": result.unchanged,
+    }
+    human = (
+        f"materialized {len(result.files)} files ({result.bytes} of {result.budget_bytes} bytes) "
+        f"into {result.sandbox}: {len(result.copied)} copied, {result.unchanged} unchanged, "
+        f"{len(result.removed)} removed"
+    )
+    emit(data, human, as_json)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("search")(search_cmd)
+    app.command("recall")(recall_cmd)
+    app.command("materialize")(materialize_cmd)

@@ -1,0 +1,203 @@
+"""The search index's SQLite database: schema, connection, transactions, row writes.
+
+``memoryfs.search`` decides what to index and how to rank; this module only
+knows tables. Units live in ``units``; ``fts`` is an FTS5 index over their text
+columns (external content, kept in step by triggers), so text is stored once.
+A file of another schema version is dropped and rebuilt: the database is a cache.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from memoryfs.units import FileInfo, Unit
+
+__all__ = ["SCHEMA_VERSION", "BUSY_MS", "connect", "immediate", "delete_file", "insert_file"]
+
+SCHEMA_VERSION = 3
+BUSY_MS = 60_000
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files(
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    layer TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    page_id TEXT NOT NULL DEFAULT '',
+    title TEXT NOT NULL DEFAULT '',
+    names TEXT NOT NULL DEFAULT '',
+    type TEXT NOT NULL DEFAULT '',
+    updated TEXT NOT NULL DEFAULT '',
+    date TEXT NOT NULL DEFAULT '',
+    preference INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS keys(key TEXT NOT NULL, file_id INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS keys_key ON keys(key);
+CREATE INDEX IF NOT EXISTS keys_file ON keys(file_id);
+CREATE TABLE IF NOT EXISTS links(file_id INTEGER NOT NULL, target TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS links_file ON links(file_id);
+CREATE INDEX IF NOT EXISTS links_target ON links(target);
+CREATE TABLE IF NOT EXISTS units(
+    id INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    layer TEXT NOT NULL,
+    date TEXT NOT NULL,
+    citations TEXT NOT NULL,
+    anchor TEXT NOT NULL,
+    speaker TEXT NOT NULL,
+    superseded INTEGER NOT NULL,
+    title TEXT NOT NULL,
+    aliases TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    body TEXT NOT NULL,
+    context TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS units_file ON units(file_id, anchor);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
+    title, aliases, summary, body, context,
+    content='units', content_rowid='id', tokenize='porter unicode61'
+);
+CREATE TRIGGER IF NOT EXISTS units_ai AFTER INSERT ON units BEGIN
+    INSERT INTO fts(rowid, title, aliases, summary, body, context)
+    VALUES (new.id, new.title, new.aliases, new.summary, new.body, new.context);
+END;
+CREATE TRIGGER IF NOT EXISTS units_ad AFTER DELETE ON units BEGIN
+    INSERT INTO fts(fts, rowid, title, aliases, summary, body, context)
+    VALUES ('delete', old.id, old.title, old.aliases, old.summary, old.body, old.context);
+END;
+"""
+
+
+def connect(path: Path) -> tuple[sqlite3.Connection, bool]:
+    conn = sqlite3.connect(path, timeout=BUSY_MS / 1000, isolation_level=None)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        rebuilt = False
+        with immediate(conn):
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version != SCHEMA_VERSION:
+                rebuilt = True
+                for (name,) in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'fts_%' "
+                    "AND name NOT LIKE 'sqlite_%'"
+                ).fetchall():
+                    conn.execute(f'DROP TABLE IF EXISTS "{name}"')
+                for statement in _statements(_SCHEMA):
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("SELECT COUNT(*) FROM fts WHERE fts MATCH 'x' LIMIT 1").fetchone()
+    except BaseException:
+        conn.close()
+        raise
+    return conn, rebuilt
+
+
+def _statements(script: str) -> list[str]:
+    """Split the schema into statements (triggers keep their inner semicolons)."""
+    out: list[str] = []
+    buf: list[str] = []
+    for line in script.strip().splitlines():
+        buf.append(line)
+        text = "\n".join(buf).strip()
+        if text.endswith(";") and (
+            not text.upper().startswith("CREATE TRIGGER") or text.endswith("END;")
+        ):
+            out.append(text)
+            buf = []
+    return out
+
+
+class immediate:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on any exception)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            self.conn.execute("COMMIT")
+        else:
+            self.conn.execute("ROLLBACK")
+
+
+def delete_file(conn: sqlite3.Connection, file_id: int) -> None:
+    conn.execute("DELETE FROM units WHERE file_id = ?", (file_id,))
+    conn.execute("DELETE FROM keys WHERE file_id = ?", (file_id,))
+    conn.execute("DELETE FROM links WHERE file_id = ?", (file_id,))
+    conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+
+def insert_file(
+    conn: sqlite3.Connection,
+    rel: str,
+    mtime_ns: int,
+    size: int,
+    digest: str,
+    info: FileInfo | None,
+    units: list[Unit],
+) -> None:
+    layer = info.layer if info else rel.split("/", 1)[0]
+    cur = conn.execute(
+        "INSERT INTO files(path, layer, kind, mtime_ns, size, hash, page_id, title, names, type, "
+        "updated, date, preference) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            rel,
+            layer,
+            info.kind if info else "other",
+            mtime_ns,
+            size,
+            digest,
+            info.id if info else "",
+            info.title if info else "",
+            "\n".join([info.title, *info.keys]) if info else "",
+            info.type if info else "",
+            info.updated if info else "",
+            info.date if info else "",
+            int(info.preference) if info else 0,
+        ),
+    )
+    file_id = cur.lastrowid
+    if info is not None:
+        conn.executemany(
+            "INSERT INTO keys(key, file_id) VALUES (?, ?)", [(k, file_id) for k in info.keys]
+        )
+        conn.executemany(
+            "INSERT INTO links(file_id, target) VALUES (?, ?)", [(file_id, t) for t in info.links]
+        )
+    conn.executemany(
+        "INSERT INTO units(file_id, line, kind, layer, date, citations, anchor, speaker, "
+        "superseded, title, aliases, summary, body, context) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        [
+            (
+                file_id,
+                u.line,
+                u.kind,
+                layer,
+                u.date,
+                json.dumps(list(u.citations)),
+                u.anchor,
+                u.speaker,
+                int(u.superseded),
+                u.title,
+                u.aliases,
+                u.summary,
+                u.body,
+                u.context,
+            )
+            for u in units
+        ],
+    )

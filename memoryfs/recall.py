@@ -1,0 +1,252 @@
+"""The Memory Agent: answer a question from the whole store within a token budget.
+
+``recall`` searches every layer, follows one hop of ``[[links]]`` from the best
+pages, follows the citations of the best claims to the transcript turns they
+cite, and writes a compact synthesis: one line per item, best first, dated, with
+where it lives and what it cites. Paths are shortened to labels (``S1#t3`` for a
+transcript turn, ``P2:14`` for a page line) resolved on a final ``Files:`` line,
+so the budget goes to evidence rather than repeated paths. With ``into`` the
+supporting files are materialized into a sandbox (``memoryfs.materialize``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from memoryfs.errors import MemoryFSError
+from memoryfs.ranking import excerpt, query_terms
+from memoryfs.search import Hit, SearchIndex
+from memoryfs.store import LAYERS, Store
+from memoryfs.tokens import count_tokens
+from memoryfs.units import human_date
+
+__all__ = ["RecallItem", "RecallResult", "recall", "KIND_WEIGHTS"]
+
+# Distilled, dated claims are worth more per token than raw turns when they match
+# as well; page heads and prose passages a little less.
+KIND_WEIGHTS = {"claim": 1.3, "summary": 1.1, "turn": 1.0, "head": 0.9, "passage": 0.9}
+LINK_DECAY = 0.6  # items found one [[link]] hop away from the best pages
+FOLLOW_PAGES = 3  # best pages whose links are followed
+FOLLOW_CLAIMS = 10  # best claims whose cited turns are shown under them
+CITES_PER_CLAIM = 2
+MAX_MISSES = 40  # stop filling after this many items in a row did not fit
+_TRANSCRIPTS = "sessions/transcripts/"
+_NORM_RE = re.compile(r"\W+")
+
+
+@dataclass(frozen=True)
+class RecallItem:
+    """One line of a recall synthesis."""
+
+    path: str  # relative to memory/
+    line: int
+    layer: str  # knowledge | notes | sessions
+    kind: str  # claim | passage | turn | summary
+    text: str  # as shown (a turn is "Speaker: text")
+    citations: tuple[str, ...]  # transcript refs "sessions/transcripts/<id>.md#tN"
+    date: str  # ISO date when known
+    score: float
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    question: str
+    items: tuple[RecallItem, ...]  # best first, exactly what ``text`` shows
+    text: str  # the synthesis, within the budget (memoryfs.tokens.count_tokens)
+    tokens: int
+    files: tuple[str, ...]  # supporting files, relative to memory/
+
+
+@dataclass
+class _Entry:
+    hit: Hit
+    score: float
+    follower: bool = False  # a cited turn shown under its claim
+
+
+def recall(
+    store: Store,
+    question: str,
+    budget_tokens: int = 1500,
+    *,
+    exclude_layers: Sequence[str] = (),
+    into: Path | None = None,
+) -> RecallResult:
+    """Search, expand and compress what the store knows about ``question``."""
+    unknown = set(exclude_layers) - set(LAYERS)
+    if unknown:
+        raise MemoryFSError(
+            f"unknown layer(s) {', '.join(sorted(unknown))} (use {', '.join(LAYERS)})"
+        )
+    if budget_tokens < 1:
+        raise MemoryFSError("the recall budget must be at least 1 token")
+    layers = tuple(layer for layer in LAYERS if layer not in exclude_layers)
+    terms = query_terms(question)
+    with SearchIndex.open(store) as idx:
+        idx.refresh()
+        entries = _gather(idx, question, layers, budget_tokens)
+    max_item = min(150, max(40, budget_tokens // 5))
+    items, text = _fit(entries, terms, budget_tokens, max_item)
+    files = tuple(dict.fromkeys(item.path for item in items))
+    if into is not None and files:
+        from memoryfs.materialize import add_files
+
+        add_files(store, into, list(files), reason="recall")
+    return RecallResult(
+        question=question,
+        items=tuple(items),
+        text=text,
+        tokens=count_tokens(text),
+        files=files,
+    )
+
+
+def _gather(idx: SearchIndex, question: str, layers: tuple[str, ...], budget: int) -> list[_Entry]:
+    """Candidates best first, each claim followed by the turns it cites."""
+    k = max(40, budget // 12)
+    hits = idx.search(question, k=k, layers=layers)
+    scored = [_Entry(h, h.score * KIND_WEIGHTS.get(h.kind, 1.0)) for h in hits]
+    best_pages = list(dict.fromkeys(h.path for h in hits if h.layer in ("knowledge", "notes")))[
+        :FOLLOW_PAGES
+    ]
+    if best_pages:
+        linked = [
+            p for p in idx.linked(best_pages) if p not in best_pages and p.split("/")[0] in layers
+        ]
+        for h in idx.search_in(question, linked, k=12):
+            scored.append(_Entry(h, h.score * KIND_WEIGHTS.get(h.kind, 1.0) * LINK_DECAY))
+        # A linked page that matches no query word still says what it is.
+        floor = min((e.score for e in scored), default=0.0) * LINK_DECAY
+        for path in linked[: FOLLOW_PAGES * 2]:
+            head = idx.head(path)
+            if head is not None:
+                scored.append(_Entry(head, floor))
+    scored.sort(key=lambda e: (-e.score, e.hit.path, e.hit.line))
+    out: list[_Entry] = []
+    followed = 0
+    follow_turns = "sessions" in layers
+    for entry in scored:
+        out.append(entry)
+        hit = entry.hit
+        if not follow_turns or hit.kind == "turn" or not hit.citations or followed >= FOLLOW_CLAIMS:
+            continue
+        followed += 1
+        for ref in hit.citations[:CITES_PER_CLAIM]:
+            if not ref.startswith(_TRANSCRIPTS):
+                continue
+            turn = idx.turn(ref)
+            if turn is not None:
+                out.append(_Entry(turn, entry.score * 0.95, follower=True))
+    return out
+
+
+def _norm(text: str) -> str:
+    return _NORM_RE.sub(" ", text.lower()).strip()[:240]
+
+
+class _Labels:
+    """Short labels for paths (``S1`` transcripts, ``P1`` pages), committed only when used."""
+
+    def __init__(self) -> None:
+        self.done: dict[str, str] = {}
+        self.pending: dict[str, str] = {}
+
+    def __call__(self, path: str) -> str:
+        if path in self.done:
+            return self.done[path]
+        if path not in self.pending:
+            prefix = "S" if path.startswith(_TRANSCRIPTS) else "P"
+            n = sum(1 for v in (*self.done.values(), *self.pending.values()) if v[0] == prefix)
+            self.pending[path] = f"{prefix}{n + 1}"
+        return self.pending[path]
+
+    def commit(self) -> None:
+        self.done.update(self.pending)
+        self.pending = {}
+
+    def rollback(self) -> None:
+        self.pending = {}
+
+
+def _fit(
+    entries: list[_Entry], terms: list[str], budget: int, max_item: int
+) -> tuple[list[RecallItem], str]:
+    """Greedy, best first: every line that fits (with its new ``Files:`` entries) goes in."""
+    labels = _Labels()
+    lines: list[str] = []
+    items: list[RecallItem] = []
+    seen_refs: set[str] = set()
+    seen_texts: set[str] = set()
+    legend_head = "Files:"
+    used = 0
+    misses = 0
+    for entry in entries:
+        hit = entry.hit
+        if hit.ref in seen_refs:
+            continue
+        body = hit.text
+        if hit.kind == "head":
+            if not body or body == hit.title:
+                continue  # a bare title says nothing the path does not
+            body = f"{hit.title}: {body}"
+        shown = excerpt(body, terms, max_item)
+        if hit.speaker:
+            shown = f"{hit.speaker}: {shown}"
+        key = _norm(shown)
+        if key in seen_texts:
+            continue
+        line = _render(hit, shown, entry.follower, labels)
+        # Newlines and "; " never merge tokens, so costs add up exactly.
+        cost = count_tokens(line) + sum(
+            count_tokens(f"{v} {p};") for p, v in labels.pending.items()
+        )
+        if not labels.done and labels.pending:
+            cost += count_tokens(legend_head)
+        if used + cost > budget:
+            labels.rollback()
+            misses += 1
+            if misses >= MAX_MISSES:
+                break
+            continue
+        labels.commit()
+        misses = 0
+        used += cost
+        seen_refs.add(hit.ref)
+        seen_texts.add(key)
+        lines.append(line)
+        items.append(
+            RecallItem(
+                path=hit.path,
+                line=hit.line,
+                layer=hit.layer,
+                kind="summary" if hit.kind == "head" else hit.kind,
+                text=shown,
+                citations=hit.citations,
+                date=hit.date,
+                score=round(entry.score, 6),
+            )
+        )
+    if labels.done:
+        lines.append(f"{legend_head} " + "; ".join(f"{v} {p}" for p, v in labels.done.items()))
+    return items, "\n".join(lines)
+
+
+def _render(hit: Hit, shown: str, follower: bool, label: Callable[[str], str]) -> str:
+    if hit.anchor:
+        where = f"{label(hit.path)}#{hit.anchor}"
+    else:
+        where = f"{label(hit.path)}:{hit.line}"
+        cites = [
+            f"{label(ref.split('#', 1)[0])}#{ref.split('#', 1)[1]}"
+            for ref in hit.citations
+            if "#" in ref
+        ]
+        if cites:
+            where += " cites " + ", ".join(cites)
+    date = human_date(hit.date)
+    prefix = "  ↳ " if follower else ""
+    stale = " (superseded)" if hit.superseded else ""
+    return f"{prefix}{date + ' · ' if date else ''}{shown}{stale} [{where}]"

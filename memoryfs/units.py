@@ -1,0 +1,289 @@
+"""Index units: the precise pieces of a file that search and recall return.
+
+A file becomes several units so a hit points at one line, not a whole page:
+a page *head* (title, aliases, summary), one unit per *claim* or *passage*
+line of a knowledge or notes page, one per key-point line of a session summary
+(*summary*), and one per transcript *turn*, prefixed with its speaker and the
+session date. Claim units carry their ``[cite:N]`` citations resolved through the
+page's ``sources`` to transcript refs, and the date they are about.
+
+This module only reads text; the search index (``memoryfs.search``) stores the
+units. It never raises on malformed input: a file it cannot parse yields no units.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+
+from memoryfs.claims import extract_claims
+from memoryfs.errors import PageError
+from memoryfs.links import CITE_RE, WIKILINK_RE, extract_links
+from memoryfs.page import Page, parse_page
+from memoryfs.transcript import parse_transcript
+
+__all__ = [
+    "Unit",
+    "FileInfo",
+    "layer_of",
+    "units_of",
+    "human_date",
+    "clean_text",
+]
+
+_MONTHS = (  # not calendar.month_name: that follows the process locale
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+_FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_HEADING_RE = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_LIST_RE = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
+_ISO_IN_TEXT_RE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
+# The same signs as memoryfs.claims uses for cited lines, for the uncited ones.
+_SUPERSEDED_RE = re.compile(r"\(superseded|~~[^~\n]+~~", re.I)
+_SUPERSEDED_SECTION_RE = re.compile(r"history|superseded", re.I)
+_TRANSCRIPT_DIR = "sessions/transcripts/"
+_SUMMARY_DIR = "sessions/summaries/"
+_MAX_UNIT_CHARS = 8000
+_TABLE_RULE = set("|-: ")
+_NEXT_WORDS = 30  # ...and of the next one (a reply often names what a turn is about)
+_CONTEXT_WORDS = 60  # words of the previous turn a turn is also found by
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One indexed piece of a file. ``line`` is 1-based in the file."""
+
+    kind: str  # head | claim | passage | summary | turn
+    line: int
+    title: str = ""  # heads only: the page title
+    aliases: str = ""  # heads only: aliases and the id, space separated
+    summary: str = ""  # heads only: the page's one-line summary
+    body: str = ""  # the unit's text (citation markers removed, links as labels)
+    context: str = (
+        ""  # low-weight words that situate it: page title and section, or speaker and date
+    )
+    date: str = ""  # ISO date the unit is about, when known
+    citations: tuple[str, ...] = ()  # transcript refs "sessions/transcripts/<id>.md#tN"
+    anchor: str = ""  # turns: "tN"
+    speaker: str = ""  # turns: who spoke
+    superseded: bool = False
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """What the materializer and recall need to know about a file without reading it."""
+
+    layer: str
+    kind: str  # page | summary | transcript | other
+    id: str
+    title: str
+    type: str
+    updated: str
+    date: str  # summaries and transcripts: the session date; pages: updated
+    preference: bool
+    keys: tuple[str, ...]  # lower-cased id and aliases, what [[links]] resolve against
+    links: tuple[str, ...]  # lower-cased [[link]] targets of the body
+
+
+def layer_of(rel: str) -> str:
+    """``knowledge``, ``notes`` or ``sessions`` for an indexable path, else ""."""
+    if rel.startswith(("knowledge/", "notes/")):
+        return rel.split("/", 1)[0]
+    if rel.startswith((_TRANSCRIPT_DIR, _SUMMARY_DIR)):
+        return "sessions"
+    return ""
+
+
+def human_date(iso: str) -> str:
+    """``2023-05-08`` (or a datetime) as people read it: ``8 May 2023``; "" if unparseable."""
+    try:
+        day = dt.date.fromisoformat(iso[:10])
+    except (ValueError, TypeError):
+        return ""
+    return f"{day.day} {_MONTHS[day.month - 1]} {day.year}"
+
+
+def clean_text(text: str) -> str:
+    """A line as a reader wants it: no list marker, no ``[cite:N]``, links as their labels."""
+    text = _LIST_RE.sub("", text.lstrip(" >"), count=1)
+    text = CITE_RE.sub("", text)
+    text = WIKILINK_RE.sub(lambda m: (m.group(2) or m.group(1)).strip(), text)
+    return " ".join(text.split())
+
+
+def _iso_date(value: str) -> str:
+    try:
+        return dt.date.fromisoformat(value[:10]).isoformat()
+    except (ValueError, TypeError):
+        return ""
+
+
+def units_of(rel: str, text: str) -> tuple[FileInfo | None, list[Unit]]:
+    """The file info and units of the file at ``rel`` (relative to ``memory/``)."""
+    layer = layer_of(rel)
+    if not layer:
+        return None, []
+    try:
+        if rel.startswith(_TRANSCRIPT_DIR):
+            return _transcript_units(rel, text)
+        return _page_units(rel, text, layer)
+    except (PageError, ValueError, TypeError, RecursionError):
+        return None, []
+
+
+def _transcript_units(rel: str, text: str) -> tuple[FileInfo, list[Unit]]:
+    t = parse_transcript(text, rel)
+    title = str(t.meta.get("title") or t.id)
+    info = FileInfo(
+        layer="sessions",
+        kind="transcript",
+        id=t.id,
+        title=title,
+        type="session",
+        updated=t.date,
+        date=t.date,
+        preference=False,
+        keys=(),
+        links=(),
+    )
+    units: list[Unit] = []
+    turns = [turn for turn in t.turns if turn.text.strip()]
+    for i, turn in enumerate(turns):
+        date = _iso_date(turn.ts) or t.date
+        body = turn.text[:_MAX_UNIT_CHARS]
+        prev = _words(turns[i - 1].text, _CONTEXT_WORDS) if i else ""
+        nxt = _words(turns[i + 1].text, _NEXT_WORDS) if i + 1 < len(turns) else ""
+        units.append(
+            Unit(
+                kind="turn",
+                line=turn.line,
+                body=body,
+                context=f"{turn.speaker} {human_date(date)} {prev} {nxt}".rstrip(),
+                date=date,
+                citations=(f"{rel}#{turn.anchor}",),
+                anchor=turn.anchor,
+                speaker=turn.speaker,
+            )
+        )
+    return info, units
+
+
+def _words(text: str, n: int) -> str:
+    return " ".join(text.split()[:n])
+
+
+def _page_units(rel: str, text: str, layer: str) -> tuple[FileInfo, list[Unit]]:
+    page = parse_page(text, rel)
+    is_summary = rel.startswith(_SUMMARY_DIR)
+    title = page.title or page.id or rel.rsplit("/", 1)[-1].removesuffix(".md")
+    updated = _iso_date(page.updated)
+    session_date = ""
+    if is_summary:
+        session_date = _iso_date(str(page.meta.get("date") or "")) or _date_from_id(page.id)
+    status = str(page.meta.get("status") or "")
+    # markdown-it tokens, so a [[link]] in code never counts (as for the validator)
+    links = tuple(dict.fromkeys(link.target.lower() for link in extract_links(page.body)))
+    info = FileInfo(
+        layer=layer,
+        kind="summary" if is_summary else "page",
+        id=page.id,
+        title=title,
+        type=page.type,
+        updated=updated,
+        date=session_date or updated,
+        preference=rel.startswith("knowledge/preferences/") or page.type == "preference",
+        keys=tuple(dict.fromkeys(k.lower() for k in (page.id, *page.aliases) if k)),
+        links=links,
+    )
+    head = Unit(
+        kind="head",
+        line=1,
+        title=title,
+        aliases=" ".join([*page.aliases, page.id.replace("-", " ")]),
+        summary=" ".join(page.summary.split()),
+        context=page.type,
+        date=info.date,
+        superseded=status == "superseded",
+    )
+    units = [head]
+    units.extend(_body_units(page, title, is_summary, info.date, status == "superseded"))
+    return info, units
+
+
+def _date_from_id(page_id: str) -> str:
+    m = _ISO_IN_TEXT_RE.match(page_id)
+    return _iso_date(m.group(1)) if m else ""
+
+
+def _body_units(
+    page: Page, title: str, is_summary: bool, page_date: str, page_superseded: bool
+) -> list[Unit]:
+    sources = {s.id: s for s in page.sources}
+    # Cited lines are claims exactly as the validator sees them (memoryfs.claims).
+    claims = {c.line: c for c in extract_claims(page)}
+    units: list[Unit] = []
+    fence = ""
+    section = ""
+    for i, raw in enumerate(page.body.split("\n")):
+        line = raw.rstrip()
+        m = _FENCE_RE.match(line)
+        if fence:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+                fence = ""
+            continue
+        if m:
+            fence = m.group(1)
+            continue
+        stripped = line.strip()
+        if not stripped or stripped.startswith("<!--") or set(stripped) <= _TABLE_RULE:
+            continue
+        h = _HEADING_RE.match(line)
+        if h:
+            section = clean_text(h.group(2))
+            continue
+        body = clean_text(line)
+        if len(body) < 2:
+            continue
+        claim = claims.get(page.body_line + i)
+        cites = list(claim.citations) if claim else []
+        refs = tuple(dict.fromkeys(sources[n].ref for n in cites if n in sources))
+        dates = sorted({_iso_date(sources[n].at) for n in cites if n in sources} - {""})
+        listed = bool(_LIST_RE.match(line))
+        if is_summary:
+            kind = "summary"
+        elif cites or listed:
+            kind = "claim"
+        else:
+            kind = "passage"
+        if claim is not None:
+            superseded = claim.superseded
+        else:
+            superseded = (
+                page_superseded
+                or bool(_SUPERSEDED_RE.search(line))
+                or bool(section and _SUPERSEDED_SECTION_RE.search(section))
+            )
+        units.append(
+            Unit(
+                kind=kind,
+                line=page.body_line + i,
+                body=body[:_MAX_UNIT_CHARS],
+                context=f"{title} {section}".strip(),
+                date=dates[-1] if dates else page_date,
+                citations=refs,
+                superseded=superseded,
+            )
+        )
+    return units
