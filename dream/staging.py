@@ -1,9 +1,11 @@
 """The staged tree: a ``git worktree`` on branch ``dream/<run-id>`` from the base commit.
 
 Every write of a run lands here, under ``.dream/worktrees/<run-id>`` (git-ignored by
-the store), never in the live tree. A run that ends well removes its worktree and
-branch; a run kept for review or stopped by a gate keeps its branch (one commit on
-top of its base) and drops the worktree, which ``reopen_stage`` re-creates.
+the store), never in the live tree. A run that ends well deletes its branch; a run
+kept for review or stopped by a gate keeps its branch (one commit on top of its
+base). Either way the worktree itself is parked (detached) as
+``.dream/worktrees/.spare`` and recycled by the next run, whose checkout then writes
+only the files that differ: one checked-out copy of the store stays on disk.
 
 Boundary: Git plumbing for stages only. What goes into the tree is the engine's
 business; whether it may land is the gates'; moving ``main`` is ``sync``'s.
@@ -39,6 +41,7 @@ __all__ = [
 ]
 
 BRANCH_PREFIX = "dream/"
+SPARE = ".spare"  # the parked worktree of the last run, recycled by the next one
 # No hooks, no signing prompts, no pager: a worker runs unattended.
 _GIT_CONFIG = ("-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false", "-c", "gc.auto=0")
 
@@ -130,21 +133,49 @@ def _worktrees_dir(store: Store) -> Path:
 def create_stage(store: Store, run_id: str, base: str) -> Stage:
     """Check out ``base`` on a new branch ``dream/<run-id>`` under ``.dream/worktrees/``."""
     path = _worktrees_dir(store) / run_id
-    path.parent.mkdir(parents=True, exist_ok=True)
-    run_git(store.root, "worktree", "add", "--quiet", "-b", branch_name(run_id), str(path), base)
+    if not _checkout_spare(store, path, "-B", branch_name(run_id), base):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        run_git(
+            store.root, "worktree", "add", "--quiet", "-b", branch_name(run_id), str(path), base
+        )
     return Stage(run_id=run_id, path=path, base=base)
 
 
+def _checkout_spare(store: Store, path: Path, *checkout: str) -> bool:
+    """Move the parked worktree of an earlier run to ``path`` and check out there.
+
+    ``git worktree add`` writes every file of the store (seconds for thousands of
+    sessions); a checkout in a parked worktree only writes what differs, so an
+    incremental run costs what it changes. ``checkout -f`` plus ``clean -ffdx``
+    leave exactly the commit's tree, as a fresh worktree would.
+    """
+    spare = _worktrees_dir(store) / SPARE
+    if not (spare / ".git").is_file():
+        _drop_worktree(store, spare)
+        return False
+    if git_proc(store.root, "worktree", "move", str(spare), str(path)).returncode != 0:
+        _drop_worktree(store, spare)
+        return False
+    if (
+        git_proc(path, "checkout", "--quiet", "--force", *checkout).returncode == 0
+        and git_proc(path, "clean", "--quiet", "-ffdx").returncode == 0
+    ):
+        return True
+    _drop_worktree(store, path)
+    return False
+
+
+def _drop_worktree(store: Store, path: Path) -> None:
+    if path.exists():
+        git_proc(store.root, "worktree", "remove", "--force", str(path))
+        if path.exists():
+            shutil.rmtree(path, ignore_errors=True)
+    git_proc(store.root, "worktree", "prune")
+
+
 def _branch_tip(store: Store, run_id: str) -> str:
-    out = run_git(
-        store.root,
-        "rev-parse",
-        "--verify",
-        "--quiet",
-        f"refs/heads/{branch_name(run_id)}",
-        check=False,
-    )
-    return out.strip()
+    ref = f"refs/heads/{branch_name(run_id)}"
+    return run_git(store.root, "rev-parse", "--verify", "--quiet", ref, check=False).strip()
 
 
 def reopen_stage(store: Store, run_id: str, target: str) -> Stage:
@@ -161,22 +192,31 @@ def reopen_stage(store: Store, run_id: str, target: str) -> Stage:
         )
     base = run_git(store.root, "merge-base", target, tip).strip()
     path = _worktrees_dir(store) / run_id
-    if not (path / ".git").exists():
-        if path.exists():
-            shutil.rmtree(path)
-        run_git(store.root, "worktree", "prune")
+    if not (path / ".git").is_file() and not _checkout_spare(store, path, branch_name(run_id)):
+        _drop_worktree(store, path)
         path.parent.mkdir(parents=True, exist_ok=True)
         run_git(store.root, "worktree", "add", "--quiet", str(path), branch_name(run_id))
     return Stage(run_id=run_id, path=path, base=base)
 
 
 def remove_stage(store: Store, stage: Stage, keep_branch: bool) -> None:
-    """Drop the worktree; delete the branch too unless it is kept for a human."""
-    if stage.path.exists():
-        run_git(store.root, "worktree", "remove", "--force", str(stage.path), check=False)
-        if stage.path.exists():
-            shutil.rmtree(stage.path, ignore_errors=True)
-    run_git(store.root, "worktree", "prune", check=False)
+    """Park the worktree for the next run; delete the branch unless it is kept.
+
+    The parked worktree has a detached HEAD, so a kept branch is free to be checked
+    out elsewhere (``reopen_stage``) and can be deleted.
+    """
+    spare = _worktrees_dir(store) / SPARE
+    if (stage.path / ".git").is_file():
+        parked = (
+            not spare.exists()
+            and git_proc(stage.path, "checkout", "--quiet", "--detach").returncode == 0
+            and git_proc(store.root, "worktree", "move", str(stage.path), str(spare)).returncode
+            == 0
+        )
+        if not parked:
+            _drop_worktree(store, stage.path)
+    else:
+        _drop_worktree(store, stage.path)
     if not keep_branch and _branch_tip(store, stage.run_id):
         run_git(store.root, "branch", "-D", "--quiet", stage.branch)
 
@@ -229,11 +269,11 @@ def cleanup_stale(store: Store, target: str) -> list[str]:
     folder = _worktrees_dir(store)
     if folder.is_dir():
         for entry in sorted(folder.iterdir()):
+            if entry.name == SPARE:
+                continue
             removed.append(entry.name)
-            run_git(store.root, "worktree", "remove", "--force", str(entry), check=False)
-            if entry.exists():
-                shutil.rmtree(entry, ignore_errors=True)
-    run_git(store.root, "worktree", "prune", check=False)
+            _drop_worktree(store, entry)
+    git_proc(store.root, "worktree", "prune")
     for run_id in removed:
         tip = _branch_tip(store, run_id)
         if tip and is_ancestor(store.root, tip, target):  # the branch holds no commit of its own

@@ -47,6 +47,11 @@ def git(store: Store, *args: str) -> str:
     ).stdout.strip()
 
 
+def worktrees(store: Store) -> list[str]:
+    """What is left under .dream/worktrees: only the parked worktree of the last run."""
+    return sorted(p.name for p in (store.dream_dir / "worktrees").iterdir())
+
+
 def head(store: Store) -> str:
     return git(store, "rev-parse", "HEAD")
 
@@ -85,7 +90,7 @@ def test_a_run_commits_once_with_trailers_and_validates(store: Store, tmp_path: 
     # the live tree has it, nothing is left behind, and the store validates
     assert (store.memory / "sessions/summaries" / f"{S1[0]}.md").is_file()
     assert git(store, "status", "--porcelain") == ""
-    assert kept_runs(store) == [] and not any((store.dream_dir / "worktrees").iterdir())
+    assert kept_runs(store) == [] and worktrees(store) == [".spare"]
     assert validate_store(store) == []
     assert (store.dream_dir / "runs" / f"{result.run_id}.json").is_file()
     assert result.pending_after == 0
@@ -126,6 +131,33 @@ def test_same_input_and_base_give_identical_trees(tmp_path: Path) -> None:
         result = run_dream(s, ScriptedEngine(), RunOptions(allow_unapproved=True))
         assert result.status == "committed"
         trees.append((git(s, "rev-parse", "HEAD~1^{tree}"), git(s, "rev-parse", "HEAD^{tree}")))
+    assert trees[0] == trees[1]
+
+
+def test_a_recycled_worktree_gives_the_same_tree_as_a_fresh_one(tmp_path: Path) -> None:
+    trees = []
+    for name, recycle in (("fresh", False), ("recycled", True)):
+        s = init_store(tmp_path / name, "dana", "atlas")
+        add_sessions(s, tmp_path / f"in-{name}", [S1])
+        assert (
+            run_dream(s, ScriptedEngine(), RunOptions(allow_unapproved=True)).status == "committed"
+        )
+        spare = s.dream_dir / "worktrees" / ".spare"
+        if recycle:  # leave the parked worktree dirty: junk, an edit, a staged file
+            (spare / "memory/notes/junk.md").write_text("junk\n")
+            (spare / "memory/INDEX.md").write_text("edited\n")
+            (spare / "memory/sessions/staged.md").write_text("x\n")
+            subprocess.run(["git", "add", "memory/sessions/staged.md"], cwd=spare, check=True)
+        else:
+            subprocess.run(
+                ["git", "worktree", "remove", "--force", str(spare)], cwd=s.root, check=True
+            )
+        add_sessions(s, tmp_path / f"in2-{name}", [S2, S3])
+        assert (
+            run_dream(s, ScriptedEngine(), RunOptions(allow_unapproved=True)).status == "committed"
+        )
+        trees.append(git(s, "rev-parse", "HEAD^{tree}"))
+        assert "junk" not in git(s, "ls-tree", "-r", "--name-only", "HEAD")
     assert trees[0] == trees[1]
 
 
@@ -347,7 +379,7 @@ def test_dry_run_changes_nothing(store: Store, tmp_path: Path) -> None:
     result = run_dream(store, ScriptedEngine(), RunOptions(dry_run=True))
     assert result.status == "dry-run" and "would commit 1 session summarized" in result.message
     assert head(store) == before and kept_runs(store) == []
-    assert not list((store.dream_dir / "worktrees").iterdir())
+    assert worktrees(store) == [".spare"]
 
 
 def test_max_sessions_leaves_the_rest_pending(store: Store, tmp_path: Path) -> None:
@@ -396,7 +428,7 @@ def test_an_engine_error_removes_the_stage(store: Store, tmp_path: Path) -> None
 
     with pytest.raises(DreamError, match="engine gave up"):
         run_dream(store, Broken())
-    assert kept_runs(store) == [] and not list((store.dream_dir / "worktrees").iterdir())
+    assert kept_runs(store) == [] and worktrees(store) == [".spare"]
 
 
 def test_summary_hash_matches_what_orient_expects(store: Store, tmp_path: Path) -> None:

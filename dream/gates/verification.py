@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -312,20 +313,30 @@ def _clash(a: str, b: str) -> bool:
 
 
 class _Transcripts:
-    """Transcripts of the staged tree, parsed once each."""
+    """Transcripts of the staged tree, the most recently used ones kept parsed.
+
+    Bounded, so a run that touches every session does not hold every transcript.
+    """
+
+    SIZE = 128
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._cache: dict[str, Transcript | None] = {}
+        self._cache: OrderedDict[str, Transcript | None] = OrderedDict()
 
     def get(self, rel: str) -> Transcript | None:
-        if rel not in self._cache:
-            try:
-                text = (self.root / "memory" / rel).read_text(encoding="utf-8")
-                self._cache[rel] = parse_transcript(text, rel)
-            except (OSError, UnicodeDecodeError, PageError, ValueError):
-                self._cache[rel] = None
-        return self._cache[rel]
+        if rel in self._cache:
+            self._cache.move_to_end(rel)
+            return self._cache[rel]
+        try:
+            text = (self.root / "memory" / rel).read_text(encoding="utf-8")
+            found: Transcript | None = parse_transcript(text, rel)
+        except (OSError, UnicodeDecodeError, PageError, ValueError):
+            found = None
+        self._cache[rel] = found
+        if len(self._cache) > self.SIZE:
+            self._cache.popitem(last=False)
+        return found
 
 
 def _session_date(value: str) -> dt.date | None:
