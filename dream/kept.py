@@ -15,12 +15,22 @@ from typing import Any
 
 from dream.errors import RunNotFound
 from dream.orient import orient, target_branch
-from dream.run import RunResult, land, now_utc, problems_of, record, run_gates, run_lock
+from dream.run import (
+    RunResult,
+    land,
+    now_utc,
+    problems_of,
+    receipts_for,
+    record,
+    run_gates,
+    run_lock,
+)
 from dream.runlog import read_record, recent_records, valid_run_id, write_record
 from dream.staging import (
     Stage,
     branch_name,
     commit_stage,
+    file_hashes,
     git_proc,
     kept_runs,
     remove_stage,
@@ -115,7 +125,11 @@ def _apply(
             message=f"dream: {len(problems)} gate problems; {target} untouched, "
             f"branch {stage.branch} kept",
         ), True
-    return land(store, stage, commit, result, full_validation)
+    landed, keep = land(store, stage, commit, result, full_validation)
+    paths = [f"memory/sessions/transcripts/{sid}.md" for sid in summary.sessions]
+    hashes = file_hashes(store, landed.commit, paths)
+    receipts_for(store, landed, {p.rsplit("/", 1)[1][:-3]: h for p, h in hashes.items()})
+    return landed, keep
 
 
 def discard_run(store: Store, run_id: str) -> RunResult:

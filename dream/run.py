@@ -31,7 +31,8 @@ from dream.gates import GateReport, Problem
 from dream.gates.validation import validate_stage
 from dream.gates.verification import verify_stage
 from dream.orient import find_pending, orient, stop_conditions, target_branch
-from dream.runlog import new_run_id, write_record
+from dream.records import PendingSession
+from dream.runlog import new_run_id, write_receipts, write_record
 from dream.skills import check_skill
 from dream.staging import (
     Change,
@@ -39,12 +40,13 @@ from dream.staging import (
     cleanup_stale,
     commit_stage,
     create_stage,
+    file_hashes,
     git_proc,
     remove_stage,
     stage_changes,
 )
 from dream.sync import MAX_ATTEMPTS, SyncConflict, commit_message, describe, sync
-from memoryfs.errors import LockedError
+from memoryfs.errors import LockedError, MemoryFSError
 from memoryfs.store import Store
 
 __all__ = [
@@ -57,6 +59,9 @@ __all__ = [
     "run_gates",
     "run_lock",
     "land",
+    "receipts_for",
+    "problems_of",
+    "now_utc",
     "record",
 ]
 
@@ -213,6 +218,27 @@ def land(
     return landed, False
 
 
+def receipts_for(store: Store, result: RunResult, sessions: dict[str, str]) -> None:
+    """Lineage receipts of a committed or gate-failed run (``sessions``: id -> transcript
+    hash of what the run read)."""
+    done = {sid: sessions[sid] for sid in result.sessions if sid in sessions}
+    pages: dict[str, str] = {}
+    if result.status == "committed":
+        rels = [f"sessions/summaries/{sid}.md" for sid in result.sessions]
+        rels += [*result.pages_created, *result.pages_updated]
+        hashes = file_hashes(store, result.commit, [f"memory/{rel}" for rel in rels])
+        pages = {path[len("memory/") :]: digest for path, digest in hashes.items()}
+    elif result.status == "gate-failed":
+        done = dict(sessions)
+    else:
+        return
+    # The commit has landed (or main was left alone on purpose): a receipt log that
+    # cannot be written must not turn that into an error. Health reports the gap.
+    with contextlib.suppress(MemoryFSError, OSError):
+        commit = result.commit if result.status == "committed" else ""
+        write_receipts(store, result.run_id, result.skill, result.engine, done, pages, commit)
+
+
 # -- the run ---------------------------------------------------------------------------
 
 
@@ -312,6 +338,7 @@ class _Attempt:
         keep = False
         try:
             result, keep = self._staged(result, stage, batch)
+            receipts_for(self.store, result, {p.id: p.content_hash for p in batch})
             return result
         except DreamError as exc:
             # After the commit (local edits blocking the fast-forward, say), keep the
@@ -322,7 +349,9 @@ class _Attempt:
         finally:
             remove_stage(self.store, stage, keep_branch=keep)
 
-    def _staged(self, result: RunResult, stage: Stage, batch: list[Any]) -> tuple[RunResult, bool]:
+    def _staged(
+        self, result: RunResult, stage: Stage, batch: list[PendingSession]
+    ) -> tuple[RunResult, bool]:
         ctx = EngineContext(
             store=self.store,
             stage_root=stage.path,

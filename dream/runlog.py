@@ -1,7 +1,14 @@
-"""Run records: one JSON file per run in ``.dream/runs/<run-id>.json`` (git-ignored).
+"""A run's bookkeeping: its record and its lineage receipts.
 
-A record is bookkeeping (what a run did, when, with which outcome); memory content
-never goes here beyond paths and session ids. Records are written atomically.
+Run records: one JSON file per run in ``.dream/runs/<run-id>.json`` (git-ignored):
+what a run did, when, with which outcome; memory content never goes there beyond
+paths and session ids. Written atomically.
+
+Receipts (``memoryfs.receipts``, content-free, in ``.dream/receipts/``): for each
+session a run summarized, ``summarized``, ``validated`` and ``committed`` at the
+transcript's content hash; for each page it wrote, ``validated`` and ``committed``
+at the page's content hash. A run stopped by a gate records ``validated`` as
+``failed`` for its sessions, so health sees a promotion that did not happen.
 """
 
 from __future__ import annotations
@@ -14,9 +21,26 @@ from pathlib import Path
 from typing import Any
 
 from memoryfs.atomic import atomic_write_text
+from memoryfs.receipts import (
+    Receipt,
+    ReceiptError,
+    ReceiptLog,
+    format_utc,
+    page_item,
+    session_item,
+    source_version,
+    store_receipt_dir,
+)
 from memoryfs.store import Store
 
-__all__ = ["new_run_id", "valid_run_id", "write_record", "read_record", "recent_records"]
+__all__ = [
+    "new_run_id",
+    "valid_run_id",
+    "write_record",
+    "read_record",
+    "recent_records",
+    "write_receipts",
+]
 
 _RUN_ID_RE = re.compile(r"^\d{8}T\d{4,6}-[0-9a-f]{6}$")
 
@@ -63,3 +87,42 @@ def recent_records(store: Store, limit: int = 5) -> list[dict[str, Any]]:
         if len(out) >= limit:
             break
     return out
+
+
+def write_receipts(
+    store: Store,
+    run_id: str,
+    skill: str,
+    engine: str,
+    sessions: dict[str, str],
+    pages: dict[str, str],
+    commit: str = "",
+) -> None:
+    """Receipts for ``sessions`` (id -> transcript hash) and ``pages`` (path relative to
+    ``memory/`` -> content hash): committed at ``commit``, or failed validation when
+    ``commit`` is ""."""
+    try:
+        source = source_version(skill=skill, engine=engine)
+    except ReceiptError:  # an engine whose name receipts cannot carry
+        source = source_version(skill=skill)
+    at = format_utc()
+    scope = (store.config.user, store.config.assistant)
+
+    def receipt(item: str, tier: str, version: str, status: str, outcome: str = "") -> Receipt:
+        return Receipt(run_id, *scope, item, tier, version, source, status, at, "", outcome)
+
+    out: list[Receipt] = []
+    for sid, version in sorted(sessions.items()):
+        item = session_item(sid)
+        if commit:
+            out.append(receipt(item, "summarized", version, "committed"))
+            out.append(receipt(item, "validated", version, "verified"))
+            out.append(receipt(item, "committed", version, "committed", f"commit:{commit}"))
+        else:
+            out.append(receipt(item, "validated", version, "failed"))
+    if commit:
+        for rel, version in sorted(pages.items()):
+            item = page_item(rel)
+            out.append(receipt(item, "validated", version, "verified"))
+            out.append(receipt(item, "committed", version, "committed", f"commit:{commit}"))
+    ReceiptLog(store_receipt_dir(store.root)).append(out)

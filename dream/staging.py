@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dream.errors import DreamError, RunNotFound
+from memoryfs.hashing import content_hash
 from memoryfs.store import DEFAULT_AUTHOR, Store
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "git_proc",
     "is_ancestor",
     "author_env",
+    "file_hashes",
     "branch_name",
 ]
 
@@ -249,6 +251,22 @@ def commit_stage(store: Store, stage: Stage, message: str) -> str:
 
 def is_ancestor(cwd: Path, older: str, newer: str) -> bool:
     return git_proc(cwd, "merge-base", "--is-ancestor", older, newer).returncode == 0
+
+
+def file_hashes(store: Store, commit: str, paths: list[str]) -> dict[str, str]:
+    """``content_hash`` of each of ``paths`` (relative to the root) at ``commit``."""
+    out: dict[str, str] = {}
+    odb = store.repo.odb
+    for i in range(0, len(paths), 500):  # keep each command line short
+        listing = run_git(
+            store.root, "ls-tree", "-z", "--full-tree", commit, "--", *paths[i : i + 500]
+        )
+        for entry in listing.split("\0"):
+            meta, _, path = entry.partition("\t")
+            parts = meta.split()
+            if len(parts) == 3 and parts[1] == "blob":
+                out[path] = content_hash(odb.stream(bytes.fromhex(parts[2])).read())
+    return out
 
 
 def kept_runs(store: Store) -> list[str]:

@@ -24,6 +24,7 @@ from dream.staging import Stage, kept_runs
 from memoryfs.atomic import atomic_write_text
 from memoryfs.hashing import content_hash
 from memoryfs.ingest import ingest
+from memoryfs.receipts import ReceiptLog, page_item, session_item, store_receipt_dir
 from memoryfs.store import Store, init_store
 from memoryfs.transcript import Transcript
 from memoryfs.validate import validate_store
@@ -50,6 +51,12 @@ def git(store: Store, *args: str) -> str:
 def worktrees(store: Store) -> list[str]:
     """What is left under .dream/worktrees: only the parked worktree of the last run."""
     return sorted(p.name for p in (store.dream_dir / "worktrees").iterdir())
+
+
+def clean(store: Store) -> bool:
+    """No change to the live tree but the run's own bookkeeping (.dream/receipts/)."""
+    status = git(store, "status", "--porcelain").splitlines()
+    return all(line == "?? .dream/" or line.startswith("?? .dream/receipts") for line in status)
 
 
 def head(store: Store) -> str:
@@ -89,7 +96,7 @@ def test_a_run_commits_once_with_trailers_and_validates(store: Store, tmp_path: 
     assert trailers == result.run_id
     # the live tree has it, nothing is left behind, and the store validates
     assert (store.memory / "sessions/summaries" / f"{S1[0]}.md").is_file()
-    assert git(store, "status", "--porcelain") == ""
+    assert clean(store)
     assert kept_runs(store) == [] and worktrees(store) == [".spare"]
     assert validate_store(store) == []
     assert (store.dream_dir / "runs" / f"{result.run_id}.json").is_file()
@@ -191,7 +198,7 @@ def test_a_gate_failure_leaves_main_untouched_and_keeps_the_branch(
     result = run_dream(store, ScriptedEngine(claim=_bad_claim))
     assert result.status == "gate-failed" and result.exit_code == 1
     assert head(store) == before
-    assert git(store, "status", "--porcelain") == ""
+    assert clean(store)
     assert kept_runs(store) == [result.run_id]
     assert git(store, "rev-parse", f"dream/{result.run_id}") == result.commit
     assert git(store, "rev-parse", f"dream/{result.run_id}~1") == before
@@ -247,7 +254,7 @@ def test_main_moving_meanwhile_is_rebased_and_both_land(store: Store, tmp_path: 
     # the rebased indexes list the late session too
     assert f"| {S3[0]} |" in (store.memory / "sessions/index.md").read_text()
     assert validate_store(store) == []
-    assert git(store, "status", "--porcelain") == ""
+    assert clean(store)
     assert run_dream(store, ScriptedEngine()).sessions == (S3[0],)
 
 
@@ -440,3 +447,31 @@ def test_summary_hash_matches_what_orient_expects(store: Store, tmp_path: Path) 
         in (store.memory / f"sessions/summaries/{S1[0]}.md").read_text()
     )
     assert ingest(store, [tmp_path / "in" / f"{S1[0]}.md"]).commit == ""
+
+
+def test_runs_leave_content_free_receipts(store: Store, tmp_path: Path) -> None:
+    add_sessions(store, tmp_path / "in", [S1])
+    failed = run_dream(store, ScriptedEngine(claim=_bad_claim))
+    discard_run(store, failed.run_id)
+    result = run_dream(store, ScriptedEngine())
+    receipts = ReceiptLog(store_receipt_dir(store.root)).read()
+    transcript = (store.memory / f"sessions/transcripts/{S1[0]}.md").read_bytes()
+    summary = (store.memory / f"sessions/summaries/{S1[0]}.md").read_bytes()
+    session = [(r.run_id, r.tier, r.status) for r in receipts if r.item == session_item(S1[0])]
+    assert session == [
+        (failed.run_id, "validated", "failed"),
+        (result.run_id, "summarized", "committed"),
+        (result.run_id, "validated", "verified"),
+        (result.run_id, "committed", "committed"),
+    ]
+    assert {r.version for r in receipts if r.item == session_item(S1[0])} == {
+        content_hash(transcript)
+    }
+    page = [r for r in receipts if r.item == page_item(f"sessions/summaries/{S1[0]}.md")]
+    assert [(r.tier, r.version) for r in page] == [
+        ("validated", content_hash(summary)),
+        ("committed", content_hash(summary)),
+    ]
+    assert page[-1].outcome_receipt == f"commit:{result.commit}"
+    text = (store_receipt_dir(store.root)).joinpath(receipts[0].at_utc[:10] + ".jsonl").read_text()
+    assert "figures" not in text and "Reefsong" not in text
