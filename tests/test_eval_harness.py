@@ -343,7 +343,7 @@ def test_reports_json_markdown_and_files(conv_file: Path, tmp_path: Path) -> Non
     assert len(data["questions"]) == 6 and data["questions"][0]["scores"][0]["arm"] == "wiki"
     md = render_markdown(run)
     assert "| wiki | 1000 | 1.00 | 1.00 | 0.90 | 0.47 | 1.00 | 0.64 | 0.50 |" in md
-    assert "| conv-t | 3 | 8 | 6 |" in md
+    assert "| conv-t | 3 | 8 | 6 |" in md and "Dream did not commit" not in md
     written = write_outputs(run, tmp_path / "out")
     assert Path(written["results"]).is_file() and Path(written["report"]).read_text() == md
 
@@ -423,3 +423,15 @@ def test_real_pipeline_on_a_shared_conversation(tmp_path: Path) -> None:
             for f in FIELDS:
                 v = getattr(s, f)
                 assert v is None or 0.0 <= float(v) <= 1.0
+
+
+def test_a_dream_run_that_did_not_commit_is_called_out(conv_file: Path) -> None:
+    run = evaluate_locomo(
+        [conv_file],
+        budgets=(1000,),
+        arms=("wiki",),
+        recall_fn=StubRecall(),
+        dream_fn=lambda store: {"status": "gate-failed"},
+    )
+    md = render_markdown(run)
+    assert "| gate-failed |" in md and "Dream did not commit on conv-t (gate-failed)" in md

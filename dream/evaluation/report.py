@@ -28,6 +28,7 @@ METRICS = (
     ("answer_tokens", "Ans tok"),
     ("exact", "Exact"),
 )
+_DREAM_OK = ("committed", "no-change", "nothing-pending")
 _GROUPS: tuple[int | str, ...] = (*CATEGORIES, "all")
 
 
@@ -151,6 +152,17 @@ def render_markdown(run: EvalRun, rows: list[dict[str, Any]] | None = None) -> s
             f"| {c.id} | {c.sessions} | {c.turns} | {c.questions} | {dream} | {status} | "
             f"{c.malformed_evidence} / {c.unresolved_evidence} |"
         )
+    failed = [
+        f"{c.id} ({c.dream['status']})"
+        for c in run.conversations
+        if c.dream.get("status") not in (None, *_DREAM_OK)
+    ]
+    if failed:
+        lines += [
+            "",
+            f"Dream did not commit on {', '.join(failed)}: there the recall arms searched "
+            "the store without what that run wrote.",
+        ]
     over = sum(r["over_budget"] for r in rows if r["category"] == "all")
     if over:
         lines += ["", f"{over} outputs exceeded their budget and were cut to it before scoring."]
