@@ -72,7 +72,7 @@ _DAY_FORMS = (
 _SPAN_RE = re.compile(r"\b(?:the\s+)?(?P<span>week|weekend)\s+of\s+$", re.IGNORECASE)
 _MONTH_YEAR_RE = re.compile(r"\b" + _MONTH + r"\s+" + _YEAR + r"\b")
 _YEAR_RE = re.compile(r"\b(?P<year>1[89]\d{2}|20\d{2})\b")
-_NUMBER_RE = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)*)")
+_NUMBER_RE = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)*)(st|nd|rd|th)?")
 _NAME_RE = re.compile(r"[^\W\d_][\w'’-]*")
 _SENTENCE_BREAK_RE = re.compile(r"(?:^|[.!?:;(\"“‘]|\s[-–—]|\n)\s*$")
 _LINK_RE = re.compile(r"\[\[([^\[\]|\n]+?)(?:\|([^\[\]\n]+?))?\]\]")
@@ -207,6 +207,17 @@ def _sentence_initial(text: str, start: int) -> bool:
     return bool(_SENTENCE_BREAK_RE.search(text[:start]))
 
 
+def _number_supported(raw: str, text: str) -> bool:
+    """``raw`` is in ``text`` as a number ("40" in "40x" or "40 km", not in "140" or
+    "4.40"), with or without thousands separators, or (0-20) as a word."""
+    digits = raw.replace(",", "")
+    for number, haystack in ((raw, text), (digits, text.replace(",", ""))):
+        pattern = r"(?<![\d.,])" + re.escape(number) + r"(?![\d]|[.,]\d)"
+        if re.search(pattern, haystack):
+            return True
+    return digits.isdigit() and int(digits) <= 20 and _word_in(_NUMBER_WORDS[int(digits)], text)
+
+
 def _word_in(word: str, haystack: str) -> bool:
     return re.search(r"(?<![\w])" + re.escape(word) + r"(?![\w])", haystack) is not None
 
@@ -225,16 +236,12 @@ def check_claim(text: str, support: Support) -> list[tuple[str, str]]:
                     f"date {raw!r} is neither in the cited turn nor derived from its session date",
                 )
             )
+    # "the 13th" next to "13 March 2026": a day of a date the claim may state.
+    days = {first.day for first, gran in support.dates if gran == "day"}
+    days |= {first.day for (first, gran, _), _raw in dates if gran == "day"}
     for m in _NUMBER_RE.finditer(rest):
         raw = m.group(1).rstrip(".,")
-        digits = raw.replace(",", "")
-        in_text = _word_in(digits, support.text.replace(",", "")) or _word_in(raw, support.text)
-        as_word = (
-            digits.isdigit()
-            and int(digits) <= 20
-            and _word_in(_NUMBER_WORDS[int(digits)], support.text)
-        )
-        if not (in_text or as_word):
+        if not _number_supported(raw, support.text) and not (m.group(2) and int(raw) in days):
             problems.append(("DV102", f"number {raw!r} is not in the cited turn"))
     seen: set[str] = set()
     for m in _NAME_RE.finditer(rest):
