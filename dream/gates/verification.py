@@ -33,15 +33,15 @@ import datetime as dt
 import re
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from dream.dates import find_relative_dates, parse_session_datetime
 from dream.gates import GateReport, Problem
 from dream.staging import Change
-from memoryfs.claims import Claim, extract_claims, resolve_claim_sources
+from memoryfs.claims import Claim, extract_claims
 from memoryfs.errors import PageError
-from memoryfs.page import Page, parse_page
+from memoryfs.page import Page, Source, parse_page
 from memoryfs.store import Store
 from memoryfs.transcript import Transcript, Turn, parse_transcript
 
@@ -356,18 +356,6 @@ def _session_date(value: str) -> dt.date | None:
             return None
 
 
-def _support(page: Page, claim: Claim, transcripts: _Transcripts) -> Support | None:
-    turns: list[tuple[Transcript, Turn]] = []
-    for source in resolve_claim_sources(page, claim):
-        t = transcripts.get(source.path)
-        turn = t.turn(source.anchor) if t is not None else None
-        if t is not None and turn is not None:
-            turns.append((t, turn))
-    if not turns:
-        return None  # validation reports citations that resolve to no turn
-    return support_for(turns, (page.title, *page.aliases))
-
-
 def support_for(turns: list[tuple[Transcript, Turn]], subject: Iterable[str] = ()) -> Support:
     """What the cited ``turns`` (with their transcripts) let a claim about ``subject`` say."""
     names = {w.lower() for name in subject for w in re.findall(r"[\w'’-]+", name)}
@@ -402,52 +390,103 @@ def _base_page(store: Store, base: str, path: str) -> Page | None:
         return None
 
 
-def _claim_key(page: Page, claim: Claim) -> tuple[str, tuple[str, ...]]:
-    refs = tuple(sorted(s.ref for s in resolve_claim_sources(page, claim)))
+def _resolve(sources: dict[int, Source], claim: Claim) -> list[Source]:
+    """The sources a claim cites (``memoryfs.claims.resolve_claim_sources``, with the
+    page's sources indexed once rather than once per claim)."""
+    return [sources[n] for n in claim.citations if n in sources]
+
+
+def _claim_key(sources: dict[int, Source], claim: Claim) -> tuple[str, tuple[str, ...]]:
+    refs = tuple(sorted(s.ref for s in _resolve(sources, claim)))
     return _core(claim), refs
 
 
 def verify_stage(store: Store, stage_root: Path, base: str, changes: list[Change]) -> GateReport:
     """Check the new and changed claims of the changed pages, and their slots."""
-    transcripts = _Transcripts(stage_root)
-    problems: list[Problem] = []
-    checked = superseded = 0
+    check = _Check(store, base, _Transcripts(stage_root))
     for change in changes:
         path = change.path
         if change.status == "D" or not path.startswith(_PAGE_PREFIXES) or path in _GENERATED:
             continue
-        if not path.endswith(".md"):
-            continue
-        page = _read_page(stage_root, path)
-        if page is None:
-            continue
-        claims = extract_claims(page)
-        old = _base_page(store, base, path) if change.status == "M" else None
-        old_claims = extract_claims(old) if old is not None else []
-        old_keys = {_claim_key(old, c) for c in old_claims} if old is not None else set()
-        old_superseded = (
-            {_claim_key(old, c) for c in old_claims if c.superseded} if old is not None else set()
-        )
-        for claim in claims:
-            key = _claim_key(page, claim)
-            if claim.superseded and key not in old_superseded:
-                superseded += 1
-            if key in old_keys:
-                continue
-            support = _support(page, claim, transcripts)
-            if support is None:
-                continue
-            checked += 1
-            for code, why in check_claim(claim.text, support):
-                problems.append(Problem(GATE, path, claim.line, code, f"{why} ({_cites(claim)})"))
-        if path.startswith(_FACT_PREFIXES):
-            problems.extend(_contradictions(page, path, claims))
+        page = _read_page(stage_root, path) if path.endswith(".md") else None
+        if page is not None:
+            check.page(path, page, is_new=change.status == "A")
     return GateReport(
         gate=GATE,
-        problems=tuple(problems),
-        checked=checked,
-        stats={"claims_checked": checked, "claims_superseded": superseded},
+        problems=tuple(check.problems),
+        checked=check.checked,
+        stats={"claims_checked": check.checked, "claims_superseded": check.superseded},
     )
+
+
+ClaimKey = tuple[str, tuple[str, ...]]
+
+
+@dataclass
+class _Check:
+    store: Store
+    base: str
+    transcripts: _Transcripts
+    problems: list[Problem] = field(default_factory=list)
+    checked: int = 0
+    superseded: int = 0
+    _supports: dict[tuple[tuple[str, ...], tuple[str, ...]], Support | None] = field(
+        default_factory=dict
+    )
+
+    def page(self, path: str, page: Page, is_new: bool) -> None:
+        claims = extract_claims(page)
+        sources = {s.id: s for s in page.sources}
+        old_keys, old_superseded = self._base_claims(path) if not is_new else (set(), set())
+        subject = (page.title, *page.aliases)
+        for claim in claims:
+            key = _claim_key(sources, claim)
+            if claim.superseded and key not in old_superseded:
+                self.superseded += 1
+            if key in old_keys:
+                continue
+            support = self._support(key[1], sources, claim, subject)
+            if support is None:
+                continue  # validation reports citations that resolve to no turn
+            self.checked += 1
+            for code, why in check_claim(claim.text, support):
+                self.problems.append(
+                    Problem(GATE, path, claim.line, code, f"{why} ({_cites(claim)})")
+                )
+        if path.startswith(_FACT_PREFIXES):
+            self.problems.extend(_contradictions(page, path, claims))
+
+    def _base_claims(self, path: str) -> tuple[set[ClaimKey], set[ClaimKey]]:
+        old = _base_page(self.store, self.base, path)
+        keys: set[ClaimKey] = set()
+        superseded: set[ClaimKey] = set()
+        if old is not None:
+            sources = {s.id: s for s in old.sources}
+            for claim in extract_claims(old):
+                key = _claim_key(sources, claim)
+                keys.add(key)
+                if claim.superseded:
+                    superseded.add(key)
+        return keys, superseded
+
+    def _support(
+        self,
+        refs: tuple[str, ...],
+        sources: dict[int, Source],
+        claim: Claim,
+        subject: tuple[str, ...],
+    ) -> Support | None:
+        """What the cited turns support, computed once per (turns, subject)."""
+        cache_key = (refs, subject)
+        if cache_key not in self._supports:
+            turns: list[tuple[Transcript, Turn]] = []
+            for source in _resolve(sources, claim):
+                t = self.transcripts.get(source.path)
+                turn = t.turn(source.anchor) if t is not None else None
+                if t is not None and turn is not None:
+                    turns.append((t, turn))
+            self._supports[cache_key] = support_for(turns, subject) if turns else None
+        return self._supports[cache_key]
 
 
 def _cites(claim: Claim) -> str:
