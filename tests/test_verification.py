@@ -125,6 +125,8 @@ def test_claim_dates_never_raise_on_odd_input() -> None:
         ("Role: staff scientist", (), ("role", "staff scientist")),
         ("Lives in Hamburg (Eimsbüttel).", (), ("city", "hamburg")),
         ("She moved to Berlin.", (), ("city", "berlin")),
+        ("Moved to Munich on the weekend of 24 June 2023.", (), ("city", "munich")),
+        ("Moved to Krakow in June 2023 [cite:4]", (), ("city", "krakow")),
         ("Prefers figures as PDF, not PNG.", (), ("preference:figures", "pdf")),
         ("Likes green tea.", (), None),
         ("Works on Reefsong.", (), None),

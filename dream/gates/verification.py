@@ -284,6 +284,7 @@ _SLOT_RES = [(slot, re.compile(pattern, re.IGNORECASE)) for slot, pattern in _SL
 _LEAD_DATE_RE = re.compile(r"^\W*(?:\d{4}-\d{2}-\d{2}|\d{1,2}\s+[A-Z][a-z]+\s+\d{4})\W*\s*")
 _LEAD_PRONOUN_RE = re.compile(r"^(?:the\s+user|user|she|he|they)\s+", re.IGNORECASE)
 _ARTICLES = {"a", "an", "the", "now", "currently"}
+_DANGLING = {"on", "in", "at", "of", "the", "weekend", "week", "around", "by", "during"}
 
 
 def slot_of(text: str, subject: Iterable[str] = ()) -> tuple[str, str] | None:
@@ -303,7 +304,10 @@ def slot_of(text: str, subject: Iterable[str] = ()) -> tuple[str, str] | None:
         if not m:
             continue
         value = re.split(r"[,.;()\[]| since | from | until | as of ", m["v"], maxsplit=1)[0]
+        value = claim_dates(value)[1]  # "Munich on 24 June 2023": the date is not the value
         words = [w for w in re.findall(r"[\w'-]+", value.lower()) if w not in _ARTICLES]
+        while words and words[-1] in _DANGLING:
+            words.pop()
         if not words:
             return None
         obj = m.groupdict().get("obj") or ""
