@@ -475,3 +475,27 @@ def test_runs_leave_content_free_receipts(store: Store, tmp_path: Path) -> None:
     assert page[-1].outcome_receipt == f"commit:{result.commit}"
     text = (store_receipt_dir(store.root)).joinpath(receipts[0].at_utc[:10] + ".jsonl").read_text()
     assert "figures" not in text and "Reefsong" not in text
+
+
+def _person_page(ctx: EngineContext, t: Transcript) -> None:
+    """One page per session, citing it (so later runs leave earlier pages unchanged)."""
+    turn = t.turns[0]
+    text = (
+        f"---\nid: p-{t.id}\ntitle: P {t.id}\ntype: person\nupdated: '{t.date}'\n"
+        f"sources:\n  - id: 1\n    ref: sessions/transcripts/{t.id}.md#t1\n"
+        f"    at: '{t.date}'\n    hash: {turn.hash}\n---\n\n- {turn.text} [cite:1]\n"
+    )
+    atomic_write_text(ctx.memory / f"knowledge/people/p-{t.id}.md", text)
+
+
+def test_the_incremental_view_ignores_what_unchanged_pages_cite(
+    store: Store, tmp_path: Path
+) -> None:
+    # regression: the view held every page but only the changed pages' transcripts,
+    # so an unchanged page citing an older session failed with MF107
+    add_sessions(store, tmp_path / "in", [S1])
+    assert run_dream(store, ScriptedEngine(page=_person_page)).status == "committed"
+    add_sessions(store, tmp_path / "in2", [S2])
+    result = run_dream(store, ScriptedEngine(page=_person_page))
+    assert result.status == "committed", result.problems
+    assert validate_store(store) == []

@@ -5,10 +5,13 @@ A run changes a few files of a large store, so by default the gate validates a
 ``notes/`` (ids, aliases and links are cross-page rules), each changed file, the
 transcripts those cite or summarize, and the deletion log. The view is built from
 hard links, so it costs no copying, and ``memoryfs.validate.validate_store`` runs on
-it unchanged. For whatever a run can change this gives the same findings as
-validating the whole tree; what it leaves out (unchanged summaries, uncited
-transcripts) a run cannot break. A change to anything else (a transcript, the
-deletion log, ``memory.toml``, a symlink) falls back to the whole tree.
+it unchanged. Of its findings on unchanged pages only the cross-page ones
+(duplicate ids, aliases, dangling links) are kept: the view holds no transcripts for
+their citations. For whatever a run can change this gives the same findings as
+validating the whole tree; what it leaves out (unchanged pages' own rules,
+unchanged summaries, uncited transcripts) a run cannot break. A change to anything
+else (a transcript, the deletion log, ``memory.toml``, a symlink) falls back to the
+whole tree.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ _INCREMENTAL = (
     "memory/INDEX.md",
     "memory/sessions/index.md",
 )
+_CROSS_PAGE = {"MF007", "MF008", "MF201"}  # duplicate id, alias = another id, dangling link
 _REF_RE = re.compile(r"^sessions/transcripts/([^/#]+\.md)#")
 
 
@@ -53,7 +57,11 @@ def validate_stage(
         findings = validate_store(store, root=view)
     finally:
         shutil.rmtree(view, ignore_errors=True)
-    return _report(findings, checked=checked)
+    # An unchanged page is in the view for the cross-page rules only (its citations'
+    # transcripts are not): keep what those rules say about it, nothing else.
+    changed = {c.path for c in changes}
+    kept = [f for f in findings if f.path in changed or f.code in _CROSS_PAGE]
+    return _report(kept, checked=checked)
 
 
 def _report(findings: list[Finding], checked: int) -> GateReport:
