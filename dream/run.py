@@ -171,7 +171,7 @@ def run_gates(
     store: Store, stage: Stage, changes: list[Change], full: bool = False
 ) -> tuple[GateReport, GateReport]:
     """Validation, then verification, of the stage's changes against its base."""
-    validation = validate_stage(store, stage.path, changes, full=full)
+    validation = validate_stage(store, stage.path, changes, full=full, base=stage.base)
     verification = verify_stage(store, stage.path, stage.base, changes)
     return validation, verification
 

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -499,3 +500,48 @@ def test_the_incremental_view_ignores_what_unchanged_pages_cite(
     result = run_dream(store, ScriptedEngine(page=_person_page))
     assert result.status == "committed", result.problems
     assert validate_store(store) == []
+
+
+def _static_page(rel: str, meta: str, body: str = "") -> str:
+    return f"---\n{meta}\ntype: person\nupdated: '2026-01-05'\n---\n{body}"
+
+
+ANA = _static_page("ana", "id: ana\ntitle: Ana\naliases:\n- Annie")
+BEN = _static_page("ben", "id: ben\ntitle: Ben", "\nBen knows [[Annie]].\n")
+
+
+def _writes(files: dict[str, str | None]) -> Callable[[EngineContext, Transcript], None]:
+    def hook(ctx: EngineContext, t: Transcript) -> None:
+        for rel, text in files.items():
+            path = ctx.memory / rel
+            if text is None:
+                path.unlink()
+            else:
+                atomic_write_text(path, text)
+
+    return hook
+
+
+@pytest.mark.parametrize(
+    ("second", "code", "where"),
+    [
+        ({"knowledge/people/ana.md": None}, "MF201", "ben.md"),  # deleted: Ben's link breaks
+        ({"knowledge/people/ana.md": ANA.replace("- Annie", "- Ann")}, "MF201", "ben.md"),
+        ({"knowledge/orgs/ana.md": ANA}, "MF007", "orgs/ana.md"),  # a second page with id ana
+        ({"knowledge/people/cy.md": _static_page("cy", "id: annie\ntitle: Cy")}, "MF008", "ana.md"),
+    ],
+)
+def test_the_incremental_view_still_sees_cross_page_breakage(
+    store: Store, tmp_path: Path, second: dict[str, str | None], code: str, where: str
+) -> None:
+    pages = {"knowledge/people/ana.md": ANA, "knowledge/people/ben.md": BEN}
+    add_sessions(store, tmp_path / "in", [S1])
+    assert run_dream(store, ScriptedEngine(page=_writes(pages))).status == "committed"
+    add_sessions(store, tmp_path / "in2", [S2])
+    result = run_dream(store, ScriptedEngine(page=_writes(second)))
+    assert result.status == "gate-failed"
+    assert any(code in p and where in p.split(":")[0] for p in result.problems), result.problems
+    full = run_dream(store, ScriptedEngine(page=_writes(second)), RunOptions(full_validation=True))
+    assert {p.split(": ")[1].split()[0] for p in full.problems} == {
+        p.split(": ")[1].split()[0] for p in result.problems
+    }

@@ -224,3 +224,22 @@ def test_only_new_or_changed_claims_are_checked(store: Store) -> None:
 def test_relative_date_resolution_is_the_shared_one() -> None:
     s = support("I moved last Saturday.", date="2023-05-08")
     assert (dt.date(2023, 5, 6), "day") in s.dates
+
+
+def test_the_base_side_line_reading_agrees_with_extract_claims() -> None:
+    from dream.gates.verification import _line_claims, _plain
+    from memoryfs.claims import extract_claims
+    from memoryfs.page import parse_page
+
+    body = (
+        "\n# Dana\n\nIntro without citations.\n\n## Work\n\n- Works as staff scientist [cite:2]\n"
+        "1. Numbered claim with two [cite:1] sources [cite:3]\n> - Quoted claim [cite:1]\n"
+        "- [x] Task claim [cite:2]\n- ~~Old title~~ renamed [cite:1]\n"
+        "- Was a postdoc (superseded 2026-02-09) [cite:1]\n\n"
+        "```\n- not a claim [cite:9]\n```\n\n## History\n\n- Lived in Kiel [cite:3]\n"
+        "### Older\n\n- Studied in Bremen [cite:1]\n\n## Now\n\n- Lives in Hamburg [cite:2]\n"
+    )
+    page = parse_page(f"---\nid: dana\ntitle: Dana\ntype: person\nupdated: 2026-01-01\n---\n{body}")
+    exact = [(_plain(c.text), c.citations, c.superseded) for c in extract_claims(page)]
+    light = [(_plain(t), cites, sup) for t, cites, sup in _line_claims(page)]
+    assert light == exact

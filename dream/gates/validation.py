@@ -3,7 +3,10 @@
 A run changes a few files of a large store, so by default the gate validates a
 *view* of the staged tree rather than all of it: every page of ``knowledge/`` and
 ``notes/`` (ids, aliases and links are cross-page rules), each changed file, the
-transcripts those cite or summarize, and the deletion log. The view is built from
+transcripts those cite or summarize, and the deletion log. Unchanged pages enter
+the view as stubs (their id, title, type, updated and aliases; no body) unless a
+page was deleted or changed its id or aliases, when links elsewhere may have
+broken and they enter whole. The view is built from
 hard links, so it costs no copying, and ``memoryfs.validate.validate_store`` runs on
 it unchanged. Of its findings on unchanged pages only the cross-page ones
 (duplicate ids, aliases, dangling links) are kept: the view holds no transcripts for
@@ -22,10 +25,12 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import yaml
+
 from dream.gates import GateReport, Problem
 from dream.staging import Change
 from memoryfs.errors import PageError
-from memoryfs.page import parse_page
+from memoryfs.page import Page, parse_page, split_frontmatter
 from memoryfs.store import Store
 from memoryfs.validate import Finding, validate_store
 
@@ -41,19 +46,23 @@ _INCREMENTAL = (
     "memory/sessions/index.md",
 )
 _CROSS_PAGE = {"MF007", "MF008", "MF201"}  # duplicate id, alias = another id, dangling link
+_STUB_KEYS = {"id", "title", "type", "updated", "aliases"}
+_TOP_KEY_RE = re.compile(r"^['\"]?([A-Za-z_][\w-]*)['\"]?\s*:")
 _REF_RE = re.compile(r"^sessions/transcripts/([^/#]+\.md)#")
 
 
 def validate_stage(
-    store: Store, stage_root: Path, changes: list[Change], full: bool = False
+    store: Store, stage_root: Path, changes: list[Change], full: bool = False, base: str = ""
 ) -> GateReport:
-    """Validate the staged tree at ``stage_root``; only the changed part unless ``full``."""
+    """Validate the staged tree at ``stage_root`` (which started from ``base``); only the
+    changed part unless ``full``."""
     if full or not _incremental_ok(stage_root, changes):
         findings = validate_store(store, root=stage_root)
         return _report(findings, checked=-1)
+    stubs = bool(base) and _ids_stable(store, stage_root, base, changes)
     view = Path(tempfile.mkdtemp(prefix=VIEW_PREFIX, dir=stage_root.parent))
     try:
-        checked = _build_view(stage_root, view, changes)
+        checked = _build_view(stage_root, view, changes, stubs)
         findings = validate_store(store, root=view)
     finally:
         shutil.rmtree(view, ignore_errors=True)
@@ -88,15 +97,17 @@ def _link(src: Path, dst: Path) -> None:
         shutil.copy2(src, dst, follow_symlinks=False)
 
 
-def _build_view(stage_root: Path, view: Path, changes: list[Change]) -> int:
-    """Hard-link what the changed files depend on into ``view``; returns the file count."""
-    wanted: set[str] = {"memory/deletions.jsonl"}
+def _build_view(stage_root: Path, view: Path, changes: list[Change], stubs: bool) -> int:
+    """Hard-link what the changed files depend on into ``view`` (unchanged pages as stubs
+    when ``stubs``); returns the file count."""
+    pages: set[str] = set()
     for top in _PAGE_DIRS:
         folder = stage_root / top
         for dirpath, dirnames, filenames in os.walk(folder):
             dirnames[:] = [d for d in dirnames if not d.startswith(".")]
             rel_dir = Path(dirpath).relative_to(stage_root).as_posix()
-            wanted.update(f"{rel_dir}/{name}" for name in filenames if name.endswith(".md"))
+            pages.update(f"{rel_dir}/{name}" for name in filenames if name.endswith(".md"))
+    wanted: set[str] = {"memory/deletions.jsonl"}
     for change in changes:
         if change.status == "D":
             continue
@@ -104,12 +115,80 @@ def _build_view(stage_root: Path, view: Path, changes: list[Change]) -> int:
         wanted.update(_cited_transcripts(stage_root, change.path))
     (view / "memory").mkdir(parents=True, exist_ok=True)
     count = 0
+    for rel in sorted(pages - wanted):
+        stub = _stub(stage_root / rel) if stubs else None
+        if stub is None:
+            _link(stage_root / rel, view / rel)
+        else:
+            (view / rel).parent.mkdir(parents=True, exist_ok=True)
+            (view / rel).write_text(stub, encoding="utf-8")
+        count += 1
     for rel in sorted(wanted):
         src = stage_root / rel
         if src.is_file() or src.is_symlink():
             _link(src, view / rel)
             count += 1
     return count
+
+
+def _stub(path: Path) -> str | None:
+    """An unchanged page cut to the keys the cross-page rules read (id, aliases and the
+    required keys), without its body; None when that cannot be done safely."""
+    try:
+        parts = split_frontmatter(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
+    if parts is None:
+        return None
+    kept: list[str] = []
+    keep = False
+    for line in parts[0].split("\n"):
+        top = _TOP_KEY_RE.match(line)
+        if top:
+            keep = top.group(1) in _STUB_KEYS
+        elif line and not line[0].isspace() and not line.startswith("- "):
+            return None  # not plain block YAML: validate the whole page instead
+        if keep:
+            kept.append(line)
+    stub = "\n".join(kept).rstrip("\n") + "\n"
+    try:
+        meta = yaml.safe_load(stub)
+    except yaml.YAMLError:
+        return None
+    if not isinstance(meta, dict) or not isinstance(meta.get("id"), str):
+        return None
+    return f"---\n{stub}---\n"
+
+
+def _ids_stable(store: Store, stage_root: Path, base: str, changes: list[Change]) -> bool:
+    """No page left knowledge/ or notes/ and no changed page's id or aliases changed,
+    so no unchanged page's links can have broken: its body need not be read."""
+    for change in changes:
+        if not change.path.startswith(_PAGE_DIRS):
+            continue
+        if change.status == "D":
+            return False
+        if change.status == "M":
+            old = _base_page(store, base, change.path)
+            new = _page(stage_root, change.path)
+            if old is None or new is None or (old.id, old.aliases) != (new.id, new.aliases):
+                return False
+    return True
+
+
+def _page(stage_root: Path, path: str) -> Page | None:
+    try:
+        return parse_page((stage_root / path).read_text(encoding="utf-8"), path)
+    except (OSError, UnicodeDecodeError, PageError, ValueError):
+        return None
+
+
+def _base_page(store: Store, base: str, path: str) -> Page | None:
+    try:
+        blob = store.repo.commit(base).tree / path
+        return parse_page(blob.data_stream.read().decode("utf-8"), path)
+    except (KeyError, ValueError, UnicodeDecodeError, PageError):
+        return None
 
 
 def _cited_transcripts(stage_root: Path, path: str) -> set[str]:

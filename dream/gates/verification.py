@@ -41,6 +41,7 @@ from dream.gates import GateReport, Problem
 from dream.staging import Change
 from memoryfs.claims import Claim, extract_claims
 from memoryfs.errors import PageError
+from memoryfs.links import CITE_RE
 from memoryfs.page import Page, Source, parse_page
 from memoryfs.store import Store
 from memoryfs.transcript import Transcript, Turn, parse_transcript
@@ -79,6 +80,12 @@ _LINK_RE = re.compile(r"\[\[([^\[\]|\n]+?)(?:\|([^\[\]\n]+?))?\]\]")
 _MD_LINK_RE = re.compile(r"\[([^\[\]\n]+)\]\([^)\n]*\)")
 _SUPERSEDED_RE = re.compile(r"\((?:superseded|replaced)[^)]*\)", re.IGNORECASE)
 _STRIKE_RE = re.compile(r"~~([^~\n]+)~~")
+# The base side's line reading (see _line_claims), after memoryfs.claims.
+_LIST_PREFIX_RE = re.compile(r"^\s*(?:>\s?)*\s*(?:(?:[-*+]|\d{1,9}[.)])\s+)?(?:\[[ xX]\]\s+)?")
+_ATX_RE = re.compile(r"^ {0,3}(#{1,6})\s+(.*)$")
+_HISTORY_RE = re.compile(r"history|superseded", re.IGNORECASE)
+_MARKER_RE = re.compile(r"\(superseded", re.IGNORECASE)
+_STRIKE_LINE_RE = re.compile(r"~~[^~\n]+~~")
 _NOT_NAMES = {"I", "I'm", "I’m", "I've", "I’ve", "I'd", "I’d", "I'll", "I’ll", "OK", "Ok"}
 _NUMBER_WORDS = (
     "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
@@ -394,6 +401,47 @@ def _base_page(store: Store, base: str, path: str) -> Page | None:
         return None
 
 
+def _line_claims(page: Page) -> list[tuple[str, tuple[int, ...], bool]]:
+    """The claims of a base page read line by line: (text, citations, superseded).
+
+    A light stand-in for ``extract_claims`` (which parses the Markdown) on the
+    base side, where the claims only serve to tell which staged claims are new:
+    fenced code is skipped, headings are ATX. A hub page of thousands of lines is
+    parsed once per run instead of twice.
+    """
+    out: list[tuple[str, tuple[int, ...], bool]] = []
+    page_superseded = str(page.meta.get("status", "")).strip().lower() == "superseded"
+    stack: list[tuple[int, bool]] = []  # (heading level, is a history heading)
+    fence = ""
+    for line in page.body.split("\n"):
+        stripped = line.lstrip()
+        if fence:
+            if stripped.startswith(fence):
+                fence = ""
+            continue
+        if stripped.startswith(("```", "~~~")):
+            fence = stripped[:3]
+            continue
+        heading = _ATX_RE.match(line)
+        if heading:
+            level = len(heading.group(1))
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, bool(_HISTORY_RE.search(heading.group(2)))))
+            continue
+        citations = tuple(dict.fromkeys(int(n) for n in CITE_RE.findall(line)))
+        if not citations:
+            continue
+        text = " ".join(CITE_RE.sub(" ", _LIST_PREFIX_RE.sub("", line, count=1)).split())
+        superseded = (
+            page_superseded
+            or any(history for _, history in stack)
+            or bool(_MARKER_RE.search(line) or _STRIKE_LINE_RE.search(line))
+        )
+        out.append((text, citations, superseded))
+    return out
+
+
 def _resolve(sources: dict[int, Source], claim: Claim) -> list[Source]:
     """The sources a claim cites (``memoryfs.claims.resolve_claim_sources``, with the
     page's sources indexed once rather than once per claim)."""
@@ -466,10 +514,11 @@ class _Check:
         superseded: set[ClaimKey] = set()
         if old is not None:
             sources = {s.id: s for s in old.sources}
-            for claim in extract_claims(old):
-                key = _claim_key(sources, claim)
+            for text, citations, is_superseded in _line_claims(old):
+                refs = tuple(sorted(sources[n].ref for n in citations if n in sources))
+                key = (_plain(text).lower(), refs)
                 keys.add(key)
-                if claim.superseded:
+                if is_superseded:
                     superseded.add(key)
         return keys, superseded
 
