@@ -9,13 +9,27 @@ stderr and a non-zero exit (``cli.output.handle_errors``).
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from cli.dream_engine_cmds import (
+    AgentCmdOpt,
+    AgentTimeoutOpt,
+    BaseUrlOpt,
+    EngineOpt,
+    MaxTokensOpt,
+    ModelOpt,
+    PriceOpt,
+    make_engine,
+    run_many,
+    stores_or_fail,
+    watch_cmd,
+)
 from cli.output import JsonOpt, StoreOpt, emit, handle_errors, open_store
 from dream.kept import apply_run, discard_run, dream_status, review_run
-from dream.run import RunOptions, RunResult, load_engine, run_dream
+from dream.run import RunOptions, RunResult, run_dream
 from memoryfs import __version__
 
 __all__ = ["app", "main"]
@@ -60,7 +74,7 @@ class _Progress:
 
 
 def _emit_result(result: RunResult, as_json: bool) -> None:
-    lines = list(result.problems)
+    lines = [*result.problems, *(f"rejected: {r}" for r in result.rejected)]
     lines.append(result.message)
     emit(result.to_json(), "\n".join(lines), as_json)
     if result.exit_code:
@@ -86,9 +100,21 @@ def run_cmd(
         str | None,
         typer.Option("--deadline", help="Stop cleanly after this long, e.g. 20m, 1h30m."),
     ] = None,
-    engine: Annotated[
-        str, typer.Option("--engine", help="embedded, or package.module:Class.")
-    ] = "embedded",
+    engine: EngineOpt = "embedded",
+    base_url: BaseUrlOpt = None,
+    model: ModelOpt = None,
+    agent_cmd: AgentCmdOpt = None,
+    agent_timeout: AgentTimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    price_per_1k: PriceOpt = None,
+    stores: Annotated[
+        list[Path] | None,
+        typer.Option("--stores", help="Run on each of these stores: --stores PATH... (with -j)."),
+    ] = None,
+    jobs: Annotated[int, typer.Option("-j", "--jobs", min=1, help="Stores run in parallel.")] = 1,
+    more_stores: Annotated[
+        list[str] | None, typer.Argument(metavar="[PATH]...", help="More --stores paths.")
+    ] = None,
     allow_unapproved: Annotated[
         bool,
         typer.Option("--allow-unapproved", help="Run even if the dream skill is not approved."),
@@ -100,8 +126,9 @@ def run_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Consolidate pending sessions: stage, check with both gates, then commit to main."""
-    store = open_store(store_dir)
-    bar = _Progress(sys.stderr.isatty() and not as_json)
+    chosen = make_engine(
+        engine, base_url, model, agent_cmd, agent_timeout, max_tokens, price_per_1k
+    )
     options = RunOptions(
         dry_run=dry_run,
         review=review,
@@ -110,8 +137,14 @@ def run_cmd(
         allow_unapproved=allow_unapproved,
         full_validation=full_validation,
     )
+    paths = stores_or_fail(stores, more_stores)
+    if paths:
+        run_many(paths, jobs, chosen, options, as_json)
+        return
+    store = open_store(store_dir)
+    bar = _Progress(sys.stderr.isatty() and not as_json)
     try:
-        result = run_dream(store, load_engine(engine), options, progress=bar)
+        result = run_dream(store, chosen, options, progress=bar)
     finally:
         bar.close()
     _emit_result(result, as_json)
@@ -174,6 +207,9 @@ def apply_cmd(
 def discard_cmd(run_id: RunArg, store_dir: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """Delete a kept run's branch; main is not touched."""
     _emit_result(discard_run(open_store(store_dir), run_id), as_json)
+
+
+app.command("watch")(watch_cmd)
 
 
 @app.command("version")

@@ -78,3 +78,4 @@ class ConsolidationReport:
     rejected: list[str] = field(default_factory=list)  # "path:line: reason"
     stopped_early: str = ""  # why the run stopped before all pending sessions ("deadline", ...)
     tokens: int = 0  # model tokens spent (engines that use a model)
+    cost: float = 0.0  # what those tokens cost (the engine's price per 1000 tokens)

@@ -65,7 +65,11 @@ __all__ = [
     "record",
 ]
 
-ENGINES = {"embedded": "dream.engines.embedded:EmbeddedEngine"}
+ENGINES = {
+    "embedded": "dream.engines.embedded:EmbeddedEngine",
+    "llm": "dream.engines.llm:LLMEngine",
+    "command": "dream.engines.command:CommandEngine",
+}
 Progress = Callable[[str, int, int], None]
 
 
@@ -101,6 +105,9 @@ class RunResult:
     pending_after: int = 0
     stopped: str = ""  # "max-sessions" or "deadline" when the run stopped before the end
     problems: tuple[str, ...] = ()  # formatted gate problems (file:line: code why)
+    rejected: tuple[str, ...] = ()  # what the engine dropped before the gates (file:line: why)
+    tokens: int = 0  # model tokens the engine spent
+    cost: float = 0.0
     rebased: int = 0
     restarted: int = 0
     started: str = ""
@@ -363,6 +370,9 @@ class _Attempt:
         )
         report = self.engine.consolidate(ctx)
         self.lap("consolidate")
+        result = replace(
+            result, rejected=tuple(report.rejected), tokens=report.tokens, cost=report.cost
+        )
         stopped = report.stopped_early or result.stopped
         changes = stage_changes(stage)
         if not changes:
@@ -397,7 +407,9 @@ class _Attempt:
                 status="dry-run",
                 message=f"dream (dry run): would commit {summary.headline()}; {verdict}",
             ), False
-        message = commit_message(summary, result.run_id, result.engine, result.skill)
+        message = commit_message(
+            summary, result.run_id, result.engine, result.skill, result.tokens, result.cost
+        )
         commit = commit_stage(self.store, stage, message)
         self.lap("commit")
         if problems:

@@ -105,7 +105,9 @@ def _listing(title: str, items: tuple[str, ...]) -> list[str]:
     return [*lines, ""]
 
 
-def commit_message(summary: ChangeSummary, run_id: str, engine: str, skill: str) -> str:
+def commit_message(
+    summary: ChangeSummary, run_id: str, engine: str, skill: str, tokens: int = 0, cost: float = 0.0
+) -> str:
     lines = [f"dream: {summary.headline()}", ""]
     lines += _listing("Sessions summarized", summary.sessions)
     lines += _listing("Pages created", summary.created)
@@ -113,6 +115,8 @@ def commit_message(summary: ChangeSummary, run_id: str, engine: str, skill: str)
     lines += _listing("Pages removed", summary.removed)
     lines += [f"Claims superseded: {summary.superseded}", ""]
     lines += [f"Dream-Run: {run_id}", f"Dream-Engine: {engine}", f"Dream-Skill: {skill}"]
+    if tokens:  # engines that use a model: what the run spent
+        lines.append(f"Dream-Tokens: {tokens}" + (f" (cost {cost:.4f})" if cost else ""))
     return "\n".join(lines) + "\n"
 
 
