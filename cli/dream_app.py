@@ -113,7 +113,7 @@ def run_cmd(
     ] = None,
     jobs: Annotated[int, typer.Option("-j", "--jobs", min=1, help="Stores run in parallel.")] = 1,
     more_stores: Annotated[
-        list[str] | None, typer.Argument(metavar="[PATH]...", help="More --stores paths.")
+        list[str] | None, typer.Argument(metavar="PATH", help="More --stores paths.")
     ] = None,
     allow_unapproved: Annotated[
         bool,

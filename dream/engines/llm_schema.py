@@ -130,6 +130,8 @@ def parse_answer(text: str) -> Answer:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise Malformed(f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise Malformed("JSON nested too deeply") from None
     obj = _mapping(data, "the answer")
     summary = _mapping(obj.get("summary"), "summary")
     facts = obj.get("facts", [])
