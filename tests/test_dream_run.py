@@ -23,7 +23,7 @@ from dream.run import RunOptions, run_dream
 from dream.skills import approve
 from dream.staging import Stage, kept_runs
 from memoryfs.atomic import atomic_write_text
-from memoryfs.hashing import content_hash
+from memoryfs.hashing import content_hash, turn_hash
 from memoryfs.ingest import ingest
 from memoryfs.receipts import ReceiptLog, page_item, session_item, store_receipt_dir
 from memoryfs.store import Store, init_store
@@ -545,3 +545,46 @@ def test_the_incremental_view_still_sees_cross_page_breakage(
     assert {p.split(": ")[1].split()[0] for p in full.problems} == {
         p.split(": ")[1].split()[0] for p in result.problems
     }
+
+
+def _hub(*sessions: tuple[str, str, str]) -> str:
+    """A page citing turn 1 of each (session id, date, turn hash)."""
+    sources = "".join(
+        f"  - id: {i}\n    ref: sessions/transcripts/{sid}.md#t1\n    at: '{date}'\n    hash: {h}\n"
+        for i, (sid, date, h) in enumerate(sessions, start=1)
+    )
+    body = "".join(f"- Said something [cite:{i}]\n" for i in range(1, len(sessions) + 1))
+    meta = "id: hub\ntitle: Hub\ntype: topic\nupdated: '2026-01-06'\n"
+    return f"---\n{meta}sources:\n{sources}---\n\n{body}"
+
+
+def _first_turn_hash(session: tuple[str, str, list[str]]) -> str:
+    return turn_hash(session[2][0])
+
+
+@pytest.mark.parametrize(
+    ("second", "expected"),
+    [
+        ("keep", ""),  # the unchanged S1 source needs no transcript in the view
+        ("stale", "MF109"),  # a changed entry with a wrong hash is checked
+        ("missing", "MF107"),  # a new entry naming no transcript is checked
+    ],
+)
+def test_a_hub_page_is_checked_on_what_changed(
+    store: Store, tmp_path: Path, second: str, expected: str
+) -> None:
+    one = (S1[0], S1[1], _first_turn_hash(S1))
+    two = (S2[0], S2[1], _first_turn_hash(S2))
+    add_sessions(store, tmp_path / "in", [S1])
+    hub = "knowledge/topics/hub.md"
+    assert run_dream(store, ScriptedEngine(page=_writes({hub: _hub(one)}))).status == "committed"
+    add_sessions(store, tmp_path / "in2", [S2])
+    first = {"keep": one, "stale": (one[0], one[1], "0badc0de"), "missing": one}[second]
+    extra = ("2025-01-01-nowhere", "2025-01-01", "0badc0de") if second == "missing" else two
+    result = run_dream(store, ScriptedEngine(page=_writes({hub: _hub(first, extra)})))
+    if expected:
+        assert result.status == "gate-failed"
+        assert {p.split(": ")[1].split()[0] for p in result.problems} == {expected}
+    else:
+        assert result.status == "committed", result.problems
+        assert validate_store(store) == []

@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -49,6 +50,9 @@ _CROSS_PAGE = {"MF007", "MF008", "MF201"}  # duplicate id, alias = another id, d
 _STUB_KEYS = {"id", "title", "type", "updated", "aliases"}
 _TOP_KEY_RE = re.compile(r"^['\"]?([A-Za-z_][\w-]*)['\"]?\s*:")
 _REF_RE = re.compile(r"^sessions/transcripts/([^/#]+\.md)#")
+_SUMMARIES = "memory/sessions/summaries/"
+_TRANSCRIPTS = "memory/sessions/transcripts/"
+_GENERATED = ("memory/INDEX.md", "memory/sessions/index.md")
 
 
 def validate_stage(
@@ -59,18 +63,84 @@ def validate_stage(
     if full or not _incremental_ok(stage_root, changes):
         findings = validate_store(store, root=stage_root)
         return _report(findings, checked=-1)
-    stubs = bool(base) and _ids_stable(store, stage_root, base, changes)
+    plan = _plan(store, stage_root, base, changes)
     view = Path(tempfile.mkdtemp(prefix=VIEW_PREFIX, dir=stage_root.parent))
     try:
-        checked = _build_view(stage_root, view, changes, stubs)
+        checked = _build_view(stage_root, view, changes, plan)
         findings = validate_store(store, root=view)
     finally:
         shutil.rmtree(view, ignore_errors=True)
     # An unchanged page is in the view for the cross-page rules only (its citations'
-    # transcripts are not): keep what those rules say about it, nothing else.
+    # transcripts are not): keep what those rules say about it, nothing else. Nor are
+    # the transcripts of a changed page's unchanged sources: "no transcript" for those
+    # is the view's doing, not the run's.
     changed = {c.path for c in changes}
-    kept = [f for f in findings if f.path in changed or f.code in _CROSS_PAGE]
+    unseen = {f"source ref {ref!r}" for ref in plan.unseen_refs}
+    kept = [
+        f
+        for f in findings
+        if (f.path in changed or f.code in _CROSS_PAGE)
+        and not (f.code == "MF107" and f.message.partition(": no transcript")[0] in unseen)
+    ]
     return _report(kept, checked=checked)
+
+
+@dataclass
+class _Plan:
+    stubs: bool = True  # unchanged pages enter as stubs
+    transcripts: set[str] = field(default_factory=set)  # memory/... transcripts to include
+    unseen_refs: set[str] = field(default_factory=set)  # unchanged sources left unchecked
+
+
+def _plan(store: Store, stage_root: Path, base: str, changes: list[Change]) -> _Plan:
+    """What the view needs: whole pages or stubs, and which transcripts.
+
+    Unchanged pages can be stubs unless a page left or a changed page dropped its id
+    or an alias (links elsewhere may have broken). A changed page needs the
+    transcripts of its new or changed sources; an entry unchanged since the base
+    (same ref, same hash) was checked when the base was made, and transcripts only
+    grow, so a hub page citing every session does not pull in every transcript.
+    """
+    plan = _Plan(stubs=bool(base))
+    skipped: dict[str, str] = {}  # ref -> its transcript
+    for change in changes:
+        path = change.path
+        in_pages = path.startswith(_PAGE_DIRS)
+        if change.status == "D":
+            plan.stubs = plan.stubs and not in_pages
+            continue
+        if path.startswith(_SUMMARIES) and path.endswith(".md"):
+            plan.transcripts.add(_TRANSCRIPTS + path.rsplit("/", 1)[1])
+        if not path.endswith(".md") or path in _GENERATED:
+            continue
+        new = _page(stage_root, path)
+        old = _base_page(store, base, path) if base and change.status == "M" else None
+        if in_pages and change.status == "M" and not _keeps_keys(old, new):
+            plan.stubs = False
+        old_entries = _entries(old) if old is not None else set()
+        for ref, digest in _entries(new) if new is not None else set():
+            m = _REF_RE.match(ref)
+            if m is None or "/" in m.group(1) or ".." in m.group(1):
+                continue
+            transcript = _TRANSCRIPTS + m.group(1)
+            if (ref, digest) in old_entries:
+                skipped[ref] = transcript
+            else:
+                plan.transcripts.add(transcript)
+    plan.unseen_refs = {ref for ref, t in skipped.items() if t not in plan.transcripts}
+    return plan
+
+
+def _keeps_keys(old: Page | None, new: Page | None) -> bool:
+    """The page kept its id and every alias (adding aliases breaks no link)."""
+    if old is None or new is None or old.id != new.id:
+        return False
+    return {a.lower() for a in old.aliases} <= {a.lower() for a in new.aliases}
+
+
+def _entries(page: Page) -> set[tuple[str, str]]:
+    """(ref, hash) of each source entry."""
+    return {(s.ref, s.hash) for s in page.sources}
 
 
 def _report(findings: list[Finding], checked: int) -> GateReport:
@@ -97,9 +167,8 @@ def _link(src: Path, dst: Path) -> None:
         shutil.copy2(src, dst, follow_symlinks=False)
 
 
-def _build_view(stage_root: Path, view: Path, changes: list[Change], stubs: bool) -> int:
-    """Hard-link what the changed files depend on into ``view`` (unchanged pages as stubs
-    when ``stubs``); returns the file count."""
+def _build_view(stage_root: Path, view: Path, changes: list[Change], plan: _Plan) -> int:
+    """Link what the changed files depend on into ``view``; returns the file count."""
     pages: set[str] = set()
     for top in _PAGE_DIRS:
         folder = stage_root / top
@@ -107,16 +176,12 @@ def _build_view(stage_root: Path, view: Path, changes: list[Change], stubs: bool
             dirnames[:] = [d for d in dirnames if not d.startswith(".")]
             rel_dir = Path(dirpath).relative_to(stage_root).as_posix()
             pages.update(f"{rel_dir}/{name}" for name in filenames if name.endswith(".md"))
-    wanted: set[str] = {"memory/deletions.jsonl"}
-    for change in changes:
-        if change.status == "D":
-            continue
-        wanted.add(change.path)
-        wanted.update(_cited_transcripts(stage_root, change.path))
+    wanted = {"memory/deletions.jsonl", *plan.transcripts}
+    wanted.update(c.path for c in changes if c.status != "D")
     (view / "memory").mkdir(parents=True, exist_ok=True)
     count = 0
     for rel in sorted(pages - wanted):
-        stub = _stub(stage_root / rel) if stubs else None
+        stub = _stub(stage_root / rel) if plan.stubs else None
         if stub is None:
             _link(stage_root / rel, view / rel)
         else:
@@ -160,22 +225,6 @@ def _stub(path: Path) -> str | None:
     return f"---\n{stub}---\n"
 
 
-def _ids_stable(store: Store, stage_root: Path, base: str, changes: list[Change]) -> bool:
-    """No page left knowledge/ or notes/ and no changed page's id or aliases changed,
-    so no unchanged page's links can have broken: its body need not be read."""
-    for change in changes:
-        if not change.path.startswith(_PAGE_DIRS):
-            continue
-        if change.status == "D":
-            return False
-        if change.status == "M":
-            old = _base_page(store, base, change.path)
-            new = _page(stage_root, change.path)
-            if old is None or new is None or (old.id, old.aliases) != (new.id, new.aliases):
-                return False
-    return True
-
-
 def _page(stage_root: Path, path: str) -> Page | None:
     try:
         return parse_page((stage_root / path).read_text(encoding="utf-8"), path)
@@ -189,24 +238,3 @@ def _base_page(store: Store, base: str, path: str) -> Page | None:
         return parse_page(blob.data_stream.read().decode("utf-8"), path)
     except (KeyError, ValueError, UnicodeDecodeError, PageError):
         return None
-
-
-def _cited_transcripts(stage_root: Path, path: str) -> set[str]:
-    """Transcripts a changed page cites, and the one a changed summary summarizes."""
-    out: set[str] = set()
-    if path.startswith("memory/sessions/summaries/") and path.endswith(".md"):
-        out.add("memory/sessions/transcripts/" + path.rsplit("/", 1)[1])
-    if not path.endswith(".md") or path in ("memory/INDEX.md", "memory/sessions/index.md"):
-        return out
-    try:
-        page = parse_page((stage_root / path).read_text(encoding="utf-8"), path)
-    except (OSError, UnicodeDecodeError, PageError, ValueError):
-        return out  # the view still holds the file; validation reports why it is unreadable
-    sources = page.meta.get("sources")
-    if isinstance(sources, list):
-        for entry in sources:
-            ref = entry.get("ref") if isinstance(entry, dict) else None
-            m = _REF_RE.match(ref) if isinstance(ref, str) else None
-            if m and "/" not in m.group(1) and ".." not in m.group(1):
-                out.add("memory/sessions/transcripts/" + m.group(1))
-    return out
