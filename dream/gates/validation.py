@@ -19,6 +19,8 @@ whole tree.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
 import shutil
@@ -28,10 +30,10 @@ from pathlib import Path
 
 import yaml
 
-from dream.gates import GateReport, Problem
-from dream.staging import Change
-from memoryfs.errors import PageError
-from memoryfs.page import Page, parse_page, split_frontmatter
+from dream.gates import GateReport, Problem, base_page, staged_page
+from dream.staging import Change, run_git
+from memoryfs.atomic import atomic_write_text
+from memoryfs.page import Page, split_frontmatter
 from memoryfs.store import Store
 from memoryfs.validate import Finding, validate_store
 
@@ -66,7 +68,7 @@ def validate_stage(
     plan = _plan(store, stage_root, base, changes)
     view = Path(tempfile.mkdtemp(prefix=VIEW_PREFIX, dir=stage_root.parent))
     try:
-        checked = _build_view(stage_root, view, changes, plan)
+        checked = _build_view(store, stage_root, view, changes, plan, base)
         findings = validate_store(store, root=view)
     finally:
         shutil.rmtree(view, ignore_errors=True)
@@ -113,8 +115,8 @@ def _plan(store: Store, stage_root: Path, base: str, changes: list[Change]) -> _
             plan.transcripts.add(_TRANSCRIPTS + path.rsplit("/", 1)[1])
         if not path.endswith(".md") or path in _GENERATED:
             continue
-        new = _page(stage_root, path)
-        old = _base_page(store, base, path) if base and change.status == "M" else None
+        new = staged_page(stage_root, path)
+        old = base_page(store, base, path) if base and change.status == "M" else None
         if in_pages and change.status == "M" and not _keeps_keys(old, new):
             plan.stubs = False
         old_entries = _entries(old) if old is not None else set()
@@ -167,7 +169,9 @@ def _link(src: Path, dst: Path) -> None:
         shutil.copy2(src, dst, follow_symlinks=False)
 
 
-def _build_view(stage_root: Path, view: Path, changes: list[Change], plan: _Plan) -> int:
+def _build_view(
+    store: Store, stage_root: Path, view: Path, changes: list[Change], plan: _Plan, base: str
+) -> int:
     """Link what the changed files depend on into ``view``; returns the file count."""
     pages: set[str] = set()
     for top in _PAGE_DIRS:
@@ -180,20 +184,61 @@ def _build_view(stage_root: Path, view: Path, changes: list[Change], plan: _Plan
     wanted.update(c.path for c in changes if c.status != "D")
     (view / "memory").mkdir(parents=True, exist_ok=True)
     count = 0
+    stubs = _Stubs(store, base) if plan.stubs else None
     for rel in sorted(pages - wanted):
-        stub = _stub(stage_root / rel) if plan.stubs else None
+        stub = stubs.get(stage_root, rel) if stubs is not None else None
         if stub is None:
             _link(stage_root / rel, view / rel)
         else:
             (view / rel).parent.mkdir(parents=True, exist_ok=True)
             (view / rel).write_text(stub, encoding="utf-8")
         count += 1
+    if stubs is not None:
+        stubs.save()
     for rel in sorted(wanted):
         src = stage_root / rel
         if src.is_file() or src.is_symlink():
             _link(src, view / rel)
             count += 1
     return count
+
+
+class _Stubs:
+    """Stubs of unchanged pages, memoized by Git blob id in ``.memoryfs/dream-stubs.json``
+    (an unchanged page is the base's blob; a blob id names exact content, so the
+    cache is never stale and deleting it only costs time)."""
+
+    def __init__(self, store: Store, base: str) -> None:
+        self.path = store.cache_dir / "dream-stubs.json"
+        listing = run_git(store.root, "ls-tree", "-r", "-z", base, "--", *_PAGE_DIRS, check=False)
+        self.blobs: dict[str, str] = {}
+        for entry in listing.split("\0"):
+            meta, _, rel = entry.partition("\t")
+            parts = meta.split()
+            if len(parts) == 3 and parts[1] == "blob":
+                self.blobs[rel] = parts[2]
+        try:
+            cached = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            cached = {}
+        self.cache: dict[str, str] = cached if isinstance(cached, dict) else {}
+        self.used: dict[str, str] = {}
+        self.dirty = False
+
+    def get(self, stage_root: Path, rel: str) -> str | None:
+        blob = self.blobs.get(rel)
+        if blob is None:
+            return _stub(stage_root / rel)
+        if blob not in self.cache:
+            self.cache[blob] = _stub(stage_root / rel) or ""
+            self.dirty = True
+        self.used[blob] = self.cache[blob]
+        return self.used[blob] or None
+
+    def save(self) -> None:
+        if self.dirty or len(self.cache) > len(self.used):  # keep only what this tree uses
+            with contextlib.suppress(OSError):
+                atomic_write_text(self.path, json.dumps(self.used, separators=(",", ":")))
 
 
 def _stub(path: Path) -> str | None:
@@ -223,18 +268,3 @@ def _stub(path: Path) -> str | None:
     if not isinstance(meta, dict) or not isinstance(meta.get("id"), str):
         return None
     return f"---\n{stub}---\n"
-
-
-def _page(stage_root: Path, path: str) -> Page | None:
-    try:
-        return parse_page((stage_root / path).read_text(encoding="utf-8"), path)
-    except (OSError, UnicodeDecodeError, PageError, ValueError):
-        return None
-
-
-def _base_page(store: Store, base: str, path: str) -> Page | None:
-    try:
-        blob = store.repo.commit(base).tree / path
-        return parse_page(blob.data_stream.read().decode("utf-8"), path)
-    except (KeyError, ValueError, UnicodeDecodeError, PageError):
-        return None

@@ -37,12 +37,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dream.dates import find_relative_dates, parse_session_datetime
-from dream.gates import GateReport, Problem
+from dream.gates import GateReport, Problem, base_page, staged_page
 from dream.staging import Change
 from memoryfs.claims import Claim, extract_claims
 from memoryfs.errors import PageError
 from memoryfs.links import CITE_RE
-from memoryfs.page import Page, Source, parse_page
+from memoryfs.page import Page, Source
 from memoryfs.store import Store
 from memoryfs.transcript import Transcript, Turn, parse_transcript
 
@@ -336,7 +336,7 @@ class _Transcripts:
     Bounded, so a run that touches every session does not hold every transcript.
     """
 
-    SIZE = 128
+    SIZE = 256
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -384,21 +384,6 @@ def support_for(turns: list[tuple[Transcript, Turn]], subject: Iterable[str] = (
         written, _ = claim_dates(turn.text, year)
         dates.extend((first, gran) for (first, gran, _), _raw in written)
     return Support(text="\n".join(texts).lower(), names=frozenset(names), dates=tuple(dates))
-
-
-def _read_page(root: Path, path: str) -> Page | None:
-    try:
-        return parse_page((root / path).read_text(encoding="utf-8"), path[len("memory/") :])
-    except (OSError, UnicodeDecodeError, PageError, ValueError):
-        return None  # validation reports unreadable pages
-
-
-def _base_page(store: Store, base: str, path: str) -> Page | None:
-    try:
-        blob = store.repo.commit(base).tree / path
-        return parse_page(blob.data_stream.read().decode("utf-8"), path[len("memory/") :])
-    except (KeyError, ValueError, UnicodeDecodeError, PageError):
-        return None
 
 
 def _line_claims(page: Page) -> list[tuple[str, tuple[int, ...], bool]]:
@@ -460,7 +445,7 @@ def verify_stage(store: Store, stage_root: Path, base: str, changes: list[Change
         path = change.path
         if change.status == "D" or not path.startswith(_PAGE_PREFIXES) or path in _GENERATED:
             continue
-        page = _read_page(stage_root, path) if path.endswith(".md") else None
+        page = staged_page(stage_root, path) if path.endswith(".md") else None
         if page is not None:
             check.page(path, page, is_new=change.status == "A")
     return GateReport(
@@ -509,7 +494,7 @@ class _Check:
             self.problems.extend(_contradictions(page, path, claims))
 
     def _base_claims(self, path: str) -> tuple[set[ClaimKey], set[ClaimKey]]:
-        old = _base_page(self.store, self.base, path)
+        old = base_page(self.store, self.base, path)
         keys: set[ClaimKey] = set()
         superseded: set[ClaimKey] = set()
         if old is not None:
