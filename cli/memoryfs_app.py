@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from cli import read_cmds, store_cmds
+from cli import forget_cmds, read_cmds, store_cmds
 from memoryfs import __version__
 
 __all__ = ["app", "main"]
@@ -24,7 +24,7 @@ def version_cmd() -> None:
     print(__version__)
 
 
-for _module in (store_cmds, read_cmds):
+for _module in (store_cmds, forget_cmds, read_cmds):
     _module.register(app)
 
 

@@ -5,11 +5,12 @@ A reader (or a crash) sees the old bytes or the new bytes, never a torn file.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["atomic_write_bytes", "atomic_write_text"]
+__all__ = ["atomic_write_bytes", "atomic_write_text", "remove_temp_files"]
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -33,3 +34,19 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` as UTF-8 with LF line endings, atomically."""
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def remove_temp_files(folder: Path) -> int:
+    """Delete the temp files writes killed midway left under ``folder`` (no symlinks
+    followed); call it holding the lock of every writer there. Returns how many."""
+    removed = 0
+    if os.path.islink(folder):
+        return 0  # never walk out of the store through a symlink
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+        for name in filenames:
+            if name.startswith(".") and name.endswith(".tmp"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(os.path.join(dirpath, name))
+                    removed += 1
+    return removed

@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from memoryfs.atomic import atomic_write_text
-from memoryfs.errors import PageError
+from memoryfs.errors import MemoryFSError
 from memoryfs.links import extract_links
 from memoryfs.page import Page
 from memoryfs.pages import iter_pages, page_index
@@ -95,8 +95,8 @@ def session_rows(store: Store) -> list[SessionRow]:
     for rel in store.files("sessions/transcripts"):
         try:
             t = parse_transcript(store.resolve(rel).read_text(encoding="utf-8"), rel)
-        except (OSError, UnicodeDecodeError, PageError, ValueError):
-            continue
+        except (OSError, UnicodeDecodeError, MemoryFSError, ValueError):
+            continue  # MemoryFSError: also a symlink out of the store (never followed)
         summary = summaries.get(t.id)
         title = (summary.title if summary else "") or str(t.meta.get("title") or t.id)
         rows.append(
@@ -270,6 +270,7 @@ def write_indexes(store: Store) -> list[str]:
         "sessions/index.md": render_sessions_index(rows),
     }
     for rel, text in targets.items():
+        store.resolve(rel)  # refuses a memory/ or sessions/ symlinked out of the store
         path = store.memory / rel
         try:
             old = path.read_text(encoding="utf-8")

@@ -17,9 +17,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryfs.atomic import atomic_write_text
-from memoryfs.errors import IngestError, PageError
+import git
+
+from memoryfs.atomic import atomic_write_text, remove_temp_files
+from memoryfs.deletions import load_deletions
+from memoryfs.errors import IngestError, MemoryFSError, PageError
 from memoryfs.locomo import load_locomo
+from memoryfs.redact import scrub_incoming
 from memoryfs.store import Store
 from memoryfs.transcript import (
     Transcript,
@@ -39,7 +43,7 @@ _MAX_INPUT_BYTES = 200_000_000
 @dataclass(frozen=True)
 class SessionChange:
     id: str
-    status: str  # "new", "grown" or "unchanged"
+    status: str  # "new", "grown", "unchanged" or "forgotten" (skipped: deletions.jsonl)
     turns_added: int
     turns_total: int
 
@@ -67,7 +71,9 @@ def _detect(path: Path, fmt: str | None) -> str:
         return "locomo"
     if suffix in (".md", ".markdown"):
         return "md"
-    raise IngestError(f"{path}: cannot tell the format from the name; pass --format md|jsonl|locomo")
+    raise IngestError(
+        f"{path}: cannot tell the format from the name; pass --format md|jsonl|locomo"
+    )
 
 
 def _read_text(path: Path) -> str:
@@ -115,7 +121,7 @@ def _load_jsonl(path: Path, scope: dict[str, str]) -> Transcript:
         where = f"{path}:{lineno}"
         try:
             obj = json.loads(line)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # ValueError: also ints over the digit limit
             raise IngestError(f"{where}: not a JSON object") from None
         if not isinstance(obj, dict):
             raise IngestError(f"{where}: expected an object with 'role', 'content', 'ts'")
@@ -162,10 +168,33 @@ def load_sessions(store: Store, path: Path, fmt: str | None = None) -> list[Tran
     scope = {"user": store.config.user, "assistant": store.config.assistant}
     kind = _detect(path, fmt)
     if kind == "jsonl":
-        return [_load_jsonl(path, scope)]
-    if kind == "md":
-        return [_load_md(path, scope)]
-    return [s for conv in load_locomo(path, scope) for s in conv.sessions]
+        sessions = [_load_jsonl(path, scope)]
+    elif kind == "md":
+        sessions = [_load_md(path, scope)]
+    else:
+        sessions = [s for conv in load_locomo(path, scope) for s in conv.sessions]
+    for t in sessions:
+        _check_writable(t, path)
+    return sessions
+
+
+def _check_writable(t: Transcript, path: Path) -> None:
+    """Refuse what cannot be stored as a UTF-8 text file (JSON escapes can carry it)."""
+    if not valid_session_id(t.id):
+        raise IngestError(
+            f"{path}: session id {t.id[:80]!r} is not a lowercase slug of 1-128 chars"
+        )
+    try:
+        text = render_transcript(t)
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise IngestError(
+            f"{path}: session {t.id} holds invalid Unicode (lone surrogates)"
+        ) from None
+    except PageError as exc:
+        raise IngestError(f"{path}: session {t.id}: {exc}") from None
+    if "\x00" in text:
+        raise IngestError(f"{path}: session {t.id} holds NUL characters; not a text transcript")
 
 
 def plan_ingest(store: Store, sessions: list[Transcript]) -> list[tuple[SessionChange, str | None]]:
@@ -179,7 +208,7 @@ def plan_ingest(store: Store, sessions: list[Transcript]) -> list[tuple[SessionC
         if t.id in seen:
             raise IngestError(f"session {t.id} appears twice in this ingest")
         seen.add(t.id)
-        path = store.transcript_path(t.id)
+        path = _transcript_file(store, t.id)
         if not path.exists():
             text = render_transcript(t)
             plans.append((SessionChange(t.id, "new", len(t.turns), len(t.turns)), text))
@@ -188,7 +217,9 @@ def plan_ingest(store: Store, sessions: list[Transcript]) -> list[tuple[SessionC
             old_text = path.read_text(encoding="utf-8")
             old = parse_transcript(old_text, str(path))
         except (OSError, UnicodeDecodeError, PageError) as exc:
-            raise IngestError(f"session {t.id}: the stored transcript is unreadable: {exc}") from None
+            raise IngestError(
+                f"session {t.id}: the stored transcript is unreadable: {exc}"
+            ) from None
         for mine, theirs in zip(old.turns, t.turns, strict=False):
             if not mine.same_as(theirs):
                 raise IngestError(
@@ -207,23 +238,104 @@ def plan_ingest(store: Store, sessions: list[Transcript]) -> list[tuple[SessionC
     return plans
 
 
+def _transcript_file(store: Store, session_id: str) -> Path:
+    """The transcript's path, refusing one that a symlink would take outside the store."""
+    rel = f"sessions/transcripts/{session_id}.md"
+    try:
+        path = store.resolve(rel)
+    except MemoryFSError as exc:
+        raise IngestError(f"session {session_id}: {exc}") from None
+    if path != store.memory.resolve() / rel:
+        raise IngestError(
+            f"session {session_id}: memory/{rel} is a symlink; replace it with a file"
+        )
+    return path
+
+
 def ingest(store: Store, paths: list[Path], fmt: str | None = None) -> IngestResult:
-    """Ingest ``paths`` into ``store`` and commit ``ingest: N sessions, M turns``."""
+    """Ingest ``paths`` into ``store`` and commit ``ingest: N sessions, M turns``.
+
+    Sessions the deletion log forgot are skipped (status ``forgotten``) and
+    forgotten phrases in new turns are redacted, so a forget holds when the same
+    chat log is ingested again. Transcripts an interrupted ingest wrote but did not
+    commit are checked (append-only against HEAD) and committed with this one.
+    """
     sessions: list[Transcript] = []
     for path in paths:
         sessions.extend(load_sessions(store, Path(path), fmt))
     with store.lock("write"):
-        plans = plan_ingest(store, sessions)
-        written: list[str] = []
+        deletions = load_deletions(store)
+        kept: list[Transcript] = []
+        forgotten: list[SessionChange] = []
+        for t in sessions:
+            try:
+                scrubbed = scrub_incoming(t, deletions)
+            except MemoryFSError as exc:
+                raise IngestError(str(exc)) from None
+            if scrubbed is None:
+                forgotten.append(SessionChange(t.id, "forgotten", 0, 0))
+            else:
+                kept.append(scrubbed)
+        remove_temp_files(store.memory)  # left by a killed write: we hold the lock
+        plans = plan_ingest(store, kept)
+        written: set[str] = set()
         for change, text in plans:
-            if text is None:
-                continue
-            path = store.transcript_path(change.id)
-            atomic_write_text(path, text)
-            written.append(path.relative_to(store.root).as_posix())
-        added = sum(c.turns_added for c, _ in plans)
-        changed = sum(1 for c, text in plans if text is not None)
+            if text is not None:
+                atomic_write_text(_transcript_file(store, change.id), text)
+                written.add(f"memory/sessions/transcripts/{change.id}.md")
+        # what differs from HEAD now: this ingest's files and any an interrupted one left
+        dirty = _uncommitted_transcripts(store)
+        written.update(dirty)
+        changes: list[SessionChange] = []
+        for change, _ in plans:
+            changes.append(dirty.pop(f"memory/sessions/transcripts/{change.id}.md", change))
+        changes.extend(dirty.values())
+        added = sum(c.turns_added for c in changes)
+        changed = sum(1 for c in changes if c.status in ("new", "grown"))
         commit = ""
         if written:
-            commit = store.commit(f"ingest: {changed} sessions, {added} turns", written)
-    return IngestResult(sessions=tuple(c for c, _ in plans), turns_added=added, commit=commit)
+            commit = store.commit(f"ingest: {changed} sessions, {added} turns", sorted(written))
+    return IngestResult(sessions=(*changes, *forgotten), turns_added=added, commit=commit)
+
+
+def _uncommitted_transcripts(store: Store) -> dict[str, SessionChange]:
+    """Transcripts that differ from HEAD as valid growth of HEAD's version, with
+    their change counted against HEAD.
+
+    Besides this ingest's own files, these are the ones an ingest killed between
+    writing and committing left; each was written atomically, so it is whole. One
+    that is not append-only against HEAD (or not a valid transcript of this store)
+    is left alone for validation to report.
+    """
+    out = store.repo.git.status(
+        "--porcelain", "-z", "--untracked-files=all", "--", "memory/sessions/transcripts"
+    )
+    found: dict[str, SessionChange] = {}
+    scope = {"user": store.config.user, "assistant": store.config.assistant}
+    for item in out.split("\0"):
+        code, rel = item[:2], item[3:]
+        if code not in ("??", " M", "M ", "MM", "A ", "AM") or rel.count("/") != 3:
+            continue
+        sid = rel.rsplit("/", 1)[-1].removesuffix(".md")
+        if not rel.endswith(".md") or not valid_session_id(sid):
+            continue
+        try:
+            disk = parse_transcript(_transcript_file(store, sid).read_text(encoding="utf-8"), rel)
+        except (OSError, UnicodeDecodeError, PageError, IngestError):
+            continue
+        if disk.id != sid or disk.scope != scope or not disk.turns:
+            continue
+        head_turns: tuple[Turn, ...] = ()
+        if code != "??" and not code.startswith("A"):
+            try:
+                head_turns = parse_transcript(store.repo.git.show(f"HEAD:{rel}"), rel).turns
+            except (git.GitCommandError, PageError, ValueError):
+                continue
+        if len(head_turns) > len(disk.turns) or not all(
+            a.same_as(b) for a, b in zip(head_turns, disk.turns, strict=False)
+        ):
+            continue
+        status = "grown" if head_turns else "new"
+        added = len(disk.turns) - len(head_turns)
+        found[rel] = SessionChange(sid, status, added, len(disk.turns))
+    return found

@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 _DIA_RE = re.compile(r"^\s*D\s*:?\s*(\d{1,4})\s*:\s*0*(\d{1,4})\s*$", re.IGNORECASE)
-_SESSION_RE = re.compile(r"^session_(\d+)$")
+_SESSION_RE = re.compile(r"^session_(\d{1,6})$")
 
 
 @dataclass(frozen=True)
@@ -82,13 +82,15 @@ def conversation_from_dict(
     if not isinstance(a, str) or not isinstance(b, str):
         raise IngestError(f"{cid}: LoCoMo conversation needs string 'speaker_a' and 'speaker_b'")
     problems: list[str] = []
-    numbers = sorted(
-        int(m.group(1)) for k in conv if (m := _SESSION_RE.match(k)) and isinstance(conv[k], list)
+    numbers = sorted(  # (n, key): "session_01" and "session_1" are both session 1
+        (int(m.group(1)), k)
+        for k in conv
+        if (m := _SESSION_RE.match(k)) and isinstance(conv[k], list)
     )
     sessions: list[Transcript] = []
     dia_map: dict[str, str] = {}
-    for n in numbers:
-        turns_raw = conv[f"session_{n}"]
+    for n, key in numbers:
+        turns_raw = conv[key]
         if not turns_raw:
             continue
         when_raw = conv.get(f"session_{n}_date_time")
@@ -162,7 +164,7 @@ def load_locomo(path: Path, scope: dict[str, str]) -> list[Conversation]:
     """All conversations in a LoCoMo file (one conversation object, or a list of them)."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # ValueError: bad JSON or UTF-8
         raise IngestError(f"{path}: not a readable LoCoMo JSON file: {exc}") from None
     items = data if isinstance(data, list) else [data]
     out = []

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from memoryfs.errors import PageError
+from memoryfs.errors import MemoryFSError
 from memoryfs.page import Page, parse_page
 from memoryfs.store import Store
 
@@ -20,8 +20,8 @@ def load_page(store: Store, rel: str) -> Page | None:
         path = store.resolve(rel)
         text = path.read_text(encoding="utf-8")
         return parse_page(text, rel)
-    except (OSError, UnicodeDecodeError, PageError, ValueError):
-        return None
+    except (OSError, UnicodeDecodeError, MemoryFSError, ValueError):
+        return None  # MemoryFSError: malformed, or a symlink out of the store (never followed)
 
 
 def iter_pages(store: Store, sub: str) -> Iterator[Page]:

@@ -9,8 +9,9 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -140,11 +141,14 @@ class Store:
         Returns the new commit sha, or "" when there was nothing to commit.
         """
         repo = self.repo
+        # With paths, only those paths go in (``git commit -- paths``): whatever else
+        # happens to be staged stays out of this commit.
+        scope = ["--", *paths] if paths else []
         if paths is None:
-            repo.git.add("-A")
+            _git_retrying(repo.git.add, "-A")
         elif paths:
-            repo.git.add("-A", "--", *paths)
-        if repo.head.is_valid() and not repo.index.diff("HEAD"):
+            _git_retrying(repo.git.add, "-A", *scope)
+        if repo.head.is_valid() and not repo.git.diff("--cached", "--name-only", "HEAD", *scope):
             return ""
         actor = self.author()
         with repo.git.custom_environment(
@@ -153,7 +157,7 @@ class Store:
             GIT_COMMITTER_NAME=actor.name or DEFAULT_AUTHOR[0],
             GIT_COMMITTER_EMAIL=actor.email or DEFAULT_AUTHOR[1],
         ):
-            repo.git.commit("-q", "--no-verify", "-m", message)
+            _git_retrying(repo.git.commit, "-q", "--no-verify", "-m", message, *scope)
         return repo.head.commit.hexsha
 
     @contextlib.contextmanager
@@ -164,6 +168,10 @@ class Store:
         leaves a store locked. Waits up to ``timeout`` seconds (0: do not wait).
         """
         lock_dir = self.cache_dir / "locks"
+        if self.cache_dir.is_symlink() or lock_dir.is_symlink():
+            raise MemoryFSError(
+                f"{lock_dir} is a symlink; remove {self.cache_dir} (it only holds caches)"
+            )
         lock_dir.mkdir(parents=True, exist_ok=True)
         fd = os.open(lock_dir / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -187,6 +195,53 @@ class Store:
                 fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
+
+
+_LOCK_EXISTS_RE = re.compile(r"Unable to create '([^']+\.lock)': File exists")
+
+
+def _git_retrying(cmd: Callable[..., str], *args: str) -> str:
+    """Run a git command; a ``.lock`` file left by a killed git is cleared, then retried.
+
+    Callers hold the store's write lock, so no memoryfs process can own the file;
+    it is removed only once no process has it open (or, without /proc, once it
+    is a minute old), so a user's own running git command is waited for.
+    """
+    deadline = time.monotonic() + 10.0
+    while True:
+        try:
+            return cmd(*args)
+        except git.GitCommandError as exc:
+            m = _LOCK_EXISTS_RE.search(str(exc.stderr))
+            if m is None or time.monotonic() > deadline:
+                raise
+            if _stale_lock(Path(m.group(1))):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(m.group(1))
+            else:
+                time.sleep(0.2)
+
+
+def _stale_lock(path: Path) -> bool:
+    try:
+        age = time.time() - path.stat().st_mtime
+    except FileNotFoundError:
+        return False  # gone already: just retry
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return age > 60
+    if age < 1.0:
+        return False
+    target = str(path)
+    for fd_dir in proc.glob("[0-9]*/fd"):
+        try:
+            for fd in fd_dir.iterdir():
+                with contextlib.suppress(OSError):
+                    if os.readlink(fd) == target:
+                        return False
+        except OSError:
+            continue
+    return True
 
 
 def find_store(explicit: Path | str | None = None, cwd: Path | None = None) -> Store:
@@ -221,7 +276,11 @@ def init_store(path: Path | str, user: str, assistant: str) -> Store:
         )
     root.mkdir(parents=True, exist_ok=True)
     cfg = StoreConfig(user=user, assistant=assistant)
-    repo = git.Repo.init(root, initial_branch="main") if not (root / ".git").exists() else git.Repo(root)
+    repo = (
+        git.Repo.init(root, initial_branch="main")
+        if not (root / ".git").exists()
+        else git.Repo(root)
+    )
     atomic_write_text(root / CONFIG_NAME, render_config(cfg))
     atomic_write_text(root / ".gitignore", _STORE_GITIGNORE)
     mem = root / "memory"
