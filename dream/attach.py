@@ -1,0 +1,120 @@
+"""Phase 3, attach facts: extract each session's facts and decide which page each goes to.
+
+Job: take the engine's facts of every summarized session, then resolve each subject
+name to a page: an existing one by title or alias (rapidfuzz, ``dream.subjects``), else a
+new one whose type is voted across the run's sessions. A name nobody typed (a "topic") gets
+a page only when it recurs across at least two sessions of the store; preferences go to
+their speaker's preferences page. The result is an ordered list of ``Filing``s for the wiki
+phase. Boundary: writes nothing.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections import Counter, defaultdict
+
+from dream.engine import EngineContext
+from dream.subjects import Registry, Subject
+from dream.workset import Filing, Workset
+
+__all__ = ["run", "recurring_in_store"]
+
+_TYPE_ORDER = ("person", "org", "place", "project")
+
+
+def run(ctx: EngineContext, ws: Workset) -> None:
+    ws.registry = registry = Registry.load(ws.store, ws.deletions)
+    for i, t in enumerate(ws.sessions):
+        if t.id not in ws.facts:  # normally taken while summarizing
+            ctx.progress("attach", i, len(ws.sessions))
+            ws.facts[t.id] = ws.engine.extract(t)
+    votes: dict[str, Counter[str]] = defaultdict(Counter)
+    seen_in: dict[str, set[str]] = defaultdict(set)
+    for sid, facts in ws.facts.items():
+        for f in facts:
+            kind = "person" if f.subject_type == "preference" else f.subject_type
+            if sid not in seen_in[f.subject]:
+                votes[f.subject][kind] += 1
+            seen_in[f.subject].add(sid)
+    subjects = _resolve_all(ws, registry, votes, seen_in)
+    for t in ws.sessions:
+        first_target: dict[tuple[str, tuple[str, ...]], str] = {}
+        for f in ws.facts[t.id]:
+            subject = subjects.get(f.subject)
+            if subject is None:
+                continue
+            if f.subject_type == "preference":
+                prefs = registry.preferences_of(subject)
+                if prefs is None:
+                    continue
+                subject = prefs
+            key = (f.text, tuple(e.ref for e in f.evidence))
+            primary = first_target.setdefault(key, subject.id) == subject.id
+            links = tuple(
+                dict.fromkeys(
+                    s.id
+                    for m in f.mentions
+                    if (s := subjects.get(m)) is not None and s.id != subject.id
+                )
+            )
+            ws.filings.append(Filing(subject, f, primary, links))
+    ctx.progress("attach", len(ws.sessions), len(ws.sessions))
+
+
+def _decide_type(votes: Counter[str]) -> str:
+    typed = [k for k in _TYPE_ORDER if votes[k]]
+    if not typed:
+        return "topic"
+    return max(typed, key=lambda k: (votes[k], -_TYPE_ORDER.index(k)))
+
+
+def _resolve_all(
+    ws: Workset,
+    registry: Registry,
+    votes: dict[str, Counter[str]],
+    seen_in: dict[str, set[str]],
+) -> dict[str, Subject | None]:
+    """Name -> subject page, longest names first so "Priya" finds "Priya Natarajan"."""
+    out: dict[str, Subject | None] = {}
+    names = sorted(votes, key=lambda n: (-len(n.split()), -len(n), n))
+    lonely_topics = [
+        n
+        for n in names
+        if _decide_type(votes[n]) == "topic" and len(seen_in[n]) < 2 and registry.resolve(n) is None
+    ]
+    recurring = recurring_in_store(ws, lonely_topics)
+    for name in names:
+        kind = _decide_type(votes[name])
+        subject = registry.resolve(name, kind)
+        if subject is not None:
+            if subject.type != "preference":
+                registry.add_alias(subject, name)
+            out[name] = subject
+            continue
+        if kind == "topic" and len(seen_in[name]) < 2 and name not in recurring:
+            out[name] = None  # said once: a word in a claim, not a subject of its own
+            continue
+        out[name] = registry.create(name, kind)
+    return out
+
+
+def recurring_in_store(ws: Workset, names: list[str]) -> set[str]:
+    """Those of ``names`` that occur (whole word, any case) in at least two transcripts of
+    the staged tree. One ``git grep`` for all names: C speed over the whole store."""
+    if not names:
+        return set()
+    args = ["git", "grep", "--untracked", "-o", "-i", "-F", "-w"]
+    for n in names:
+        args += ["-e", n]
+    args += ["--", "memory/sessions/transcripts"]
+    try:
+        proc = subprocess.run(
+            args, cwd=ws.store.root, capture_output=True, text=True, timeout=120, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    files: dict[str, set[str]] = defaultdict(set)
+    for line in proc.stdout.splitlines():
+        path, _, match = line.partition(":")
+        files[match.lower()].add(path)
+    return {n for n in names if len(files.get(n.lower(), ())) >= 2}

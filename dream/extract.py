@@ -1,0 +1,390 @@
+"""Cue-based fact extraction: the sentences of a session that are worth remembering.
+
+Job: for every sentence a person (not the assistant) says, decide whether it states
+something durable (a preference, a fact about someone or something, a dated event, a
+decision, a plan), write it as a claim (``dream.phrasing``), find whom it is about
+(``dream.entities``) and emit one ``Fact`` per subject it should be filed under, each citing
+the turn it came from. ``claim_slot`` names the functional slot of a claim (role, city,
+manager, preference on a thing) so the wiki phase can supersede an older value.
+
+Boundary: one session in, facts out; no store access. Claims stay extractive: the turn's
+words with first person turned into the speaker's name and relative dates made absolute.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from dataclasses import dataclass
+
+from dream.entities import EntityTable
+from dream.lexicon import CHAT_WORDS, ROLE_NOUNS
+from dream.phrasing import dated, third_person, tidy
+from dream.records import Evidence, Fact
+from dream.sentences import PHOTO_RE, split_sentences
+from memoryfs.transcript import Transcript, Turn
+
+__all__ = [
+    "Analysis",
+    "Sentence",
+    "analyze",
+    "claim_slot",
+    "classify",
+    "extract_facts",
+    "informative",
+    "session_sentences",
+    "speaker_names",
+    "CHANGE_RE",
+]
+
+
+_ASSISTANT_SPEAKERS = {"assistant", "system", "tool", "bot", "ai"}
+_FIRST_PERSON_RE = re.compile(r"\b(?:I|I'm|I’m|I've|I'd|I'll|me|my|mine|myself)\b")
+_OPENS_FIRST_RE = re.compile(r"^(?:I|I['’](?:m|ve|d|ll)|My|Me|We|We['’](?:re|ve|ll|d)|Our)\b")
+_WE_RE = re.compile(r"\b(?:we|our|us)\b", re.IGNORECASE)
+_PRONOUN_RE = re.compile(r"^(?P<p>He|She|His|Her)(?P<s>['’](?:s|ll|d|ve))?\b")
+_CONTRACTIONS = {"s": " is", "ll": " will", "d": " would", "ve": " has"}
+_THEY_RE = re.compile(r"^(?:They|Their)\b")
+_PREFERENCE_RE = re.compile(
+    r"\b(?:prefer|prefers|preferred|preference|favou?rite|can['’]?t stand|cannot stand|"
+    r"don['’]t like|do not like|dislike|hate|hates|big fan of|fan of)\b|"
+    r"\b(?:always|never|please)\s+(?:\w+\s+){0,2}(?:give|send|use|write|make|keep|sign|put|"
+    r"format|cite|book|take|schedule|want|start|end|do)\b|"
+    r"\bno\s+\w+\s+(?:before|after)\b|\b(?:i|we)\s+(?:really\s+)?(?:love|enjoy|like)\s+\w+|"
+    r"\b(?:in general|by default|as a rule)\b",
+    re.IGNORECASE,
+)
+_DECISION_RE = re.compile(
+    r"\b(?:decided|decide|decision|go with|going with|chose|choose|agreed|settled on|let['’]s|"
+    r"switching to|switch to|we['’]re changing|from now on|accepted|accept the|signed|"
+    r"the plan is|we['’]ll use|we will use|approved|confirmed|final answer)\b",
+    re.IGNORECASE,
+)
+_PLAN_RE = re.compile(
+    r"\b(?:going to|gonna|plan to|plans to|planning|will|['’]ll|intend|hope to|hoping to|"
+    r"want to|wants to|aim to|about to|next|upcoming|tomorrow|soon|later this)\b",
+    re.IGNORECASE,
+)
+_PAST_RE = re.compile(
+    r"\b(?:was|were|did|had|went|got|made|took|came|told|said|found|gave|met|ran|saw|sent|"
+    r"bought|visited|started|finished|joined|moved|won|lost|\w{3,}ed)\b",
+    re.IGNORECASE,
+)
+CHANGE_RE = re.compile(
+    r"\b(?:now|instead|no longer|anymore|any more|switch|switched|switching|from now on|"
+    r"rather than|changed|changing)\b",
+    re.IGNORECASE,
+)
+_NEGATED_RE = re.compile(r"\b(?:no longer|not|n['’]t|never|used to|former|ex-|would|might)\b")
+_ROLE_RE = "|".join(sorted(ROLE_NOUNS, key=len, reverse=True))
+_MAX_TARGETS = 4
+_INSTRUCTION_RE = re.compile(
+    r"^(?:sign|use|avoid|cite|no|don['’]t|do not|never|always|stick|prefer|call|address|"
+    r"start|end|reply|answer|respond|schedule|book|save|export|name|label)\b",
+    re.IGNORECASE,
+)
+_WANT_RE = re.compile(r"\b(?:I|we)\s+(?:want|need|like|would like|['’]d like)\b", re.IGNORECASE)
+_GENERAL_RE = re.compile(
+    r"\b(?:always|never|in general|from now on|every time|whenever|by default|as a rule|"
+    r"any(?:thing|one|time)?|every(?:thing|one|where)?|all|each|no more)\b",
+    re.IGNORECASE,
+)
+_IMPERATIVE_RE = re.compile(
+    r"^(?:please\s+)?(?:give|send|put|write|make|draft|check|add|tell|show|remind|draw|list|"
+    r"help|find|fix|suggest|explain|summarise|summarize|translate|rewrite|convert|run|create|"
+    r"generate|update|keep|turn|change|format|compute|plot|do|let me|can you|could you)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence of a session with where it was said."""
+
+    turn: Turn
+    speaker: str  # display name ("Dana"), "" for the assistant
+    text: str  # as said (whitespace collapsed)
+
+
+def speaker_names(t: Transcript) -> dict[str, str]:
+    """Speaker label -> display name; the assistant maps to ""."""
+    user = t.scope.get("user", "")
+    assistant = t.scope.get("assistant", "").lower()
+    out: dict[str, str] = {}
+    for turn in t.turns:
+        label = turn.speaker
+        if label in out:
+            continue
+        low = label.lower()
+        if low in _ASSISTANT_SPEAKERS or (assistant and low == assistant):
+            out[label] = ""
+        elif low == "user" and user:
+            out[label] = user[:1].upper() + user[1:]
+        else:
+            out[label] = label
+    return out
+
+
+def session_sentences(t: Transcript) -> list[Sentence]:
+    names = speaker_names(t)
+    return [
+        Sentence(turn, names.get(turn.speaker, turn.speaker), s)
+        for turn in t.turns
+        for s in split_sentences(turn.text)
+    ]
+
+
+def informative(text: str, has_name: bool) -> bool:
+    """Worth a claim: a statement with some content beyond chat."""
+    if text.endswith("?") or len(text) < 12:
+        return False
+    words = re.findall(r"[\w'’-]+", text.lower())
+    content = [w for w in words if w not in CHAT_WORDS and len(w) > 2]
+    if len(words) < 4 and not has_name:
+        return False
+    anchored = (
+        has_name
+        or bool(_FIRST_PERSON_RE.search(text))
+        or any(ch.isdigit() for ch in text)
+        or bool(_DECISION_RE.search(text) or _PREFERENCE_RE.search(text))
+    )
+    return anchored and len(content) >= 2
+
+
+def classify(text: str, has_date: bool, future: bool) -> str:
+    """fact | event | plan | decision | preference (first matching cue wins, in that order
+    of strength: preference, decision, plan, event)."""
+    if _PREFERENCE_RE.search(text) or _WANT_RE.search(text) and _GENERAL_RE.search(text):
+        return "preference"
+    if _DECISION_RE.search(text):
+        return "decision"
+    if future or _PLAN_RE.search(text) and not _PAST_RE.search(text):
+        return "plan"
+    if has_date or _PAST_RE.search(text):
+        return "event"
+    return "fact"
+
+
+def claim_slot(text: str, names: list[str], kind: str = "") -> str:
+    """The functional slot a claim about ``names`` fills ("role", "city", "manager",
+    "preference:<thing>"), or "" when many such claims can hold at once."""
+    subj = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True) if n)
+    if not subj:
+        return ""
+    head = re.match(rf"^(?:{subj})\b", text)
+    if head:
+        rest = text[head.end() :]
+        clause = re.split(r"[,;:]| and | but | which ", rest, maxsplit=1)[0]
+        if not _NEGATED_RE.search(clause):
+            if re.match(
+                r"^\s+(?:is|was|has been|started|starts|will start|became|becomes|works|worked|"
+                r"joined|is now|now works)\s+(?:now\s+|currently\s+|officially\s+)?"
+                rf"(?:as\s+(?:a\s+|an\s+|the\s+)?|a\s+|an\s+|the\s+)(?:[\w-]+\s+){{0,3}}?"
+                rf"(?:{_ROLE_RE}|[a-z]+(?:ist|ician))s?\b",
+                clause,
+                re.IGNORECASE,
+            ) or re.match(r"^\s+(?:now\s+)?(?:works|worked|working)\s+(?:at|for)\s+[A-Z]", clause):
+                return "role"
+            if re.match(
+                r"^\s+(?:\w+\s+){0,2}?(?:lives|lived|live|moved|moves|relocated|is based|"
+                r"are based|based)\s+(?:together\s+)?(?:in|to)\s+(?:the\s+)?[A-Z]",
+                clause,
+            ):
+                return "city"
+            if re.match(r"^\s+(?:now\s+)?(?:reports|is reporting|reporting)\s+to\s+[A-Z]", clause):
+                return "manager"
+    if kind == "preference":
+        m = re.search(
+            r"\b(?:prefers?|likes?|loves?|wants?|hates?|favou?rite|enjoys?)\s+"
+            r"(?:the\s+|a\s+|an\s+|to\s+|using\s+)?([A-Za-z][\w-]+)",
+            text,
+        ) or re.search(
+            r"\b(?:always|never|please)\s+(?:\w+\s+)?(?:give|send|use|make|write|keep)\s+"
+            rf"(?:(?:{subj})\s+)?(?:the\s+)?([A-Za-z][\w-]+)",
+            text,
+        )
+        if m:
+            return "preference:" + m.group(1).lower().rstrip("s")
+    return ""
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """One session read once: its sentences, speakers and named subjects."""
+
+    sentences: list[Sentence]
+    people: tuple[str, ...]  # display names of the people who speak (not the assistant)
+    table: EntityTable
+
+
+_ANALYSES: dict[tuple[str, int, str], Analysis] = {}
+
+
+def analyze(t: Transcript) -> Analysis:
+    """The analysis of ``t``, shared by the summary and the facts of one run (a session is
+    split and scanned for names once, not twice)."""
+    key = (t.id, len(t.turns), t.turns[-1].hash if t.turns else "")
+    found = _ANALYSES.get(key)
+    if found is None:
+        sentences = session_sentences(t)
+        people = tuple(sorted({n for n in speaker_names(t).values() if n}))
+        found = Analysis(sentences, people, EntityTable([s.text for s in sentences], people))
+        if len(_ANALYSES) >= 4:
+            _ANALYSES.pop(next(iter(_ANALYSES)))
+        _ANALYSES[key] = found
+    return found
+
+
+def extract_facts(t: Transcript) -> list[Fact]:
+    """The facts of one session, in turn order, one per (claim, subject it is filed under)."""
+    base = datetime.date.fromisoformat(t.date)
+    a = analyze(t)
+    sentences, people, table = a.sentences, a.people, a.table
+    main = _main_subject(table, sentences)
+    recent: list[_Seen] = []  # most recent last
+    facts: list[Fact] = []
+    prefs_turn = -1  # the turn whose earlier sentence stated a preference
+    for s in sentences:
+        mentions = table.mentions(s.text)
+        if s.speaker and s.turn.text:
+            found = _facts_of(t, s, mentions, recent, people, base, prefs_turn == s.turn.n, main)
+            if any(f.kind == "preference" for f in found):
+                prefs_turn = s.turn.n
+            facts.extend(found)
+        for name, kind, start, end in mentions:
+            recent.append((name, kind, s.turn, s.text[start:end]))
+        del recent[:-12]
+    return facts
+
+
+def _listener(speaker: str, people: tuple[str, ...]) -> str:
+    """The one other person in a two-person conversation ("" with an assistant)."""
+    others = [p for p in people if p != speaker]
+    return others[0] if len(others) == 1 else ""
+
+
+def _main_subject(table: EntityTable, sentences: list[Sentence]) -> tuple[str, str] | None:
+    """The project or organisation a session keeps coming back to (3+ mentions), if any."""
+    counts: dict[tuple[str, str], int] = {}
+    for s in sentences:
+        for name, kind, _, _ in table.mentions(s.text):
+            if kind in ("project", "org"):
+                counts[(name, kind)] = counts.get((name, kind), 0) + 1
+    best = sorted(counts, key=lambda k: (-counts[k], k))
+    return best[0] if best and counts[best[0]] >= 3 else None
+
+
+_Seen = tuple[str, str, Turn, str]  # (name, type, turn it was said in, the words used)
+
+
+def _antecedent(recent: list[_Seen], kinds: tuple[str, ...], exclude: set[str]) -> _Seen | None:
+    for seen in reversed(recent):
+        if seen[1] in kinds and seen[0] not in exclude:
+            return seen
+    return None
+
+
+def _facts_of(
+    t: Transcript,
+    s: Sentence,
+    mentions: list[tuple[str, str, int, int]],
+    recent: list[_Seen],
+    people: tuple[str, ...],
+    base: datetime.date,
+    prefs_in_turn: bool,
+    main: tuple[str, str] | None,
+) -> list[Fact]:
+    photo = PHOTO_RE.fullmatch(s.text)
+    said = tidy(s.text)
+    if photo:
+        caption = photo.group("caption").strip()
+        said = (
+            f"{s.speaker} shared {caption}"
+            if caption.lower().startswith("a photo")
+            else (f"{s.speaker} shared a photo: {caption}")
+        )
+    if not photo and not informative(said, bool(mentions) or bool(_PRONOUN_RE.match(said))):
+        return []
+    standing = False
+    if _IMPERATIVE_RE.match(said) or _INSTRUCTION_RE.match(said):
+        # a request to the assistant ("Give me a template") is not a fact; a standing
+        # instruction ("Sign off with ...", "always ...") is a preference
+        standing = bool(_GENERAL_RE.search(said) or _PREFERENCE_RE.search(said)) or prefs_in_turn
+        if not standing:
+            return []
+    text, dates = dated(said, base)
+    listener = _listener(s.speaker, people)
+    text = third_person(text, s.speaker, listener)
+    text = text[:1].upper() + text[1:]
+    evidence = [Evidence(t.id, s.turn.n, s.turn.hash, t.date)]
+    primary: tuple[str, str] | None = None
+    typed = [(n, k) for n, k, _, _ in mentions]
+    if photo or _OPENS_FIRST_RE.match(said) or said.startswith(s.speaker):
+        primary = (s.speaker, "person")
+    elif mentions and said.startswith(mentions[0][0].split()[0]):
+        primary = (mentions[0][0], mentions[0][1])
+    else:
+        pm = _PRONOUN_RE.match(said)
+        if pm or _THEY_RE.match(said):
+            kinds = ("person",) if pm else ("org",)
+            found = _antecedent(recent, kinds, set(people))
+            if found is None and pm:
+                found = _antecedent(recent, ("topic",), set(people))  # "she": a person anyway
+            if found:
+                name, kind, turn, surface = found
+                primary = (name, "person" if pm else kind)
+                if pm:  # "She" -> the words the antecedent was named with ("Lena")
+                    text = _name_pronoun(text, pm, surface)
+                if turn.n != s.turn.n and surface not in s.turn.text:
+                    evidence.append(Evidence(t.id, turn.n, turn.hash, t.date))
+    targets: list[tuple[str, str]] = []
+    if primary:
+        targets.append(primary)
+    if listener and listener in text and listener not in said:
+        targets.append((listener, "person"))  # "Melanie is proud of Caroline ..."
+    if s.speaker not in [n for n, _ in targets] and (
+        _FIRST_PERSON_RE.search(said) or _WE_RE.search(said) or not (typed or primary)
+    ):
+        targets.append((s.speaker, "person"))
+    for n, k in typed:
+        if n not in [x for x, _ in targets] and len(targets) < _MAX_TARGETS:
+            targets.append((n, k))
+    if not typed and main and main[0] not in [x for x, _ in targets]:
+        targets.append(main)  # "releases are every two weeks now": about the session's project
+    future = any(d.date > base for d in dates)
+    kind = "preference" if standing else classify(said, bool(dates), future)
+    day = next((d.date.isoformat() for d in dates if d.granularity == "day"), t.date)
+    out: list[Fact] = []
+    for i, (name, subject_type) in enumerate(targets):
+        is_primary = primary is not None and i == 0
+        if kind == "preference" and name == s.speaker:
+            subject_type = "preference"  # filed on the speaker's preferences page
+            is_primary = True
+        aliases = [name, name.split()[0], *([] if name != s.speaker else ["We"])]
+        slot = claim_slot(text, aliases, kind) if is_primary else ""
+        if slot and not slot.startswith("preference") and subject_type != "person":
+            slot = ""
+        out.append(
+            Fact(
+                subject=name,
+                subject_type=subject_type,
+                kind=kind,
+                slot=slot,
+                text=text,
+                evidence=tuple(evidence),
+                date=day,
+                mentions=tuple(n for n, _ in targets if n != name),
+            )
+        )
+    return out
+
+
+def _name_pronoun(text: str, m: re.Match[str], name: str) -> str:
+    p, s = m.group("p"), m.group("s")
+    rest = text[m.end() :]
+    if p in ("His", "Her") and not s:
+        return f"{name}'s" + rest
+    verb = _CONTRACTIONS[s[1:]] if s else ""
+    if s and s[1:] == "s" and re.match(r"\s+(?:been|got|gone|had|done)\b", rest):
+        verb = " has"  # "She's been" is "has been"
+    return name + verb + rest

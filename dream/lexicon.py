@@ -1,0 +1,181 @@
+"""Word lists the embedded engine's cues are made of: no model, no downloads.
+
+Small, closed lists: words that are never names on their own, the suffixes that make a name
+an organisation or a place, role nouns, relation words, verbs that follow a person, and the
+words that carry no content in chat. English only; a deployment in another language
+would swap this module.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "STOP_WORDS",
+    "OPENERS",
+    "TITLES",
+    "ORG_SUFFIXES",
+    "ORG_PREFIXES",
+    "ORG_NOUNS_AFTER",
+    "PLACE_SUFFIXES",
+    "PLACE_PREFIXES",
+    "ROLE_NOUNS",
+    "RELATIONS",
+    "PERSON_VERBS_AFTER",
+    "PERSON_WORDS_BEFORE",
+    "PROJECT_NOUNS",
+    "PLACE_NOUNS",
+    "CONNECTORS",
+    "CHAT_WORDS",
+]
+
+
+def _wordset(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+STOP_WORDS = _wordset(
+    """
+    i i'm i'd i've i'll we you he she they it my our your his her their its me us them the a
+    an and but or so if then when what where who why how which that this these those there
+    here in on at for from to with by of as after before since until also just not no yes
+    maybe please thanks thank hi hey hello wow oh ok okay good great perfect nice cool sure
+    right well morning evening afternoon night today tonight tomorrow yesterday let let's
+    can could would should will do does did is are was were have has had be been being
+    update quick status new last next first second third one two three four five six seven
+    eight nine ten fig figure table section step note done yeah haha lol omg congrats
+    congratulations sounds awesome amazing love glad sorry happy same exactly absolutely
+    definitely agreed noted got go here's that's it's what's there's everything everyone
+    nothing something anything any all some both each every most many much more other
+    another such only own very too again once ah aw aww um hmm gosh dear bye see look also
+    anyway plus though although because while during over under between into through about
+    above monday tuesday wednesday thursday friday saturday sunday january february march
+    april may june july august september october november december mon tue wed thu fri sat
+    sun don't can't won't isn't wasn't didn't doesn't i'd haven't it'll that'll you're we're
+    they're you've we've you'll we'll he's she's who's let's how's where's mondays tuesdays
+    wednesdays thursdays fridays saturdays sundays best regards cheers mr mrs ms dr prof
+    """
+)
+# imperative and other words that open a sentence right before a name ("Ask Lena Hoffmann")
+OPENERS = _wordset(
+    """
+    add ask send tell call email check put make use let get keep take give see write move
+    drop remind book near otherwise meet invite thank cc ping loop
+    """
+)
+TITLES = {"dr", "prof", "mr", "mrs", "ms", "aunt", "uncle", "sir", "madam", "professor"}
+ORG_SUFFIXES = {
+    "institute", "university", "college", "school", "academy", "lab", "labs", "laboratory",
+    "analytics", "inc", "ltd", "gmbh", "corp", "corporation", "company", "co", "foundation",
+    "fund", "bank", "hospital", "clinic", "center", "centre", "society", "association",
+    "council", "agency", "group", "museum", "library", "church", "club", "network", "press",
+    "systems", "technologies", "solutions", "studio", "studios", "partners", "ministry",
+    "department", "trust", "team", "orchestra", "band", "federation", "union", "committee",
+    "consortium", "initiative", "organisation", "organization", "ag", "llc", "plc",
+}  # fmt: skip
+ORG_PREFIXES = {"university", "bank", "museum", "institute", "ministry", "department"}
+ORG_NOUNS_AFTER = ORG_SUFFIXES | {"startup", "firm", "office", "offices", "org", "hq", "people"}
+PLACE_SUFFIXES = {
+    "sea", "ocean", "island", "islands", "bay", "lake", "river", "mountain", "mountains",
+    "park", "beach", "coast", "street", "valley", "city", "county", "state", "republic",
+    "kingdom", "gulf", "peninsula", "canyon", "forest", "desert", "harbour", "harbor",
+}  # fmt: skip
+PLACE_PREFIXES = {"cape", "mount", "lake", "port", "saint", "san", "santa", "st", "fort", "isle"}
+ROLE_NOUNS = {
+    "postdoc", "scientist", "engineer", "nurse", "teacher", "student", "researcher",
+    "professor", "doctor", "developer", "designer", "analyst", "manager", "director", "lead",
+    "counselor", "counsellor", "therapist", "artist", "writer", "programmer", "consultant",
+    "officer", "curator", "intern", "lecturer", "chef", "lawyer", "accountant", "architect",
+    "journalist", "editor", "founder", "ceo", "cto", "coordinator", "technician", "librarian",
+    "pharmacist", "dentist", "musician", "photographer", "firefighter", "pilot", "mechanic",
+    "electrician", "farmer", "baker", "head", "fellow", "assistant", "administrator", "admin",
+    "advisor", "adviser", "supervisor", "instructor", "coach", "painter", "author", "singer",
+    "dancer", "volunteer", "veterinarian", "vet", "surgeon", "physician", "paramedic",
+    "secretary", "clerk", "cashier", "waiter", "waitress", "barista", "driver", "soldier",
+    "postgrad", "phd", "candidate", "specialist", "expert", "economist",
+    "statistician", "biologist", "chemist", "physicist", "ecologist", "geologist", "mentor",
+}  # fmt: skip
+RELATIONS = {
+    "partner", "friend", "colleague", "boss", "manager", "supervisor", "sister", "brother",
+    "mom", "mum", "mother", "dad", "father", "son", "daughter", "wife", "husband",
+    "girlfriend", "boyfriend", "cousin", "aunt", "uncle", "grandma", "grandmother", "grandpa",
+    "grandfather", "neighbour", "neighbor", "roommate", "flatmate", "coworker", "co-worker",
+    "mentor", "niece", "nephew", "fiance", "fiancé", "fiancée", "advisor", "teammate", "pi",
+    "collaborator", "co-author", "coauthor", "buddy", "pal", "kid", "child", "baby", "bestie",
+}  # fmt: skip
+PERSON_VERBS_AFTER = {
+    "said", "says", "told", "tells", "asked", "asks", "thinks", "thought", "agreed", "wants",
+    "sent", "wrote", "called", "texted", "emailed", "mentioned", "suggested", "replied",
+    "laughed", "loves", "likes", "hates", "lives", "teaches", "plays", "came", "comes",
+    "joined", "offered", "invited", "became", "took", "gave", "helped", "eats", "cooks",
+    "reports", "leads", "runs", "ran", "met", "visited", "works", "worked", "knows", "and",
+}  # fmt: skip
+PERSON_WORDS_BEFORE = {
+    "met",
+    "with",
+    "told",
+    "asked",
+    "call",
+    "called",
+    "email",
+    "emailed",
+    "thank",
+    "thanks",
+    "ask",
+    "tell",
+    "meet",
+    "visit",
+    "invite",
+    "invited",
+}
+PROJECT_NOUNS = {
+    "project",
+    "dataset",
+    "benchmark",
+    "repo",
+    "repository",
+    "library",
+    "package",
+    "app",
+    "tool",
+    "paper",
+    "thesis",
+    "book",
+    "album",
+    "podcast",
+    "blog",
+    "startup",
+    "website",
+    "game",
+    "pipeline",
+    "platform",
+    "framework",
+    "novel",
+}
+PLACE_NOUNS = {
+    "city",
+    "town",
+    "village",
+    "neighbourhood",
+    "neighborhood",
+    "district",
+    "country",
+    "capital",
+    "island",
+    "region",
+    "suburb",
+    "area",
+    "quarter",
+}
+CONNECTORS = {"of", "for", "de", "da", "do", "dos", "van", "von", "der", "den", "la", "le", "du"}
+CHAT_WORDS = _wordset(
+    """
+    i me my mine we our us you your yours he she it they them his her its their the a an and
+    or but so if then to of in on at for with by from as is are was were be been being am do
+    does did have has had will would can could should may might must just really very so too
+    also still even that this these those there here what which who how when where why not
+    no yes yeah oh wow hey hi hello thanks thank great good nice cool awesome amazing love
+    glad happy sounds sound totally definitely sure lol haha think feel know like get got go
+    going thing things stuff lot lots much way it's that's i'm you're i've don't can't
+    what's gonna wanna kinda such some any all more most well right okay ok pretty super
+    quite always never something anything everything
+    """
+)

@@ -1,0 +1,377 @@
+"""The shapes Dream writes: claim lines, dated sections, sources, summaries and notes.
+
+Job: edit a page body line by line without disturbing what Dream did not write (a human's
+paragraph, another engine's section), and render the pages Dream creates. A claim is one
+list line ``- <text> [cite:1][cite:4]`` optionally followed by a tail such as
+`` (superseded on 2026-02-11)``; claims live under ``## YYYY-MM-DD`` sections (the session
+date), superseded ones under ``## History``, context edges under ``## Related``.
+
+Boundary: text in, text out; no file access, no decisions about what to write.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from dream.dates import format_date
+from dream.records import Evidence, KeyPoint, SummaryDraft
+from memoryfs.errors import PageError
+from memoryfs.page import KEY_ORDER, Page, render_page, split_frontmatter
+
+__all__ = [
+    "HISTORY",
+    "RELATED",
+    "Claim",
+    "Outline",
+    "Section",
+    "Sources",
+    "parse_claim",
+    "render_claim",
+    "render_summary",
+    "render_note",
+    "new_subject_body",
+    "as_date",
+    "dump_meta",
+    "load_page_text",
+    "page_text",
+]
+
+HISTORY = "History"
+RELATED = "Related"
+_CLAIM_RE = re.compile(r"^- (?P<text>.*?)\s?(?P<cites>(?:\[cite:\d+\])+)(?P<tail>[^\[\]]*)$")
+_CITE_RE = re.compile(r"\[cite:(\d+)\]")
+_HEADING_RE = re.compile(r"^## (?P<title>.+?)\s*$")
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_FENCE_RE = re.compile(r"^\s{0,3}(```|~~~)")
+
+
+_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_SOURCE_ORDER = ("id", "ref", "at", "hash")
+
+
+def dump_meta(meta: dict[str, Any]) -> str:
+    """Frontmatter YAML in ``memoryfs.page.render_meta``'s key order and style, through
+    libyaml's emitter when it is there (the pure-Python one dominated a full run)."""
+    ordered = {k: meta[k] for k in KEY_ORDER if k in meta}
+    ordered.update((k, meta[k]) for k in sorted(meta) if k not in ordered)
+    if isinstance(ordered.get("sources"), list):
+        ordered["sources"] = [
+            {k: e[k] for k in (*_SOURCE_ORDER, *sorted(set(e) - set(_SOURCE_ORDER))) if k in e}
+            if isinstance(e, dict)
+            else e
+            for e in ordered["sources"]
+        ]
+    return str(
+        yaml.dump(
+            ordered,
+            Dumper=_DUMPER,
+            sort_keys=False,
+            allow_unicode=True,
+            default_flow_style=False,
+            width=10_000,
+        )
+    )
+
+
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def load_page_text(text: str, path: str) -> Page:
+    """``memoryfs.page.parse_page`` through libyaml's parser when it is there: a page with
+    thousands of sources parses several times faster. Raises ``PageError`` like it."""
+    parts = split_frontmatter(text)
+    if parts is None:
+        raise PageError(f"{path}: no YAML frontmatter")
+    raw, body, body_line = parts
+    try:
+        meta = yaml.load(raw, Loader=_LOADER) if raw.strip() else {}
+    except (yaml.YAMLError, RecursionError, ValueError, TypeError) as exc:
+        raise PageError(f"{path}: unreadable frontmatter: {type(exc).__name__}") from None
+    if not isinstance(meta, dict):
+        raise PageError(f"{path}: frontmatter must be a mapping")
+    return Page(meta=meta, body=body, path=path, raw_meta=raw, body_line=body_line)
+
+
+def page_text(page: Page, meta: dict[str, Any], body: str) -> str:
+    """``page`` with ``meta`` and ``body``; frontmatter that did not change keeps its bytes."""
+    if meta == page.meta and page.raw_meta is not None:
+        return render_page(page.with_body(body))
+    return "---\n" + dump_meta(meta) + "---\n" + body
+
+
+def as_date(iso: str) -> datetime.date | str:
+    """An ISO date as a ``date`` (YAML writes it bare: ``at: 2026-01-05``)."""
+    try:
+        return datetime.date.fromisoformat(iso[:10])
+    except ValueError:
+        return iso
+
+
+@dataclass(frozen=True)
+class Claim:
+    text: str
+    cites: tuple[int, ...]
+    tail: str = ""
+
+
+def parse_claim(line: str) -> Claim | None:
+    m = _CLAIM_RE.match(line)
+    if not m:
+        return None
+    cites = tuple(int(n) for n in _CITE_RE.findall(m.group("cites")))
+    return Claim(m.group("text").strip(), cites, m.group("tail"))
+
+
+def render_claim(c: Claim) -> str:
+    return f"- {c.text} " + "".join(f"[cite:{n}]" for n in c.cites) + c.tail
+
+
+class Sources:
+    """A page's ``sources`` list: existing entries kept as they are, new ones appended."""
+
+    def __init__(self, raw: Any) -> None:
+        self.entries: list[Any] = list(raw) if isinstance(raw, list) else []
+        self._by_ref: dict[str, int] = {}
+        self._refs: dict[int, str] = {}
+        self._by_id: dict[Any, dict[str, Any]] | None = None  # built when first needed
+        self._next = 1
+        for e in self.entries:
+            if isinstance(e, dict) and isinstance(e.get("id"), int):
+                self._next = max(self._next, e["id"] + 1)
+                if isinstance(e.get("ref"), str):
+                    self._by_ref.setdefault(f"{e['ref']}@{e.get('hash', '')}", e["id"])
+                    self._refs.setdefault(e["id"], e["ref"])
+        self.changed = False
+
+    def cite(self, ev: Evidence) -> int:
+        key = f"{ev.ref}@{ev.hash}"
+        if key in self._by_ref:
+            return self._by_ref[key]
+        n = self._next
+        self._next += 1
+        self.entries.append({"id": n, "ref": ev.ref, "at": as_date(ev.date), "hash": ev.hash})
+        self._by_id = None
+        self._by_ref[key] = n
+        self._refs[n] = ev.ref
+        self.changed = True
+        return n
+
+    def copy(self, entry: dict[str, Any]) -> int:
+        """Cite what another page's source ``entry`` names (an archived claim's evidence)."""
+        key = f"{entry.get('ref')}@{entry.get('hash', '')}"
+        if key in self._by_ref:
+            return self._by_ref[key]
+        n = self._next
+        self._next += 1
+        self.entries.append({"id": n, **{k: v for k, v in entry.items() if k != "id"}})
+        self._by_id = None
+        self._by_ref[key] = n
+        self._refs[n] = str(entry.get("ref", ""))
+        self.changed = True
+        return n
+
+    def entry(self, n: int) -> dict[str, Any] | None:
+        if self._by_id is None:
+            self._by_id = {e["id"]: e for e in self.entries if isinstance(e, dict) and "id" in e}
+        return self._by_id.get(n)
+
+    def keep_only(self, used: set[int]) -> None:
+        """Drop the entries no citation names any more (ids are kept, gaps allowed)."""
+        kept = [e for e in self.entries if not isinstance(e, dict) or e.get("id") in used]
+        if len(kept) != len(self.entries):
+            self.entries = kept
+            self._by_id = None
+            self.changed = True
+
+    def ref_of(self, n: int) -> str:
+        return self._refs.get(n, "")
+
+
+class Section:
+    """A ``## title`` section: its raw lines after the heading (blank lines included)."""
+
+    __slots__ = ("title", "lines")
+
+    def __init__(self, title: str, lines: list[str] | None = None) -> None:
+        self.title = title
+        self.lines = lines if lines is not None else []
+
+    def append(self, line: str) -> None:
+        """Add ``line`` after the section's last text line."""
+        last = len(self.lines) - 1
+        while last >= 0 and not self.lines[last].strip():
+            last -= 1
+        if last < 0:
+            self.lines[:] = ["", line, ""]
+        else:
+            self.lines.insert(last + 1, line)
+
+
+class Outline:
+    """A page body as its head (before the first ``## ``) and its sections, in order.
+
+    Lines are kept raw, so a section Dream does not touch renders exactly as it was read.
+    """
+
+    def __init__(self, body: str) -> None:
+        self.head = Section("")
+        self.sections: list[Section] = []
+        current = self.head
+        fence = False
+        for line in body.split("\n"):
+            if _FENCE_RE.match(line):
+                fence = not fence
+            elif not fence and (m := _HEADING_RE.match(line)):
+                current = Section(m.group("title"))
+                self.sections.append(current)
+                continue
+            current.lines.append(line)
+        self._by_title = {}
+        for sec in reversed(self.sections):
+            self._by_title[sec.title] = sec
+        self.changed = False
+
+    def render(self) -> str:
+        out = list(self.head.lines)
+        for sec in self.sections:
+            out.append(f"## {sec.title}")
+            out.extend(sec.lines)
+        while out and not out[-1].strip():
+            out.pop()
+        return "\n".join(out) + "\n"
+
+    def get(self, title: str) -> Section | None:
+        return self._by_title.get(title)
+
+    def claims(self) -> Iterator[tuple[Section, str, Claim]]:
+        """(section, raw line, claim) of every claim line under a ``## `` heading."""
+        for sec in self.sections:
+            for line in sec.lines:
+                c = parse_claim(line)
+                if c is not None:
+                    yield sec, line, c
+
+    def _position(self, title: str) -> int:
+        """Where a new section goes: dated ones in date order before History and Related,
+        History before Related, anything else at the end."""
+        for i, sec in enumerate(self.sections):
+            t = sec.title
+            if _DATE_RE.match(title) and (
+                _DATE_RE.match(t) and t > title or t in (HISTORY, RELATED)
+            ):
+                return i
+            if title == HISTORY and t == RELATED:
+                return i
+        return len(self.sections)
+
+    def ensure(self, title: str) -> Section:
+        sec = self._by_title.get(title)
+        if sec is not None:
+            return sec
+        at = self._position(title)
+        before = self.sections[at - 1] if at > 0 else self.head
+        if before.lines and before.lines[-1].strip():
+            before.lines.append("")
+        if not before.lines and before is self.head:
+            before.lines.append("")
+        sec = Section(title)
+        self.sections.insert(at, sec)
+        self._by_title[title] = sec
+        self.changed = True
+        return sec
+
+    def append(self, title: str, line: str) -> Section:
+        """Add ``line`` at the end of section ``title`` (created if missing)."""
+        sec = self.ensure(title)
+        sec.append(line)
+        self.changed = True
+        return sec
+
+    def replace(self, sec: Section, old: str, new: str) -> None:
+        if old != new:
+            sec.lines[sec.lines.index(old)] = new
+            self.changed = True
+
+    def remove(self, sec: Section, line: str) -> None:
+        sec.lines.remove(line)
+        self.changed = True
+        if sec.title and _DATE_RE.match(sec.title) and not any(x.strip() for x in sec.lines):
+            self.sections.remove(sec)
+            del self._by_title[sec.title]
+
+
+def new_subject_body(title: str) -> str:
+    return f"# {title}\n"
+
+
+def _cited(points: tuple[KeyPoint, ...], sources: Sources) -> list[str]:
+    return [f"- {p.text} [cite:{sources.cite(p.evidence)}]" for p in points]
+
+
+def render_summary(draft: SummaryDraft, names: list[str], transcript_hash: str, turns: int) -> str:
+    """The summary page of one session (``sessions/summaries/<id>.md``)."""
+    sources = Sources([])
+    points = _cited(draft.key_points, sources)
+    if draft.outcome and draft.outcome_evidence:
+        outcome = f"Outcome: {draft.outcome} [cite:{sources.cite(draft.outcome_evidence)}]"
+    else:
+        outcome = "Outcome: none recorded"
+    threads = _cited(draft.open_threads, sources) or ["- none recorded"]
+    when = as_date(draft.date)
+    pretty = format_date(when) if isinstance(when, datetime.date) else draft.date
+    body = [
+        f"# {draft.title}",
+        "",
+        f"Date: {pretty} ({draft.date})",
+        f"Participants: {', '.join(names)}",
+        "",
+        "## Key points",
+        "",
+        *(points or ["- none recorded"]),
+        "",
+        "## Outcome",
+        "",
+        outcome,
+        "",
+        "## Open threads",
+        "",
+        *threads,
+    ]
+    meta: dict[str, Any] = {
+        "id": draft.session_id,
+        "title": draft.title,
+        "type": "summary",
+        "updated": when,
+        "participants": list(draft.participants),
+        "transcript_hash": transcript_hash,
+        "turns": turns,
+    }
+    if sources.entries:
+        meta["sources"] = sources.entries
+    return "---\n" + dump_meta(meta) + "---\n" + "\n".join(body) + "\n"
+
+
+def render_note(
+    note_id: str, title: str, claim: str, evidence: tuple[Evidence, ...], about: tuple[str, str]
+) -> str:
+    """A one-hop note: one cited claim and a link to the subject page it is about."""
+    sources = Sources([])
+    cites = "".join(f"[cite:{sources.cite(ev)}]" for ev in evidence)
+    dates = sorted(ev.date for ev in evidence)
+    meta: dict[str, Any] = {
+        "id": note_id,
+        "title": title,
+        "type": "note",
+        "summary": title,
+        "created": as_date(dates[0]),
+        "updated": as_date(dates[-1]),
+        "sources": sources.entries,
+    }
+    body = f"# {title}\n\n- {claim} {cites}\n\nAbout: [[{about[0]}|{about[1]}]]\n"
+    return "---\n" + dump_meta(meta) + "---\n" + body

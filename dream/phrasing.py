@@ -1,0 +1,206 @@
+"""Turn a sentence said in a session into a claim that reads on its own.
+
+Job: resolve relative dates against the session date and write them as absolute dates with
+the original phrase kept (``on 20 May 2023 ("last Saturday")``), and rewrite first person to
+the speaker's name (``I'm``, ``my``, ``I need`` -> ``Dana is``, ``Dana's``, ``Dana needs``).
+Everything else stays as said: the semantic gate checks that a claim's names and numbers are
+in the turn it cites, so a claim is the turn's own words, lightly normalized.
+
+Boundary: relative phrases come from ``dream.dates.find_relative_dates`` and nowhere else,
+so the semantic gate, which resolves phrases the same way, accepts every date written here
+(a bare "on Monday" stays as said: it could point either way). No grammar model:
+conjugation is a short rule list.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+
+from dream.dates import DateMention, find_relative_dates
+
+__all__ = ["dated", "third_person", "tidy", "PAST_VERBS"]
+
+_PREPOSITIONS = {
+    "since", "until", "till", "by", "from", "before", "after", "during", "over", "for",
+    "around", "through", "in", "on", "at", "of", "between", "to",
+}  # fmt: skip
+PAST_VERBS = {
+    "was", "were", "did", "had", "went", "got", "made", "took", "came", "told", "said", "found",
+    "gave", "felt", "thought", "bought", "brought", "left", "met", "began", "wrote", "ran",
+    "saw", "kept", "heard", "sent", "spent", "won", "lost", "taught", "caught", "built", "sat",
+    "stood", "held", "knew", "grew", "drew", "flew", "threw", "wore", "broke", "chose", "drove",
+    "rode", "ate", "drank", "swam", "sang", "forgot", "became", "fell", "paid", "led", "slept",
+    "understood", "spoke", "woke", "shot", "hung", "fought", "sold", "meant", "dealt",
+}  # fmt: skip
+_NOT_PAST_ED = {
+    "need",
+    "feed",
+    "seed",
+    "bed",
+    "red",
+    "shed",
+    "speed",
+    "proceed",
+    "exceed",
+    "indeed",
+}
+
+
+def _is_past_word(word: str) -> bool:
+    w = word.lower()
+    return w in PAST_VERBS or (len(w) > 4 and w.endswith("ed") and w not in _NOT_PAST_ED)
+
+
+def dated(text: str, base: datetime.date) -> tuple[str, list[DateMention]]:
+    """``text`` with each relative date written as an absolute one, original phrase kept."""
+    mentions = sorted(find_relative_dates(text, base), key=lambda d: d.start)
+    if not mentions:
+        return text, []
+    pieces: list[str] = []
+    pos = 0
+    for d in mentions:
+        before = text[pos : d.start]
+        prev_word = re.findall(r"[A-Za-z]+", before[-12:])
+        phrase_word = d.phrase.split()[0].lower()
+        prep = ""
+        if (
+            phrase_word in ("on", "in")
+            or not prev_word
+            or prev_word[-1].lower() not in _PREPOSITIONS
+        ):
+            prep = "on " if d.granularity in ("day", "weekend") else "in "
+        pieces.append(before)
+        pieces.append(f'{prep}{d.render()} ("{d.phrase}")')
+        pos = d.end
+    pieces.append(text[pos:])
+    return "".join(pieces), mentions
+
+
+# --- first person to the speaker's name ---------------------------------------------------
+
+_APOS = "['’]"
+_MODALS = {"can", "could", "will", "would", "should", "shall", "may", "might", "must"}
+_ADVERBS = {
+    "just", "also", "really", "still", "never", "always", "usually", "often", "finally",
+    "recently", "actually", "even", "only", "already", "sometimes", "definitely", "totally",
+    "honestly", "probably", "kinda", "absolutely", "truly", "rarely", "mostly", "now", "too",
+}  # fmt: skip
+_IRREGULAR = {"have": "has", "be": "is", "do": "does", "go": "goes", "am": "is"}
+_NOT_VERBS = {"and", "or", "but", "to", "a", "the", "too", "think,", "guess,"}
+
+
+def _third(verb: str) -> str:
+    low = verb.lower()
+    if low in _IRREGULAR:
+        return _IRREGULAR[low]
+    if low in _MODALS or _is_past_word(low) or low.endswith(("ing", "n't")) or low in PAST_VERBS:
+        return verb
+    if low.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if len(low) > 2 and low.endswith("y") and low[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+_SUBJECT_FORMS = [
+    (re.compile(rf"\bI{_APOS}m\b|\bI am\b"), "{n} is"),
+    (re.compile(rf"\bI{_APOS}ve\b"), "{n} has"),
+    (re.compile(rf"\bI{_APOS}ll\b|\bI will\b"), "{n} will"),
+    (
+        re.compile(rf"\bI{_APOS}d(?=\s+(?:been|never|already|just|had|gone|seen|done|[a-z]+ed)\b)"),
+        "{n} had",
+    ),  # fmt: skip
+    (re.compile(rf"\bI{_APOS}d\b"), "{n} would"),
+    (re.compile(rf"\bI don{_APOS}t\b|\bI do not\b"), "{n} doesn't"),
+]
+_I_VERB_RE = re.compile(r"\bI\b((?:\s+(?:" + "|".join(sorted(_ADVERBS)) + r"))*)\s+([a-z]+)\b")
+_OBJECT_FORMS = [
+    (re.compile(r"\s+myself(?=\s*(?:[.,;:!?]|$))"), ""),  # emphatic: "I'll do it myself"
+    (re.compile(r"\bmyself\b", re.IGNORECASE), "themself"),
+    (re.compile(r"\bmine\b", re.IGNORECASE), "{n}'s"),
+    (re.compile(r"\bmy\b", re.IGNORECASE), "{n}'s"),
+    (re.compile(r"(?<![\w-])me(?![\w-])"), "{n}"),  # not "me-time"
+    (re.compile(r"(?<=\s)Me(?![\w-])"), "{n}"),
+]
+_SELF_INTRO_RE = re.compile(rf"\bI{_APOS}m (?P<name>[A-Z][\w-]+),\s+")
+
+
+_QUOTED_RE = re.compile(r'("[^"]*"|“[^”]*”)')
+
+
+_YOU_OBJECT_RE = re.compile(
+    r"\b(?P<w>of|for|to|with|about|at|from|like|than|love|miss|thank|thanks|see|help|told|tell|"
+    r"asked|ask|invite|invited|support|supporting|believe in|inspire|inspired|congratulate)"
+    r"\s+you\b(?!['’])",
+    re.IGNORECASE,
+)
+_YOUR_RE = re.compile(r"\byour\b", re.IGNORECASE)
+
+
+def third_person(text: str, name: str, listener: str = "") -> str:
+    """First person singular rewritten to ``name`` (and, when the other side of the
+    conversation is a person, ``you``/``your`` in object position to ``listener``);
+    quoted words untouched."""
+    if not name:
+        return text
+    parts = _QUOTED_RE.split(text)
+    return "".join(
+        p if i % 2 else _second_person(_third_person(p, name), listener)
+        for i, p in enumerate(parts)
+    )
+
+
+def _second_person(text: str, listener: str) -> str:
+    if not listener:
+        return text
+    text = _YOU_OBJECT_RE.sub(lambda m: f"{m.group('w')} {listener}", text)
+    return _YOUR_RE.sub(f"{listener}'s", text)
+
+
+def _third_person(text: str, name: str) -> str:
+    text = re.sub(r"(?<![\w'’])i(?=(?:['’](?:m|ve|ll|d)\b|\s))", "I", text)  # chat-style "i"
+    m = _SELF_INTRO_RE.search(text)
+    if m and m.group("name").lower() == name.split()[0].lower():
+        text = text[: m.start()] + f"{name} is " + text[m.end() :]
+    for regex, repl in _SUBJECT_FORMS:
+        text = regex.sub(repl.format(n=name), text)
+
+    def verb(m: re.Match[str]) -> str:
+        adverbs, word = m.group(1), m.group(2)
+        if word in _NOT_VERBS:
+            return f"{name}{adverbs} {word}"
+        return f"{name}{adverbs} {_third(word)}"
+
+    text = _I_VERB_RE.sub(verb, text)
+    text = re.sub(r"\bI\b", name, text)
+    for regex, repl in _OBJECT_FORMS:
+        text = regex.sub(repl.format(n=name), text)
+    return text
+
+
+_LEADING_RE = re.compile(
+    r"^(?:(?:oh|well|yeah|yes|ok|okay|right|hey|wow|sure|update|status update|quick update|fyi|"
+    r"so|and|but|plus|anyway|also|btw|by the way|honestly|actually)[,:!.]\s+|"
+    r"(?:so|and|but|plus|anyway|also|btw|by the way|honestly|actually)\s+(?=[A-Z]))+",
+    re.IGNORECASE,
+)
+# "Status update for your notes: I started ..." -> "I started ..."; a preamble that gives
+# the rest its context ("For my emails in general: keep them short") stays.
+_PREAMBLE_RE = re.compile(
+    r"^[^:\d]{0,60}:\s+(?=(?:I|I['’]m|I['’]ve|My|We|Our)\b|[A-Z][\w-]+ [a-z])"
+)
+
+
+def tidy(sentence: str) -> str:
+    """A sentence trimmed of discourse openers ("So,", "Update:") and shouting."""
+    s = sentence.strip()
+    s = _PREAMBLE_RE.sub("", s)
+    s = _LEADING_RE.sub("", s)
+    s = re.sub(r"[!?]*!+[!?]*$", ".", s)
+    s = s.replace("[[", "[ [").replace("]]", "] ]")
+    s = re.sub(r"\[cite:", "[cite :", s)
+    s = s.lstrip("#>-*+ ").strip()
+    if s and s[0].islower():
+        s = s[0].upper() + s[1:]
+    return s

@@ -1,0 +1,261 @@
+"""The subjects a store already has, and resolving a name to one of them.
+
+Job: know every knowledge page by id, title and aliases (read once per run, frontmatter
+only), resolve a mention to an existing page before a new one is made (exact key, then
+rapidfuzz ``token_set_ratio`` with a guard against "Ocean" matching "Marlow Institute for
+Ocean Research"), and mint unique page ids (slugs equal to file names) for new subjects.
+
+Boundary: reads frontmatter of ``knowledge/`` pages and the file names under ``notes/``;
+writes nothing (the wiki phase writes pages).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from rapidfuzz import fuzz, process
+
+from memoryfs.page import split_frontmatter
+from memoryfs.store import Store
+
+__all__ = ["FOLDERS", "Subject", "Registry", "slugify", "read_deletions", "Deletions"]
+
+FOLDERS = {
+    "person": "people",
+    "org": "orgs",
+    "place": "places",
+    "project": "projects",
+    "topic": "topics",
+    "preference": "preferences",
+}
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# the top-level ``sources:`` key and its entries, up to the next top-level key
+_SOURCES_BLOCK_RE = re.compile(r"^sources:.*?(?=^[A-Za-z_][\w-]*:|\Z)", re.MULTILINE | re.DOTALL)
+_FUZZ_CUTOFF = 90
+_ARCHIVE_RE = re.compile(r"-archive-\d{4}$")
+
+
+def slugify(text: str, max_len: int = 60) -> str:
+    """ASCII slug: "Eimsbüttel" -> "eimsbuttel", "Priya Natarajan" -> "priya-natarajan"."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
+    return slug[:max_len].rstrip("-") or "subject"
+
+
+@dataclass
+class Subject:
+    """A knowledge page, existing or about to be created."""
+
+    id: str
+    title: str
+    type: str
+    path: str  # relative to memory/
+    aliases: list[str] = field(default_factory=list)
+    new: bool = False
+
+
+@dataclass(frozen=True)
+class Deletions:
+    """What ``deletions.jsonl`` forbids Dream to bring back (page ids, session ids)."""
+
+    pages: frozenset[str] = frozenset()
+    sessions: frozenset[str] = frozenset()
+
+
+def read_deletions(memory: Path) -> Deletions:
+    """Page and session tombstones; unreadable lines are skipped (validation reports them)."""
+    pages: set[str] = set()
+    sessions: set[str] = set()
+    try:
+        lines = (memory / "deletions.jsonl").read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return Deletions()
+    for line in lines:
+        try:
+            obj = json.loads(line)
+        except (json.JSONDecodeError, RecursionError):
+            continue
+        if not isinstance(obj, dict):
+            continue
+        kind = str(obj.get("kind") or obj.get("type") or "")
+        target = obj.get("id") or obj.get("target")
+        for key, bucket in (("page", pages), ("session", sessions)):
+            value = obj.get(key)
+            if isinstance(value, str):
+                bucket.add(Path(value).stem)
+            elif kind == key and isinstance(target, str):
+                bucket.add(Path(target).stem)
+    return Deletions(frozenset(pages), frozenset(sessions))
+
+
+def _head_meta(text: str) -> dict[str, Any]:
+    """Frontmatter without its ``sources`` list (the expensive part nobody needs here)."""
+    parts = split_frontmatter(text)
+    if parts is None:
+        return {}
+    try:
+        meta = yaml.load(_SOURCES_BLOCK_RE.sub("", parts[0]), Loader=_LOADER)
+    except yaml.YAMLError:
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+class Registry:
+    """Every subject by id, title and alias; resolves names; mints ids."""
+
+    def __init__(self, subjects: list[Subject], taken: set[str], deletions: Deletions) -> None:
+        self.subjects: dict[str, Subject] = {}
+        self._keys: dict[str, str] = {}  # lower-cased title / alias / id -> id
+        self._choices: list[str] = []
+        self._choice_ids: list[str] = []
+        self.taken = set(taken)
+        self.deletions = deletions
+        for s in subjects:
+            self._add(s)
+
+    @classmethod
+    def load(cls, store: Store, deletions: Deletions) -> Registry:
+        subjects: list[Subject] = []
+        taken: set[str] = set()
+        for layer in ("knowledge", "notes"):
+            top = store.memory / layer
+            for dirpath, dirnames, filenames in os.walk(top):
+                dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+                for name in sorted(filenames):
+                    if not name.endswith(".md") or name.startswith("."):
+                        continue
+                    taken.add(name[:-3])
+                    if layer != "knowledge":
+                        continue
+                    path = Path(dirpath, name)
+                    try:
+                        meta = _head_meta(path.read_text(encoding="utf-8", errors="replace"))
+                    except OSError:
+                        continue
+                    sid = str(meta.get("id") or name[:-3])
+                    raw_aliases = meta.get("aliases") or []
+                    aliases = [str(a) for a in raw_aliases] if isinstance(raw_aliases, list) else []
+                    subjects.append(
+                        Subject(
+                            id=sid,
+                            title=str(meta.get("title") or sid),
+                            type=str(meta.get("type") or "topic"),
+                            path=path.relative_to(store.memory).as_posix(),
+                            aliases=aliases,
+                        )
+                    )
+        return cls(subjects, taken, deletions)
+
+    def _add(self, s: Subject) -> None:
+        self.subjects[s.id] = s
+        self.taken.add(s.id)
+        if _ARCHIVE_RE.search(s.id):
+            return  # an archive is never what a name refers to; its main page is
+        for key in (s.id, s.title, *s.aliases):
+            self._key(key, s.id)
+
+    def _key(self, key: str, sid: str) -> None:
+        low = key.lower()
+        if low and low not in self._keys:
+            self._keys[low] = sid
+            self._choices.append(key)
+            self._choice_ids.append(sid)
+
+    def add_alias(self, s: Subject, alias: str) -> bool:
+        """Record ``alias`` for ``s``; True when it is new for that page."""
+        known = {a.lower() for a in (s.title, s.id, *s.aliases)}
+        if alias.lower() in known:
+            return False
+        s.aliases.append(alias)
+        self._key(alias, s.id)
+        return True
+
+    def resolve(self, name: str, kind: str = "") -> Subject | None:
+        """The existing subject ``name`` refers to, or None."""
+        sid = self._keys.get(name.lower()) or self._keys.get(slugify(name))
+        if sid:
+            return self.subjects[sid]
+        if not self._choices:
+            return None
+        hit = process.extractOne(
+            name, self._choices, scorer=fuzz.token_set_ratio, score_cutoff=_FUZZ_CUTOFF
+        )
+        if hit is None:
+            return None
+        choice, _, index = hit
+        subject = self.subjects[self._choice_ids[index]]
+        return subject if _same_subject(name, choice, subject.type, kind) else None
+
+    def create(self, name: str, kind: str, title: str = "") -> Subject | None:
+        """A new subject page for ``name`` (None when its id is tombstoned)."""
+        base = slugify(title or name)
+        if base in self.deletions.pages:
+            return None
+        sid = self.new_id(base)
+        folder = FOLDERS.get(kind, "topics")
+        s = Subject(sid, title or name, kind, f"knowledge/{folder}/{sid}.md", new=True)
+        self._add(s)
+        return s
+
+    def preferences_of(self, person: Subject) -> Subject | None:
+        """The per-user preferences page of ``person`` (created on first use)."""
+        sid = f"{person.id}-preferences"
+        if sid in self.subjects:
+            return self.subjects[sid]
+        if sid in self.deletions.pages:
+            return None
+        s = Subject(
+            sid,
+            f"{person.title}'s preferences",
+            "preference",
+            f"knowledge/preferences/{sid}.md",
+            new=True,
+        )
+        self.subjects[sid] = s
+        self.taken.add(sid)
+        self._keys.setdefault(sid, sid)
+        return s
+
+    def archive_of(self, s: Subject, year: str) -> Subject:
+        """The yearly archive page of ``s`` (``dream.rollover``), created on first use."""
+        sid = f"{s.id}-archive-{year}"
+        if sid not in self.subjects:
+            folder = s.path.rsplit("/", 1)[0]
+            self._add(
+                Subject(sid, f"{s.title} ({year} archive)", s.type, f"{folder}/{sid}.md", new=True)
+            )
+        return self.subjects[sid]
+
+    def new_id(self, base: str) -> str:
+        sid, n = base, 2
+        while sid in self.taken or sid in self.deletions.pages:
+            sid = f"{base}-{n}"
+            n += 1
+        self.taken.add(sid)
+        return sid
+
+
+def _same_subject(name: str, choice: str, page_type: str, kind: str) -> bool:
+    """Guard on a fuzzy hit: a spelling variant, or a short form of a person's or an
+    organisation's full name ("Priya" / "Natarajan" for "Priya Natarajan", "Tidewater"
+    for "Tidewater Analytics"), never a common word inside a long name."""
+    if fuzz.ratio(name.lower(), choice.lower()) >= _FUZZ_CUTOFF:
+        return True
+    a, b = name.lower().split(), choice.lower().split()
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    if not short or not set(short) <= set(long_):
+        return False
+    if kind and kind not in ("topic", page_type):
+        return False
+    if page_type == "person":
+        return short[0] == long_[0] or short[-1] == long_[-1]
+    if page_type in ("org", "project"):
+        return short[0] == long_[0]
+    return False

@@ -1,0 +1,367 @@
+"""Phase 4, update the wiki: file claims on subject pages, notes, links, then the indexes.
+
+Job: for every ``Filing`` (in session order) load its page once, and
+- skip it when the page already holds the claim with that evidence (a re-read session),
+- merge it into a near-duplicate current claim (citations combined, not duplicated, up to
+  ``MAX_CITES`` per claim),
+- supersede the current claim of the same functional slot (role, city, manager, a
+  preference on the same thing when the new one says it changed): the old line moves under
+  ``## History`` marked ``(superseded on <date>)`` with its citation, the new one is current,
+- else append it under the session's dated section.
+Then add ``[[links]]`` between subjects named together, write one-hop notes
+(``dream.notes``), refresh each touched page's frontmatter (sources, aliases, ``summary``,
+``updated``), write every changed file once, and regenerate INDEX.md and sessions/index.md.
+Pages no pending session touches are never opened, so their bytes cannot change.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from rapidfuzz import fuzz
+
+from dream import notes, rollover
+from dream.engine import EngineContext
+from dream.extract import CHANGE_RE, claim_slot
+from dream.pagewriter import (
+    HISTORY,
+    RELATED,
+    Claim,
+    Outline,
+    Section,
+    Sources,
+    as_date,
+    load_page_text,
+    new_subject_body,
+    page_text,
+    render_claim,
+)
+from dream.records import Fact
+from dream.subjects import Subject
+from dream.workset import Workset
+from memoryfs.errors import PageError
+from memoryfs.index import write_indexes
+from memoryfs.page import Page
+from memoryfs.store import Store
+
+__all__ = ["MAX_CITES", "run", "WikiPage"]
+
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_LINK_RE = re.compile(r"\[\[([^\[\]|\n]+)")
+_MERGE_RATIO = 92
+MAX_CITES = 8  # citations kept on one claim; later repetitions do not touch the page
+_SUMMARY_CHARS = 140
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split()).rstrip(".!;,: ")
+
+
+def _keys(norm: str) -> tuple[str, str]:
+    """Blocking keys for near-duplicates: two claims 92% alike share their first or their
+    last three words, so only those are compared (a page may hold thousands of claims)."""
+    words = norm.split()
+    return "^" + " ".join(words[:3]), "$" + " ".join(words[-3:])
+
+
+class _Entry:
+    """A claim line of the page, with what the indexes need."""
+
+    __slots__ = ("sec", "line", "claim", "norm", "slot")
+
+    def __init__(self, sec: Section, line: str, claim: Claim) -> None:
+        self.sec, self.line, self.claim = sec, line, claim
+        self.norm = _norm(claim.text)
+        self.slot: str | None = None
+
+    @property
+    def current(self) -> bool:
+        return bool(_DATE_RE.match(self.sec.title))
+
+
+class WikiPage:
+    """One subject page being edited in memory, with its claims indexed by text, by
+    near-duplicate key and by slot, so filing a claim costs the same on a page of ten
+    claims as on a page of ten thousand."""
+
+    def __init__(self, subject: Subject, text: str | None, speakers: set[str]) -> None:
+        self.subject = subject
+        self.page: Page | None = None
+        if text is not None:
+            try:
+                self.page = load_page_text(text, subject.path)
+            except PageError:
+                self.page = None
+        body = self.page.body if self.page else new_subject_body(subject.title)
+        self.meta: dict[str, Any] = dict(self.page.meta) if self.page else {}
+        self.outline = Outline(body)
+        self.sources = Sources(self.meta.get("sources"))
+        self.names = [subject.title, subject.title.split()[0], *subject.aliases]
+        if subject.type == "person" and subject.title in speakers:
+            self.names.append("We")
+        self.kind = "preference" if subject.type == "preference" else ""
+        self.dates: list[str] = []
+        self._by_norm: dict[str, list[_Entry]] = {}
+        self._by_key: dict[str, list[_Entry]] = {}
+        self._by_slot: dict[str, list[_Entry]] | None = None
+        self._all: dict[int, _Entry] = {}
+        for sec, line, claim in self.outline.claims():
+            self._index(_Entry(sec, line, claim))
+
+    # -- what rollover needs ----------------------------------------------------------
+
+    def current_count(self) -> int:
+        return sum(1 for e in self._all.values() if e.current)
+
+    def history_count(self) -> int:
+        return sum(1 for e in self._all.values() if e.sec.title == HISTORY)
+
+    def _ordered(self, keep: Callable[[_Entry], bool]) -> list[_Entry]:
+        entries = [e for e in self._all.values() if keep(e)]
+        return sorted(entries, key=lambda e: (e.sec.title, e.sec.lines.index(e.line)))
+
+    def current_entries(self) -> list[_Entry]:
+        """Current claims, oldest section first, in page order within a section."""
+        return self._ordered(lambda e: e.current)
+
+    def history_entries(self) -> list[_Entry]:
+        return self._ordered(lambda e: e.sec.title == HISTORY)
+
+    def slot_of(self, e: _Entry) -> str:
+        if e.slot is None:
+            e.slot = claim_slot(e.claim.text, self.names, self.kind)
+        return e.slot
+
+    def first_date(self) -> str:
+        dated = [sec.title for sec in self.outline.sections if _DATE_RE.match(sec.title)]
+        return min(dated) if dated else ""
+
+    def take(self, e: _Entry) -> None:
+        self._unindex(e)
+        self.outline.remove(e.sec, e.line)
+
+    def put(self, title: str, claim: Claim) -> None:
+        if not any(e.claim.cites == claim.cites for e in self._by_norm.get(_norm(claim.text), [])):
+            self._append(title, claim)
+            if _DATE_RE.match(title):
+                self.dates.append(title)
+
+    # -- indexes -------------------------------------------------------------------
+
+    def _index(self, e: _Entry) -> None:
+        self._all[id(e)] = e
+        self._by_norm.setdefault(e.norm, []).append(e)
+        if not e.current:
+            return
+        for key in _keys(e.norm):
+            self._by_key.setdefault(key, []).append(e)
+        if self._by_slot is not None:
+            self._slot_index(e)
+
+    def _slot_index(self, e: _Entry) -> None:
+        assert self._by_slot is not None
+        if e.slot is None:
+            e.slot = claim_slot(e.claim.text, self.names, self.kind)
+        if e.slot:
+            self._by_slot.setdefault(e.slot, []).append(e)
+
+    def _unindex(self, e: _Entry) -> None:
+        del self._all[id(e)]
+        self._by_norm[e.norm].remove(e)
+        for key in _keys(e.norm):
+            bucket = self._by_key.get(key, [])
+            if e in bucket:
+                bucket.remove(e)
+        if self._by_slot is not None and e.slot:
+            self._by_slot[e.slot].remove(e)
+
+    def _slots(self, slot: str) -> list[_Entry]:
+        if self._by_slot is None:  # built on first need: most pages never supersede
+            self._by_slot = {}
+            for e in self._all.values():
+                if e.current:
+                    self._slot_index(e)
+        return list(self._by_slot.get(slot, []))
+
+    def add(self, fact: Fact) -> str:
+        """File ``fact``; returns what happened: added, merged, superseded or duplicate."""
+        result = self._add(fact)
+        if result != "duplicate":
+            self.dates.append(fact.evidence[0].date)
+        return result
+
+    def _append(self, title: str, claim: Claim) -> None:
+        line = render_claim(claim)
+        sec = self.outline.append(title, line)
+        self._index(_Entry(sec, line, claim))
+
+    def _add(self, fact: Fact) -> str:
+        refs = {e.ref for e in fact.evidence}
+        new = _norm(fact.text)
+        day = fact.evidence[0].date
+        exact = self._by_norm.get(new, [])
+        for e in exact:
+            if refs <= {self.sources.ref_of(n) for n in e.claim.cites}:
+                return "duplicate"  # filed before (a session read again after it grew)
+        near = [e for e in exact if e.current]
+        seen = {id(e) for e in near}
+        for key in _keys(new):
+            for e in self._by_key.get(key, []):
+                if id(e) not in seen and fuzz.ratio(e.norm, new) >= _MERGE_RATIO:
+                    near.append(e)
+                    seen.add(id(e))
+        if near:
+            e = near[0]
+            if len(e.claim.cites) >= MAX_CITES:
+                return "duplicate"  # said often enough: more citations add bulk, not proof
+            cited = {self.sources.ref_of(n) for n in e.claim.cites}
+            extra = tuple(self.sources.cite(ev) for ev in fact.evidence if ev.ref not in cited)
+            merged = Claim(e.claim.text, e.claim.cites + extra, e.claim.tail)
+            self._unindex(e)
+            line = render_claim(merged)
+            self.outline.replace(e.sec, e.line, line)
+            self._index(_Entry(e.sec, line, merged))
+            return "merged"
+        claim = Claim(fact.text, tuple(dict.fromkeys(self.sources.cite(e) for e in fact.evidence)))
+        if fact.slot and (not fact.slot.startswith("preference") or CHANGE_RE.search(fact.text)):
+            older = self._slots(fact.slot)
+            if any(e.sec.title > day for e in older):
+                # a session read late: the page already holds a newer value
+                later = min(e.sec.title for e in older if e.sec.title > day)
+                self._append(HISTORY, Claim(claim.text, claim.cites, f" (superseded on {later})"))
+                return "superseded"
+            for e in older:
+                self._unindex(e)
+                self.outline.remove(e.sec, e.line)
+                tail = f"{e.claim.tail} (superseded on {day})"
+                self._append(HISTORY, Claim(e.claim.text, e.claim.cites, tail))
+            self._append(day, claim)
+            return "superseded" if older else "added"
+        self._append(day, claim)
+        return "added"
+
+    def link(self, targets: list[tuple[str, str]]) -> None:
+        """Add ``[[id|title]]`` lines under Related for targets not linked yet."""
+        have = {m.group(1).strip() for m in _LINK_RE.finditer(self.outline.render())}
+        for sid, title in sorted(targets):
+            if sid not in have and sid != self.subject.id:
+                self.outline.append(RELATED, f"- [[{sid}|{title}]]")
+                have.add(sid)
+
+    @property
+    def changed(self) -> bool:
+        return self.outline.changed or self.sources.changed
+
+    def render(self) -> str:
+        """The page text; unchanged frontmatter keeps its bytes."""
+        meta = dict(self.meta)
+        meta["id"] = meta.get("id") or self.subject.id
+        meta["title"] = meta.get("title") or self.subject.title
+        meta["type"] = meta.get("type") or self.subject.type
+        aliases = [a for a in self.subject.aliases if a.lower() != self.subject.title.lower()]
+        if aliases:
+            meta["aliases"] = aliases
+        summary = self._summary()
+        if summary:
+            meta["summary"] = summary
+        if self.dates:
+            first = min(self.dates)
+            if not meta.get("created"):
+                meta["created"] = as_date(first)
+            last = max([*self.dates, str(meta.get("updated") or "")])
+            meta["updated"] = as_date(last)
+        if self.sources.entries:
+            meta["sources"] = self.sources.entries
+        return page_text(self.page or Page(meta={}, body=""), meta, self.outline.render())
+
+    def _summary(self) -> str:
+        """One line for INDEX.md: the current role and city claims, else the first claim."""
+        current = [c for sec, _, c in self.outline.claims() if _DATE_RE.match(sec.title)]
+        if not current:
+            return str(self.meta.get("summary") or "")
+        slotted = [
+            c.text for c in current if claim_slot(c.text, self.names, self.kind) in ("role", "city")
+        ]
+        picked = slotted[-2:] if slotted else [current[0].text]
+        line = " ".join(picked)
+        if len(line) > _SUMMARY_CHARS:
+            line = line[:_SUMMARY_CHARS].rsplit(" ", 1)[0].rstrip(",;:") + " …"
+        return line
+
+
+def run(ctx: EngineContext, ws: Workset) -> None:
+    pages: dict[str, WikiPage] = {}
+
+    def page_of(subject: Subject) -> WikiPage:
+        if subject.id not in pages:
+            text = None if subject.new else ws.read(subject.path)
+            pages[subject.id] = WikiPage(subject, text, ws.speakers)
+        return pages[subject.id]
+
+    for i, filing in enumerate(ws.filings):
+        if i % 200 == 0:
+            ctx.progress("wiki", i, len(ws.filings))
+        page = page_of(filing.subject)
+        result = page.add(filing.fact)
+        if result == "duplicate":
+            continue
+        if result == "merged":
+            ws.report.claims_merged += 1
+        else:
+            ws.report.claims_added += 1
+            ws.report.claims_superseded += result == "superseded"
+        if filing.primary:
+            notes.maybe_note(ws, filing)
+    registry = ws.registry
+    assert registry is not None
+    for page in list(pages.values()):
+        if not page.changed or not rollover.needs_roll(page):
+            continue
+        subject = page.subject
+
+        def archive_of(year: str, subject: Subject = subject) -> WikiPage:
+            return page_of(registry.archive_of(subject, year))
+
+        for aid in rollover.roll(page, archive_of):
+            page.link([(aid, registry.subjects[aid].title)])
+            pages[aid].link([(subject.id, subject.title)])
+    _link_pages(ws, pages, page_of)
+    for page in pages.values():
+        if page.changed or page.subject.new:
+            ws.write(page.subject.path, page.render())
+    created, updated = ws.flush()
+    for rel in created:
+        if rel.startswith("notes/"):
+            ws.report.notes_written.append(rel)
+        elif rel.startswith("knowledge/"):
+            ws.report.pages_created.append(rel)
+    ws.report.pages_updated.extend(r for r in updated if not r.startswith("sessions/"))
+    write_indexes(Store(root=ctx.stage_root, config=ctx.store.config))
+    ctx.progress("wiki", len(ws.filings), len(ws.filings))
+
+
+def _link_pages(ws: Workset, pages: dict[str, WikiPage], page_of: Any) -> None:
+    """Context edges: subjects named in the same claim link both ways; a person links to
+    their preferences page and back."""
+    registry = ws.registry
+    assert registry is not None
+    edges: dict[str, set[str]] = {}
+    for f in ws.filings:
+        if f.subject.id not in pages or not pages[f.subject.id].dates:
+            continue
+        for other in f.links:
+            edges.setdefault(f.subject.id, set()).add(other)
+            edges.setdefault(other, set()).add(f.subject.id)
+    for sid, page in list(pages.items()):
+        if page.subject.type == "preference" and sid.endswith("-preferences"):
+            owner = sid[: -len("-preferences")]
+            edges.setdefault(sid, set()).add(owner)
+            edges.setdefault(owner, set()).add(sid)
+    for sid in sorted(edges):
+        subject = registry.subjects.get(sid)
+        if subject is None:
+            continue
+        targets = [(o, registry.subjects[o].title) for o in edges[sid] if o in registry.subjects]
+        page_of(subject).link(targets)

@@ -1,0 +1,143 @@
+"""The embedded engine's reading of one session: names, facts, slots, summaries."""
+
+from __future__ import annotations
+
+from dream.engines import EmbeddedEngine, get_engine
+from dream.entities import EntityTable
+from dream.extract import claim_slot, extract_facts
+from dream.records import Fact
+from memoryfs.transcript import Transcript, Turn
+
+SCOPE = {"user": "dana", "assistant": "atlas"}
+
+
+def session(turns: list[tuple[str, str]], started: str = "2026-01-23T18:40") -> Transcript:
+    return Transcript(
+        id=f"{started[:10]}-test",
+        started=started,
+        participants=("dana", "atlas"),
+        scope=SCOPE,
+        turns=tuple(Turn(i, who, started, text) for i, (who, text) in enumerate(turns, 1)),
+    )
+
+
+def by_subject(facts: list[Fact]) -> dict[str, list[Fact]]:
+    out: dict[str, list[Fact]] = {}
+    for f in facts:
+        out.setdefault(f.subject, []).append(f)
+    return out
+
+
+def test_names_are_typed_from_cues() -> None:
+    table = EntityTable(
+        [
+            "I had an interview at Tidewater Analytics, an ocean-data company.",
+            "I'd report to Priya Natarajan, their head of research.",
+            "My partner Sam lives with me; we moved to Eimsbüttel last year.",
+            "My main project is Reefsong.",
+            "Priya said yes.",
+            "Thanks, Sam!",
+        ],
+        speakers=("Dana",),
+    )
+    assert table.types["Tidewater Analytics"] == "org"
+    assert table.types["Priya Natarajan"] == "person"
+    assert table.canonical["Priya"] == "Priya Natarajan"
+    assert table.types["Sam"] == "person"
+    assert table.types["Eimsbüttel"] == "place"
+    assert table.types["Reefsong"] == "project"
+    assert table.mentions("Thanks, Sam!") == []  # said to Sam, not about Sam
+
+
+def test_facts_cite_their_turn_and_resolve_dates() -> None:
+    t = session(
+        [
+            ("user", "I had a job interview yesterday at Tidewater Analytics."),
+            ("assistant", "How did it go?"),
+            ("user", "Sam is my partner. He teaches music at a Gymnasium."),
+        ]
+    )
+    subjects = by_subject(extract_facts(t))
+    (interview,) = [f for f in subjects["Dana"] if "interview" in f.text]
+    assert interview.text == (
+        'Dana had a job interview on 22 January 2026 ("yesterday") at Tidewater Analytics.'
+    )
+    assert interview.kind == "event" and interview.date == "2026-01-22"
+    assert interview.evidence[0].turn == 1 and interview.evidence[0].hash == t.turns[0].hash
+    assert any("Tidewater" in f.subject for f in extract_facts(t) if f.text == interview.text)
+    teaches = [f for f in subjects["Sam"] if "teaches" in f.text]
+    assert teaches and teaches[0].text.startswith("Sam teaches music")
+    assert not any(f.evidence[0].turn == 2 for f in extract_facts(t))  # the assistant's question
+
+
+def test_pronoun_resolved_claim_also_cites_the_naming_turn() -> None:
+    t = session(
+        [
+            ("user", "Marta is coming for dinner on Saturday."),
+            ("assistant", "Any constraints?"),
+            ("user", "She's a nurse at the UKE, on the cardiology ward."),
+        ]
+    )
+    (nurse,) = [f for f in extract_facts(t) if f.subject == "Marta" and "nurse" in f.text]
+    assert nurse.text.startswith("Marta is a nurse at the UKE")
+    assert [e.turn for e in nurse.evidence] == [3, 1]
+    assert nurse.slot == "role"
+
+
+def test_preferences_go_to_the_speakers_preferences() -> None:
+    t = session(
+        [
+            ("user", "Please always give me figures as PDF, not PNG."),
+            ("user", 'For my emails in general: keep them short. Sign off with "Best, Dana".'),
+            ("user", "Give me a pyproject template."),  # a request, not a preference
+        ]
+    )
+    prefs = [f for f in extract_facts(t) if f.subject_type == "preference"]
+    assert [f.text for f in prefs] == [
+        "Please always give Dana figures as PDF, not PNG.",
+        "For Dana's emails in general: keep them short.",
+        'Sign off with "Best, Dana".',
+    ]
+    assert prefs[0].slot == "preference:figure"
+    assert not any("template" in f.text for f in extract_facts(t))
+
+
+def test_claim_slots() -> None:
+    names = ["Dana", "We"]
+    assert claim_slot("Dana is a postdoc at the Marlow Institute.", names) == "role"
+    assert claim_slot("Dana started as staff scientist at Tidewater Analytics.", names) == "role"
+    assert claim_slot("Dana works at Tidewater Analytics.", names) == "role"
+    assert claim_slot("Dana is no longer a postdoc.", names) == ""
+    assert claim_slot("Dana is first author, Dana gets to decide.", names) == ""
+    assert claim_slot("We live together in Eimsbüttel.", names) == "city"
+    assert claim_slot("Dana moved to Lisbon.", names) == "city"
+    assert claim_slot("Dana now reports to Priya Natarajan.", names) == "manager"
+    assert claim_slot("Dana would report to Priya.", names) == ""
+    assert claim_slot("Dana prefers polars over pandas.", names, "preference") == "preference:polar"
+
+
+def test_summary_draft() -> None:
+    t = session(
+        [
+            ("user", "I had a job interview yesterday at Tidewater Analytics in Hamburg."),
+            ("assistant", "Tell me more."),
+            ("user", "The role is staff scientist on their Ocean Signals team, 60 people."),
+            ("user", "Sam says I should take it. Sam is my partner."),
+            ("user", "We decided I'll accept the offer from Tidewater Analytics."),
+            ("user", "I still need to talk to Henrik next week."),
+        ]
+    )
+    engine = get_engine("embedded")
+    assert isinstance(engine, EmbeddedEngine) and engine.label == "embedded/1"
+    draft = engine.summarize(t)
+    assert 3 <= len(draft.key_points) <= 8
+    assert all(p.evidence.hash == t.turns[p.evidence.turn - 1].hash for p in draft.key_points)
+    assert "accept the offer" in draft.outcome and draft.outcome_evidence is not None
+    assert any("Henrik" in p.text for p in (*draft.key_points, *draft.open_threads))
+    quiet = engine.summarize(session([("user", "I moved to Lisbon in 2019 with my cat Mia.")]))
+    assert quiet.outcome == "" and quiet.outcome_evidence is None
+
+
+def test_same_session_same_facts() -> None:
+    t = session([("user", "I ran a charity race last Saturday with Melanie and Caroline.")])
+    assert extract_facts(t) == extract_facts(t)

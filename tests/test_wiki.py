@@ -1,0 +1,281 @@
+"""The wiki phase: dated sections, merges, supersession, links, notes, incremental runs."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from engine_fixtures import (
+    SAMPLE,
+    consolidate,
+    copy_store,
+    sample_store,
+    tree_bytes,
+    write_session,
+)
+
+from dream import rollover
+from dream.pagewriter import Outline, parse_claim
+from dream.records import Evidence, Fact
+from dream.subjects import Subject
+from dream.wiki import MAX_CITES, WikiPage
+from memoryfs.claims import extract_claims
+from memoryfs.page import parse_page
+from memoryfs.store import Store
+from memoryfs.validate import validate_store
+
+USER, BOT = "user", "assistant"
+
+
+def _page(store: Store, rel: str) -> str:
+    return (store.memory / rel).read_text(encoding="utf-8")
+
+
+def _claims(store: Store, rel: str) -> list[str]:
+    return [c.text for c in extract_claims(parse_page(_page(store, rel), rel))]
+
+
+def _fact(text: str, day: str, turn: int, slot: str = "", subject: str = "Dana") -> Fact:
+    ev = Evidence(f"{day}-s", turn, f"{turn:08x}", day)
+    return Fact(subject, "person", "fact", slot, text, (ev,), day)
+
+
+def test_claims_go_under_dated_sections_with_sources(tmp_store: Store) -> None:
+    write_session(
+        tmp_store,
+        "2026-01-05-a",
+        "2026-01-05T09:00",
+        [
+            (USER, "I'm Dana. My partner Sam teaches music at a school in Hamburg."),
+            (BOT, "Noted."),
+        ],
+    )
+    consolidate(tmp_store)
+    text = _page(tmp_store, "knowledge/people/sam.md")
+    assert "## 2026-01-05" in text
+    page = parse_page(text)
+    (claim,) = extract_claims(page)
+    assert "Sam teaches music at a school in Hamburg" in claim.text
+    (source,) = page.sources
+    assert source.ref == "sessions/transcripts/2026-01-05-a.md#t1" and source.hash
+    assert validate_store(tmp_store) == []
+
+
+def test_near_duplicate_merges_citations(tmp_store: Store) -> None:
+    said = (
+        "Please always give me figures as PDF, not PNG.",
+        "Please always give me the figures as PDF, not PNG.",
+    )
+    for day, text in zip(("2026-01-05", "2026-01-12"), said, strict=True):
+        write_session(tmp_store, f"{day}-figs", f"{day}T09:00", [(USER, text), (BOT, "Will do.")])
+    consolidate(tmp_store)
+    text = _page(tmp_store, "knowledge/preferences/dana-preferences.md")
+    lines = [ln for ln in text.splitlines() if ln.startswith("- ") and "figures as PDF" in ln]
+    assert len(lines) == 1 and lines[0].endswith("[cite:1][cite:2]")
+
+
+def test_role_change_supersedes_with_history(tmp_store: Store) -> None:
+    write_session(
+        tmp_store,
+        "2026-01-05-job",
+        "2026-01-05T09:00",
+        [
+            (USER, "I'm a postdoc at the Marlow Institute."),
+            (BOT, "Noted."),
+        ],
+    )
+    consolidate(tmp_store)
+    write_session(
+        tmp_store,
+        "2026-02-11-job",
+        "2026-02-11T09:00",
+        [
+            (USER, "I started as staff scientist at Tidewater Analytics."),
+            (BOT, "Congrats."),
+        ],
+    )
+    report = consolidate(tmp_store)
+    assert report.claims_superseded == 1
+    page = parse_page(_page(tmp_store, "knowledge/people/dana.md"))
+    claims = {c.text: c for c in extract_claims(page)}
+    old = next(c for t, c in claims.items() if "postdoc" in t)
+    new = next(c for t, c in claims.items() if "staff scientist" in t)
+    assert old.superseded and old.section == "History" and "(superseded on 2026-02-11)" in old.text
+    assert not new.superseded and old.citations and new.citations
+    assert validate_store(tmp_store) == []
+
+
+def test_a_late_session_does_not_override_a_newer_value() -> None:
+    page = WikiPage(Subject("dana", "Dana", "person", "knowledge/people/dana.md"), None, {"Dana"})
+    assert (
+        page.add(_fact("Dana is a staff scientist at Tidewater.", "2026-02-11", 1, "role"))
+        == "added"
+    )
+    assert page.add(_fact("Dana is a postdoc at Marlow.", "2026-01-05", 2, "role")) == "superseded"
+    body = page.outline.render()
+    history = body.split("## History", 1)[1]
+    assert "postdoc" in history and "(superseded on 2026-02-11)" in history
+    assert "staff scientist" not in history
+
+
+def test_same_evidence_is_never_filed_twice() -> None:
+    page = WikiPage(Subject("dana", "Dana", "person", "knowledge/people/dana.md"), None, set())
+    fact = _fact('Dana ran a charity race on 20 May 2023 ("last Saturday").', "2023-05-25", 3)
+    assert page.add(fact) == "added"
+    assert page.add(fact) == "duplicate"
+    assert page.outline.render().count("charity race") == 1
+
+
+def test_citations_per_claim_are_capped() -> None:
+    page = WikiPage(Subject("dana", "Dana", "person", "knowledge/people/dana.md"), None, set())
+    for i in range(MAX_CITES + 3):
+        page.add(_fact("Dana drinks green tea.", f"2026-01-{i + 1:02d}", i + 1))
+    (line,) = [ln for ln in page.outline.render().splitlines() if "green tea" in ln]
+    claim = parse_claim(line)
+    assert claim is not None and len(claim.cites) == MAX_CITES
+
+
+def test_rollover_keeps_a_hub_page_bounded() -> None:
+    subject = Subject("dana", "Dana", "person", "knowledge/people/dana.md")
+    page = WikiPage(subject, None, {"Dana"})
+    page.add(_fact("Dana is a postdoc at Marlow.", "2023-01-01", 1, "role"))
+    for i in range(rollover.ROLL_AT + 20):
+        day = f"{2023 + i // 300}-{(i // 28) % 12 + 1:02d}-{i % 28 + 1:02d}"
+        word = hashlib.sha256(str(i).encode()).hexdigest()[:16]  # distinct, never merged
+        page.add(_fact(f"Dana wrote {word} down.", day, 1000 + i))
+    archives: dict[str, WikiPage] = {}
+
+    def archive_of(year: str) -> WikiPage:
+        sid = f"dana-archive-{year}"
+        archives.setdefault(
+            year,
+            WikiPage(Subject(sid, f"Dana ({year} archive)", "person", f"x/{sid}.md"), None, set()),
+        )
+        return archives[year]
+
+    assert rollover.needs_roll(page)
+    filled = rollover.roll(page, archive_of)
+    assert filled and page.current_count() == rollover.ROLL_KEEP
+    assert "postdoc" in page.outline.render()  # a slot claim stays for supersession
+    moved = sum(a.current_count() for a in archives.values())
+    assert moved == rollover.ROLL_AT + 21 - rollover.ROLL_KEEP
+    cited = {n for _, _, c in page.outline.claims() for n in c.cites}
+    assert {e["id"] for e in page.sources.entries} == cited
+    for a in archives.values():
+        refs = {e["ref"] for e in a.sources.entries}
+        assert all(c.cites for _, _, c in a.outline.claims()) and refs
+
+
+def test_outline_leaves_foreign_text_alone() -> None:
+    body = "# Dana\n\nA paragraph a human wrote.\n\n## Notes by hand\n\nkeep  me\n"
+    outline = Outline(body)
+    assert outline.render() == body
+    outline.append("2026-01-05", "- A claim. [cite:1]")
+    out = outline.render()
+    assert out.startswith(body.rstrip("\n"))  # a dated log goes after what was there
+    assert out.endswith("## 2026-01-05\n\n- A claim. [cite:1]\n")
+    outline.append("History", "- Old. [cite:1] (superseded on 2026-01-05)")
+    outline.append("2025-12-01", "- Earlier. [cite:2]")
+    titles = [s.title for s in outline.sections]
+    assert titles == ["Notes by hand", "2025-12-01", "2026-01-05", "History"]
+
+
+needs_sample = pytest.mark.skipif(
+    not (SAMPLE / "transcripts").is_dir(), reason="sample_memory is not there"
+)
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    if not (SAMPLE / "transcripts").is_dir():
+        pytest.skip("sample_memory is not there")
+    store = sample_store(tmp_path_factory.mktemp("wiki"))
+    consolidate(store)
+    return store
+
+
+def test_sample_has_preferences_notes_links_and_index(sample: Store) -> None:
+    prefs = _page(sample, "knowledge/preferences/dana-preferences.md")
+    assert "figures as PDF" in prefs and "[[dana|Dana]]" in prefs
+    assert "[[dana-preferences|" in _page(sample, "knowledge/people/dana.md")
+    assert "[[sam|Sam]]" in _page(sample, "knowledge/people/dana.md")
+    notes = sorted((sample.memory / "notes").rglob("*.md"))
+    assert notes
+    note = parse_page(notes[0].read_text(encoding="utf-8"))
+    assert note.meta["type"] == "note" and note.sources and note.meta["id"] == notes[0].stem
+    index = _page(sample, "INDEX.md")
+    assert "## Preferences" in index and "dana-preferences.md" in index
+    assert "summaries/2026-03-13-reefsong-1-0.md" in _page(sample, "sessions/index.md")
+    people = parse_page(_page(sample, "knowledge/people/tiago-ferreira.md"))
+    assert people.summary and "Tiago" in people.summary
+
+
+def test_summary_pages(sample: Store) -> None:
+    page = parse_page(_page(sample, "sessions/summaries/2026-01-23-tidewater-interview.md"))
+    meta = page.meta
+    assert meta["id"] == "2026-01-23-tidewater-interview" and meta["type"] == "summary"
+    assert str(meta["updated"]) == "2026-01-23" and meta["participants"] == ["dana", "atlas"]
+    assert meta["turns"] == 15 and len(meta["transcript_hash"]) == 16
+    points = page.body.split("## Key points", 1)[1].split("## Outcome", 1)[0]
+    n = sum(1 for ln in points.splitlines() if ln.startswith("- ") and "[cite:" in ln)
+    assert 3 <= n <= 8
+    assert "\nOutcome: " in page.body and "## Open threads" in page.body
+    assert all(s.hash and s.at for s in page.sources)
+
+
+def test_new_session_touches_only_its_pages(sample: Store, tmp_path: Path) -> None:
+    store = copy_store(sample, tmp_path / "copy")
+    before = tree_bytes(store)
+    write_session(
+        store,
+        "2026-03-20-marta",
+        "2026-03-20T18:00",
+        [
+            (USER, "Marta got a new bike for her commute across Altona."),
+            (BOT, "Nice."),
+        ],
+    )
+    report = consolidate(store)
+    after = tree_bytes(store)
+    changed = {rel for rel in before if before[rel] != after.get(rel)}
+    touched = set(report.pages_updated) | {"INDEX.md", "sessions/index.md"}
+    assert changed <= touched
+    assert "knowledge/people/marta.md" in changed
+    assert len(changed) <= 6
+    assert validate_store(store) == []
+
+
+def test_grown_session_is_resummarized_without_duplicates(sample: Store, tmp_path: Path) -> None:
+    store = copy_store(sample, tmp_path / "grown")
+    path = store.transcript_path("2026-01-26-dinner-for-marta")
+    path.write_text(
+        path.read_text(encoding="utf-8")
+        + "\n## t14 · user · 2026-01-26T19:40\n\nMarta also plays the drums in a punk band.\n",
+        encoding="utf-8",
+    )
+    store.commit("grow")
+    before = _claims(store, "knowledge/people/marta.md")
+    report = consolidate(store)
+    assert report.sessions_summarized == ["2026-01-26-dinner-for-marta"]
+    after = _claims(store, "knowledge/people/marta.md")
+    assert len(after) == len(before) + 1 and any("drums" in c for c in after)
+    assert len(set(after)) == len(after)
+    summary = parse_page(_page(store, "sessions/summaries/2026-01-26-dinner-for-marta.md"))
+    assert summary.meta["turns"] == 14
+    assert validate_store(store) == []
+
+
+def test_nothing_pending_changes_nothing(sample: Store, tmp_path: Path) -> None:
+    store = copy_store(sample, tmp_path / "idle")
+    before = tree_bytes(store)
+    report = consolidate(store)
+    assert report.sessions_summarized == [] and tree_bytes(store) == before
+
+
+@needs_sample
+def test_same_input_gives_same_bytes(tmp_path: Path) -> None:
+    one, two = sample_store(tmp_path / "one"), sample_store(tmp_path / "two")
+    consolidate(one)
+    consolidate(two)
+    assert tree_bytes(one) == tree_bytes(two)
