@@ -16,6 +16,7 @@ from collections import Counter, defaultdict
 from dream.engine import EngineContext
 from dream.subjects import Registry, Subject
 from dream.workset import Filing, Workset
+from memoryfs.deletions import has_phrase
 
 __all__ = ["run", "recurring_in_store"]
 
@@ -30,6 +31,11 @@ def run(ctx: EngineContext, ws: Workset) -> None:
             ws.facts[t.id] = ws.engine.extract(t)
     votes: dict[str, Counter[str]] = defaultdict(Counter)
     seen_in: dict[str, set[str]] = defaultdict(set)
+    if ws.deletions:  # a forgotten phrase never comes back through a claim
+        ws.facts = {
+            sid: [f for f in facts if not has_phrase(f.text, ws.deletions)]
+            for sid, facts in ws.facts.items()
+        }
     for sid, facts in ws.facts.items():
         for f in facts:
             kind = "person" if f.subject_type == "preference" else f.subject_type

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dream import attach, summarize, wiki
 from dream.engine import Engine, EngineContext
 from dream.records import ConsolidationReport
-from dream.subjects import read_deletions
 from dream.workset import Workset
+from memoryfs.deletions import load_deletions
 from memoryfs.store import Store
 
 __all__ = ["PHASES", "consolidate_with"]
@@ -35,7 +35,7 @@ def consolidate_with(engine: Engine, ctx: EngineContext) -> ConsolidationReport:
         engine=engine,
         store=store,
         report=ConsolidationReport(),
-        deletions=read_deletions(store.memory),
+        deletions=load_deletions(store),
     )
     for _, phase in PHASES:
         phase(ctx, ws)

@@ -11,7 +11,6 @@ writes nothing (the wiki phase writes pages).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import unicodedata
@@ -22,10 +21,11 @@ from typing import Any
 import yaml
 from rapidfuzz import fuzz, process
 
+from memoryfs.deletions import Deletions, has_phrase
 from memoryfs.page import split_frontmatter
 from memoryfs.store import Store
 
-__all__ = ["FOLDERS", "Subject", "Registry", "slugify", "read_deletions", "Deletions"]
+__all__ = ["FOLDERS", "Subject", "Registry", "slugify"]
 
 FOLDERS = {
     "person": "people",
@@ -59,40 +59,6 @@ class Subject:
     path: str  # relative to memory/
     aliases: list[str] = field(default_factory=list)
     new: bool = False
-
-
-@dataclass(frozen=True)
-class Deletions:
-    """What ``deletions.jsonl`` forbids Dream to bring back (page ids, session ids)."""
-
-    pages: frozenset[str] = frozenset()
-    sessions: frozenset[str] = frozenset()
-
-
-def read_deletions(memory: Path) -> Deletions:
-    """Page and session tombstones; unreadable lines are skipped (validation reports them)."""
-    pages: set[str] = set()
-    sessions: set[str] = set()
-    try:
-        lines = (memory / "deletions.jsonl").read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return Deletions()
-    for line in lines:
-        try:
-            obj = json.loads(line)
-        except (json.JSONDecodeError, RecursionError):
-            continue
-        if not isinstance(obj, dict):
-            continue
-        kind = str(obj.get("kind") or obj.get("type") or "")
-        target = obj.get("id") or obj.get("target")
-        for key, bucket in (("page", pages), ("session", sessions)):
-            value = obj.get(key)
-            if isinstance(value, str):
-                bucket.add(Path(value).stem)
-            elif kind == key and isinstance(target, str):
-                bucket.add(Path(target).stem)
-    return Deletions(frozenset(pages), frozenset(sessions))
 
 
 def _head_meta(text: str) -> dict[str, Any]:
@@ -196,7 +162,7 @@ class Registry:
     def create(self, name: str, kind: str, title: str = "") -> Subject | None:
         """A new subject page for ``name`` (None when its id is tombstoned)."""
         base = slugify(title or name)
-        if base in self.deletions.pages:
+        if base in self.deletions.pages or has_phrase(title or name, self.deletions):
             return None
         sid = self.new_id(base)
         folder = FOLDERS.get(kind, "topics")

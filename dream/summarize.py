@@ -10,10 +10,14 @@ a deadline stops it cleanly between sessions, leaving the rest pending.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from dream.engine import EngineContext
 from dream.extract import speaker_names
 from dream.pagewriter import render_summary
+from dream.records import KeyPoint, SummaryDraft
 from dream.workset import Workset
+from memoryfs.deletions import has_phrase
 from memoryfs.errors import PageError
 from memoryfs.hashing import content_hash
 from memoryfs.transcript import Transcript, parse_transcript
@@ -46,7 +50,7 @@ def run(ctx: EngineContext, ws: Workset) -> None:
             ws.report.stopped_early = "deadline"
             break
         ctx.progress("summarize", i, len(pending))
-        draft = ws.engine.summarize(t)
+        draft = _without_forgotten(ws.engine.summarize(t), ws)
         # the facts come from the same pass, while the session is read and analysed once;
         # the attach phase files them
         ws.facts[t.id] = ws.engine.extract(t)
@@ -58,3 +62,22 @@ def run(ctx: EngineContext, ws: Workset) -> None:
         ws.speakers.update(n for n in names.values() if n)
         ws.report.sessions_summarized.append(t.id)
     ctx.progress("summarize", len(ws.sessions), len(pending))
+
+
+def _without_forgotten(draft: SummaryDraft, ws: Workset) -> SummaryDraft:
+    """The draft minus any point that would bring a forgotten phrase back."""
+    if not ws.deletions:
+        return draft
+
+    def keep(points: tuple[KeyPoint, ...]) -> tuple[KeyPoint, ...]:
+        return tuple(p for p in points if not has_phrase(p.text, ws.deletions))
+
+    outcome_ok = not has_phrase(draft.outcome, ws.deletions)
+    return replace(
+        draft,
+        title=draft.title if not has_phrase(draft.title, ws.deletions) else draft.session_id,
+        key_points=keep(draft.key_points),
+        open_threads=keep(draft.open_threads),
+        outcome=draft.outcome if outcome_ok else "",
+        outcome_evidence=draft.outcome_evidence if outcome_ok else None,
+    )

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from dream.engine import Engine
 from dream.records import ConsolidationReport, Fact
-from dream.subjects import Deletions, Registry, Subject
+from dream.subjects import Registry, Subject
+from memoryfs.deletions import Deletions
 from memoryfs.store import Store
 from memoryfs.transcript import Transcript
 

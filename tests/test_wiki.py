@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from dream.wiki import MAX_CITES, WikiPage
 from memoryfs.claims import extract_claims
 from memoryfs.page import parse_page
 from memoryfs.store import Store
-from memoryfs.validate import validate_store
+from memoryfs.validate import normalize_words, phrase_hash, validate_store
 
 USER, BOT = "user", "assistant"
 
@@ -279,3 +280,25 @@ def test_same_input_gives_same_bytes(tmp_path: Path) -> None:
     consolidate(one)
     consolidate(two)
     assert tree_bytes(one) == tree_bytes(two)
+
+
+def test_forgotten_pages_and_phrases_do_not_come_back(tmp_store: Store) -> None:
+    words = normalize_words("cardiology ward")
+    log = [
+        {"kind": "page", "id": "sam", "reason": "asked", "at": "2026-01-01"},
+        {"kind": "phrase", "words": len(words), "hash": phrase_hash(words), "reason": "asked",
+         "at": "2026-01-01"},
+    ]  # fmt: skip
+    (tmp_store.memory / "deletions.jsonl").write_text(
+        "".join(json.dumps(e) + "\n" for e in log), encoding="utf-8"
+    )
+    tmp_store.commit("forget")
+    write_session(tmp_store, "2026-01-26-marta", "2026-01-26T19:00", [
+        (USER, "My partner Sam teaches music. Marta is a nurse on the cardiology ward."),
+        (USER, "Marta lives in Altona and cycles everywhere."),
+    ])  # fmt: skip
+    consolidate(tmp_store)
+    assert not list(tmp_store.memory.rglob("sam.md"))
+    written = [p for p in tmp_store.memory.rglob("*.md") if "transcripts" not in p.parts]
+    assert written and not any("cardiology ward" in p.read_text(encoding="utf-8") for p in written)
+    assert "Altona" in _page(tmp_store, "knowledge/people/marta.md")
