@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
+from cli import dream_demo_cmds, dream_eval_cmds, dream_health_cmds
 from cli.dream_engine_cmds import (
     AgentCmdOpt,
     AgentTimeoutOpt,
@@ -216,6 +217,11 @@ app.command("watch")(watch_cmd)
 def version_cmd() -> None:
     """Print the dream version."""
     print(__version__)
+
+
+# Commands that live in their own modules register themselves here.
+for _module in (dream_demo_cmds, dream_eval_cmds, dream_health_cmds):
+    _module.register(app)
 
 
 def main() -> None:

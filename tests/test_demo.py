@@ -1,0 +1,38 @@
+"""The Quickstart's main job: `dream demo` builds a valid store from sample_memory/."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import git
+from typer.testing import CliRunner
+
+from cli.dream_app import app
+from memoryfs.store import Store
+from memoryfs.validate import validate_store
+
+
+def test_demo_builds_a_valid_consolidated_store(tmp_path: Path) -> None:
+    target = tmp_path / "demo-store"
+    r = CliRunner().invoke(app, ["demo", "--to", str(target), "--json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert data["sessions"] >= 25 and data["findings"] == 0
+    assert data["run"]["status"] == "committed"
+    assert data["summaries"] == data["sessions"] and data["knowledgePages"] > 5
+    assert data["recall"].strip()
+    store = Store.open(target)
+    assert validate_store(store) == []
+    repo = git.Repo(target)
+    assert not repo.is_dirty(untracked_files=True)
+    assert "Dream-Run:" in repo.head.commit.message
+
+
+def test_demo_refuses_a_non_empty_target(tmp_path: Path) -> None:
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "keep.txt").write_text("mine")
+    r = CliRunner().invoke(app, ["demo", "--to", str(tmp_path / "busy")])
+    assert r.exit_code == 1
+    assert r.stderr.splitlines()[-1].startswith("error: ") and "not empty" in r.stderr
+    assert sorted(p.name for p in (tmp_path / "busy").iterdir()) == ["keep.txt"]
