@@ -17,9 +17,7 @@ __all__ = ["register"]
 def demo_cmd(
     to: Annotated[
         Path | None,
-        typer.Option(
-            "--to", help="New or empty folder for the store (default: a temp folder)."
-        ),
+        typer.Option("--to", help="New or empty folder for the store (default: a temp folder)."),
     ] = None,
     sample: Annotated[
         Path | None,
