@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 
 from memoryfs.units import FileInfo, Unit
 
 __all__ = ["SCHEMA_VERSION", "BUSY_MS", "connect", "immediate", "delete_file", "insert_file"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 6
 BUSY_MS = 60_000
 
 _SCHEMA = """
@@ -37,12 +38,22 @@ CREATE TABLE IF NOT EXISTS files(
     date TEXT NOT NULL DEFAULT '',
     preference INTEGER NOT NULL DEFAULT 0
 );
+CREATE TABLE IF NOT EXISTS dirs(
+    path TEXT PRIMARY KEY,
+    mtime_ns INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS keys(key TEXT NOT NULL, file_id INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS keys_key ON keys(key);
 CREATE INDEX IF NOT EXISTS keys_file ON keys(file_id);
 CREATE TABLE IF NOT EXISTS links(file_id INTEGER NOT NULL, target TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS links_file ON links(file_id);
 CREATE INDEX IF NOT EXISTS links_target ON links(target);
+CREATE TABLE IF NOT EXISTS linkcount(key TEXT PRIMARY KEY, n INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS linkcount_n ON linkcount(n);
+CREATE INDEX IF NOT EXISTS files_recent ON files(layer, kind, updated);
+CREATE INDEX IF NOT EXISTS files_sessions ON files(kind, date);
+CREATE INDEX IF NOT EXISTS files_pref ON files(preference, kind, updated);
 CREATE TABLE IF NOT EXISTS units(
     id INTEGER PRIMARY KEY,
     file_id INTEGER NOT NULL,
@@ -83,23 +94,32 @@ def connect(path: Path) -> tuple[sqlite3.Connection, bool]:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         rebuilt = False
-        with immediate(conn):
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version != SCHEMA_VERSION:
-                rebuilt = True
-                for (name,) in conn.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'fts_%' "
-                    "AND name NOT LIKE 'sqlite_%'"
-                ).fetchall():
-                    conn.execute(f'DROP TABLE IF EXISTS "{name}"')
-                for statement in _statements(_SCHEMA):
-                    conn.execute(statement)
-                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        # Readers never take the write lock: only a missing or old schema does.
+        if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+            rebuilt = _create(conn)
         conn.execute("SELECT COUNT(*) FROM fts WHERE fts MATCH 'x' LIMIT 1").fetchone()
     except BaseException:
         conn.close()
         raise
     return conn, rebuilt
+
+
+def _create(conn: sqlite3.Connection) -> bool:
+    """Drop an older schema and create this one; False if another process just did."""
+    with immediate(conn):
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == SCHEMA_VERSION:
+            return False
+        for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'fts_%' "
+            "AND name NOT LIKE 'sqlite_%'"
+        ).fetchall():
+            conn.execute(f'DROP TABLE IF EXISTS "{name}"')
+        for statement in _statements(_SCHEMA):
+            conn.execute(statement)
+        conn.execute("INSERT INTO meta(key, value) VALUES ('units', 0), ('newest', '')")
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    return True
 
 
 def _statements(script: str) -> list[str]:
@@ -135,7 +155,10 @@ class immediate:
 
 
 def delete_file(conn: sqlite3.Connection, file_id: int) -> None:
-    conn.execute("DELETE FROM units WHERE file_id = ?", (file_id,))
+    targets = [r[0] for r in conn.execute("SELECT target FROM links WHERE file_id = ?", (file_id,))]
+    _count_links(conn, targets, -1)
+    gone = conn.execute("DELETE FROM units WHERE file_id = ?", (file_id,)).rowcount
+    _count_units(conn, -max(gone, 0))
     conn.execute("DELETE FROM keys WHERE file_id = ?", (file_id,))
     conn.execute("DELETE FROM links WHERE file_id = ?", (file_id,))
     conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
@@ -178,6 +201,10 @@ def insert_file(
         conn.executemany(
             "INSERT INTO links(file_id, target) VALUES (?, ?)", [(file_id, t) for t in info.links]
         )
+        _count_links(conn, info.links, +1)
+    _count_units(conn, len(units))
+    if info is not None and info.date:
+        conn.execute("UPDATE meta SET value = max(value, ?) WHERE key = 'newest'", (info.date,))
     conn.executemany(
         "INSERT INTO units(file_id, line, kind, layer, date, citations, anchor, speaker, "
         "superseded, title, aliases, summary, body, context) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -201,3 +228,24 @@ def insert_file(
             for u in units
         ],
     )
+
+
+def _count_units(conn: sqlite3.Connection, delta: int) -> None:
+    # Kept in step inside the writer's transaction, so search never needs COUNT(*).
+    if delta:
+        conn.execute(
+            "UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = 'units'", (delta,)
+        )
+
+
+def _count_links(conn: sqlite3.Connection, targets: Sequence[str], delta: int) -> None:
+    # How many pages link to each key; a page's own links to itself are stored
+    # like any other (rare, and harmless for ranking the working set).
+    for target in dict.fromkeys(targets):
+        conn.execute(
+            "INSERT INTO linkcount(key, n) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET n = n + excluded.n",
+            (target, delta),
+        )
+    if delta < 0:
+        conn.execute("DELETE FROM linkcount WHERE n <= 0")

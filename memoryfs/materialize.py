@@ -1,11 +1,12 @@
 """The materializer: lay a working set of memory into an agent's sandbox.
 
-``materialize`` writes ``memory/INDEX.md`` (always: it is the map) and the most
-useful pages within a byte budget that counts it too: preference pages, then in
-turn the most linked and the most recently updated knowledge pages, the most
-recent session summaries and notes. Files keep their relative paths from the
-store; ``.materialized.json`` lists each with its Git blob hash (the version the
-agent got), the reason it is there and its size. ``add_files`` (used by
+``materialize`` writes the two generated maps (``memory/INDEX.md`` and
+``memory/sessions/index.md``: always, they tell the agent what else exists) and
+the most useful pages within a byte budget: preference pages, then in turn the
+most linked and the most recently updated knowledge pages, the most recent
+session summaries and notes. Files keep their relative paths from the store;
+``.materialized.json`` lists each with its Git blob hash (the version the agent
+got), the reason it is there and its size. ``add_files`` (used by
 ``recall --into``) adds files on demand with reason ``recall``; those stay across
 re-runs until the store deletes them, while the budgeted set is re-chosen each run.
 
@@ -25,14 +26,16 @@ import json
 import os
 import re
 import stat
+import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from memoryfs.atomic import atomic_write_bytes, atomic_write_text
+from memoryfs.atomic import atomic_write_text
+from memoryfs.catalog import FileRow
 from memoryfs.errors import MemoryFSError
 from memoryfs.scan import read_file
-from memoryfs.search import FileRow, SearchIndex
+from memoryfs.search import SearchIndex
 from memoryfs.store import Store
 
 __all__ = [
@@ -72,7 +75,7 @@ class MaterializeResult:
     copied: tuple[str, ...]  # paths written this run
     removed: tuple[str, ...]  # paths deleted this run
     unchanged: int
-    bytes: int  # total bytes of the budgeted working set
+    bytes: int  # total bytes of the budgeted working set (the maps and recalled files aside)
     budget_bytes: int
 
 
@@ -81,12 +84,12 @@ def blob_hash(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\x00" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
-def plan_working_set(
-    rows: Sequence[FileRow], budget_bytes: int, index_bytes: int
-) -> list[tuple[str, str]]:
-    """(path relative to memory/, reason) of the working set within ``budget_bytes``.
+def plan_working_set(rows: Sequence[FileRow], budget_bytes: int) -> list[tuple[str, str]]:
+    """(path relative to memory/, reason) of the pages that fill ``budget_bytes``.
 
-    ``index_bytes`` is the size of INDEX.md, which always goes first.
+    Preference pages first, then one at a time from each queue in turn (most
+    linked, most recently updated, most recent session summaries, notes); a page
+    that does not fit is skipped and the next one tried.
     """
     pages = [r for r in rows if r.kind == "page" and r.layer == "knowledge"]
     prefs = sorted((r for r in pages if r.preference), key=lambda r: (_neg(r.updated), r.path))
@@ -112,8 +115,8 @@ def plan_working_set(
             ),
         ),
     ]
-    chosen: list[tuple[str, str]] = [("INDEX.md", "index")] if index_bytes >= 0 else []
-    used = max(index_bytes, 0)
+    chosen: list[tuple[str, str]] = []
+    used = 0
     taken: set[str] = set()
     misses = 0
 
@@ -157,12 +160,12 @@ def materialize(store: Store, sandbox: Path, budget_bytes: int | None = None) ->
     with _locked(root):
         with SearchIndex.open(store) as idx:
             idx.refresh()
-            rows = idx.files()
-        index_size = _size(store, "INDEX.md")
-        plan = plan_working_set(rows, budget, index_size)
-        sessions_index = _size(store, "sessions/index.md")
-        if sessions_index >= 0 and index_size + sessions_index <= budget:
-            plan.insert(1, ("sessions/index.md", "index"))
+            # Enough candidates of each kind to fill the budget with small pages.
+            rows = idx.candidates(min(budget // 500 + 50, 20_000))
+        # The two generated maps always go, outside the budget: without them an
+        # agent cannot tell what else to ask for.
+        plan = [(rel, "index") for rel in _GENERATED if _size(store, rel) >= 0]
+        plan += plan_working_set(rows, budget)
         old = _load_manifest(root)
         wanted: dict[str, str] = {f"memory/{rel}": reason for rel, reason in plan}
         for path, entry in old.items():
@@ -228,7 +231,7 @@ def _sync(
         copied=tuple(copied),
         removed=tuple(removed),
         unchanged=unchanged,
-        bytes=sum(e.bytes for e in entries if e.reason != RECALL),
+        bytes=sum(e.bytes for e in entries if e.reason not in (RECALL, "index")),
         budget_bytes=budget,
     )
 
@@ -320,7 +323,18 @@ def _write(root: Path, path: str, data: bytes) -> None:
     with contextlib.suppress(FileNotFoundError):
         if stat.S_ISDIR(os.lstat(dest).st_mode):
             raise MemoryFSError(f"{dest} is a folder in the sandbox; remove it and re-run")
-    atomic_write_bytes(dest, data)  # os.replace swaps a symlink itself, never its target
+    # Temp file + os.replace: a reader or a killed run sees the old or the new file,
+    # never half of one (os.replace swaps a symlink itself, never its target). No
+    # fsync: the sandbox is a cache of the store, rebuilt by the next run.
+    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, dest)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
 
 
 def _is_file_of_size(dest: Path, size: int) -> bool:

@@ -30,7 +30,7 @@ __all__ = ["RecallItem", "RecallResult", "recall", "KIND_WEIGHTS"]
 KIND_WEIGHTS = {"claim": 1.3, "summary": 1.1, "turn": 1.0, "head": 0.9, "passage": 0.9}
 LINK_DECAY = 0.6  # items found one [[link]] hop away from the best pages
 FOLLOW_PAGES = 3  # best pages whose links are followed
-FOLLOW_CLAIMS = 10  # best claims whose cited turns are shown under them
+FOLLOW_CLAIMS = 3  # best claims whose cited turns are shown under them
 CITES_PER_CLAIM = 2
 MAX_MISSES = 40  # stop filling after this many items in a row did not fit
 _TRANSCRIPTS = "sessions/transcripts/"
@@ -65,6 +65,7 @@ class _Entry:
     hit: Hit
     score: float
     follower: bool = False  # a cited turn shown under its claim
+    parent_date: str = ""  # a follower's claim date (not repeated when the same)
 
 
 def recall(
@@ -139,7 +140,7 @@ def _gather(idx: SearchIndex, question: str, layers: tuple[str, ...], budget: in
                 continue
             turn = idx.turn(ref)
             if turn is not None:
-                out.append(_Entry(turn, entry.score * 0.95, follower=True))
+                out.append(_Entry(turn, entry.score * 0.95, True, hit.date))
     return out
 
 
@@ -198,7 +199,7 @@ def _fit(
         key = _norm(shown)
         if key in seen_texts:
             continue
-        line = _render(hit, shown, entry.follower, labels)
+        line = _render(hit, shown, entry, labels)
         # Newlines and "; " never merge tokens, so costs add up exactly.
         cost = count_tokens(line) + sum(
             count_tokens(f"{v} {p};") for p, v in labels.pending.items()
@@ -234,7 +235,7 @@ def _fit(
     return items, "\n".join(lines)
 
 
-def _render(hit: Hit, shown: str, follower: bool, label: Callable[[str], str]) -> str:
+def _render(hit: Hit, shown: str, entry: _Entry, label: Callable[[str], str]) -> str:
     if hit.anchor:
         where = f"{label(hit.path)}#{hit.anchor}"
     else:
@@ -246,7 +247,7 @@ def _render(hit: Hit, shown: str, follower: bool, label: Callable[[str], str]) -
         ]
         if cites:
             where += " cites " + ", ".join(cites)
-    date = human_date(hit.date)
-    prefix = "  ↳ " if follower else ""
+    date = "" if entry.follower and hit.date == entry.parent_date else human_date(hit.date)
+    prefix = "  ↳ " if entry.follower else ""
     stale = " (superseded)" if hit.superseded else ""
     return f"{prefix}{date + ' · ' if date else ''}{shown}{stale} [{where}]"

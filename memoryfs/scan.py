@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Seen", "FileBytes", "walk_files", "read_file"]
+__all__ = ["Seen", "DirState", "Listing", "FileBytes", "dir_state", "list_dir", "walk", "read_file"]
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,22 @@ class Seen:
 
 
 @dataclass(frozen=True)
+class DirState:
+    """What changes when a folder gains, loses or renames an entry."""
+
+    mtime_ns: int
+    ctime_ns: int
+
+
+@dataclass(frozen=True)
+class Listing:
+    rel: str  # the folder, relative to the root
+    state: DirState
+    files: list[Seen]  # regular ``suffix`` files directly inside
+    dirs: list[str]  # real (not symlinked) subfolders, relative to the root
+
+
+@dataclass(frozen=True)
 class FileBytes:
     data: bytes  # empty when the file is larger than the limit
     mtime_ns: int
@@ -32,27 +48,54 @@ class FileBytes:
     oversize: bool = False
 
 
-def walk_files(root: Path, subdirs: Sequence[str], suffix: str = ".md") -> Iterator[Seen]:
-    """Regular ``suffix`` files under ``root/subdir``; hidden entries and symlinks skipped."""
-    stack = [root / d for d in subdirs]
-    while stack:
-        folder = stack.pop()
+def dir_state(root: Path, rel: str) -> DirState | None:
+    """The folder's state, or None if it is missing or not a real folder."""
+    try:
+        st = os.lstat(os.path.join(root, rel))
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode):
+        return None
+    return DirState(st.st_mtime_ns, st.st_ctime_ns)
+
+
+def list_dir(root: Path, rel: str, suffix: str = ".md") -> Listing | None:
+    """Files and subfolders of ``root/rel``; hidden entries and symlinks skipped."""
+    # Plain strings, not pathlib: a full scan runs this over every file of the store.
+    state = dir_state(root, rel)
+    if state is None:
+        return None
+    folder = os.path.join(root, rel)
+    files: list[Seen] = []
+    dirs: list[str] = []
+    try:
+        with os.scandir(folder) as it:
+            entries = list(it)
+    except OSError:
+        return None
+    for entry in entries:
+        name = entry.name
+        if name.startswith("."):
+            continue
         try:
-            entries = list(os.scandir(folder))
+            st = entry.stat(follow_symlinks=False)
         except OSError:
             continue
-        for entry in entries:
-            if entry.name.startswith("."):
-                continue
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                stack.append(Path(entry.path))
-            elif stat.S_ISREG(st.st_mode) and entry.name.endswith(suffix):
-                rel = Path(entry.path).relative_to(root).as_posix()
-                yield Seen(rel, st.st_mtime_ns, st.st_size)
+        if stat.S_ISDIR(st.st_mode):
+            dirs.append(f"{rel}/{name}")
+        elif stat.S_ISREG(st.st_mode) and name.endswith(suffix):
+            files.append(Seen(f"{rel}/{name}", st.st_mtime_ns, st.st_size))
+    return Listing(rel, state, files, dirs)
+
+
+def walk(root: Path, subdirs: Sequence[str], suffix: str = ".md") -> Iterator[Listing]:
+    """Every folder under ``root/subdir`` (symlinked folders are not entered)."""
+    stack = list(subdirs)
+    while stack:
+        listing = list_dir(root, stack.pop(), suffix)
+        if listing is not None:
+            stack.extend(listing.dirs)
+            yield listing
 
 
 def read_file(root: Path, rel: str, max_bytes: int) -> FileBytes | None:

@@ -15,35 +15,34 @@ and transcript turns, so hits are precise. Ranking is in ``memoryfs.ranking``.
 from __future__ import annotations
 
 import json
-import os
+import math
 import sqlite3
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from memoryfs.catalog import FileRow, candidates, file_rows, linked
 from memoryfs.errors import MemoryFSError
-from memoryfs.fts import connect, delete_file, immediate, insert_file
-from memoryfs.hashing import content_hash
+from memoryfs.fts import connect
 from memoryfs.ranking import (
     FIELD_WEIGHTS,
     excerpt,
     fts_query,
+    matched_terms,
     query_terms,
     recency_prior,
     title_boost,
 )
-from memoryfs.scan import FileBytes, Seen, read_file, walk_files
+from memoryfs.refresh import Progress, RefreshStats, refresh_index
 from memoryfs.store import LAYERS, Store
-from memoryfs.units import FileInfo, Unit, units_of
 
 __all__ = ["Hit", "RefreshStats", "FileRow", "SearchIndex", "INDEX_NAME"]
 
 INDEX_NAME = "index.sqlite"
-_BATCH = 400
-_WALK_DIRS = ("knowledge", "notes", "sessions/summaries", "sessions/transcripts")
 _SNIPPET_TOKENS = 48
 _CANDIDATES = 60  # FTS rows fetched per search before re-scoring, at least
+_ROW_BUDGET = 4000  # rows BM25 may rank per query before rare terms are preferred
+_COMMON_CAP = 2000  # a term in more rows than this only boosts, in a large index
 
 
 @dataclass(frozen=True)
@@ -68,35 +67,6 @@ class Hit:
     def ref(self) -> str:
         """``path#tN`` for a turn, ``path:line`` otherwise."""
         return f"{self.path}#{self.anchor}" if self.anchor else f"{self.path}:{self.line}"
-
-
-@dataclass(frozen=True)
-class RefreshStats:
-    scanned: int = 0
-    added: int = 0
-    changed: int = 0
-    removed: int = 0
-    touched: int = 0  # mtime changed, content did not
-    units: int = 0  # units written
-    seconds: float = 0.0
-    rebuilt: bool = False  # the cache was missing, corrupt or of an older schema
-
-
-@dataclass(frozen=True)
-class FileRow:
-    """An indexed file's metadata, for the materializer and recall."""
-
-    path: str
-    layer: str
-    kind: str  # page | summary | transcript | other
-    id: str
-    title: str
-    type: str
-    updated: str
-    date: str
-    preference: bool
-    size: int
-    inbound: int = 0  # distinct pages linking here
 
 
 class SearchIndex:
@@ -139,119 +109,21 @@ class SearchIndex:
 
     # -- refresh ---------------------------------------------------------------
 
-    def refresh(self, progress: Callable[[int, int], None] | None = None) -> RefreshStats:
+    def refresh(
+        self, progress: Progress | None = None, *, full: bool | None = None
+    ) -> RefreshStats:
         """Bring the index in line with the files; returns what it did.
 
-        ``progress(done, total)`` is called after each batch of re-read files.
+        Incremental (see ``memoryfs.refresh``): a full scan on small stores, a
+        folder scan between periodic full scans on large ones; ``full=True``
+        forces a full scan. ``progress(done, total)`` is called per batch of
+        re-read files.
         """
-        start = time.perf_counter()
-        known = {
-            row[0]: (row[1], row[2], row[3])
-            for row in self._conn.execute("SELECT path, mtime_ns, size, hash FROM files")
-        }
-        todo: list[Seen] = []
-        seen: set[str] = set()
-        for item in walk_files(self.store.memory, _WALK_DIRS):
-            seen.add(item.rel)
-            old = known.get(item.rel)
-            if old is None or old[0] != item.mtime_ns or old[1] != item.size:
-                todo.append(item)
-        removed = [p for p in known if p not in seen]
-        counts = {"added": 0, "changed": 0, "touched": 0, "units": 0, "removed": 0}
-        old_hash = {p: v[2] for p, v in known.items()}
-        for i in range(0, len(todo), _BATCH):
-            self._apply(todo[i : i + _BATCH], old_hash, counts)
-            if progress is not None:
-                progress(min(i + _BATCH, len(todo)), len(todo))
-        if removed:
-            self._remove(removed, counts)
-        if todo or removed or self._rebuilt:
-            self._write(
-                "INSERT OR REPLACE INTO meta(key, value) "
-                "SELECT 'newest', coalesce(max(date), '') FROM files"
-            )
-        stats = RefreshStats(
-            scanned=len(seen),
-            added=counts["added"],
-            changed=counts["changed"],
-            removed=counts["removed"],
-            touched=counts["touched"],
-            units=counts["units"],
-            seconds=time.perf_counter() - start,
-            rebuilt=self._rebuilt,
+        stats = refresh_index(
+            self.store, self._conn, full=full, rebuilt=self._rebuilt, progress=progress
         )
         self._rebuilt = False
         return stats
-
-    def _read(self, rel: str) -> FileBytes | None:
-        return read_file(self.store.memory, rel, self.store.config.budgets.max_file_bytes)
-
-    def _apply(self, batch: list[Seen], old_hash: dict[str, str], counts: dict[str, int]) -> None:
-        prepared: list[tuple[str, int, int, str, FileInfo | None, list[Unit] | None]] = []
-        for item in batch:
-            got = self._read(item.rel)
-            if got is None:
-                continue
-            data, mtime_ns, size = got.data, got.mtime_ns, got.size
-            digest = content_hash(data)
-            if old_hash.get(item.rel) == digest:
-                prepared.append((item.rel, mtime_ns, size, digest, None, None))
-                continue
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
-                text = ""
-            info, units = units_of(item.rel, text) if text else (None, [])
-            prepared.append((item.rel, mtime_ns, size, digest, info, units))
-        conn = self._conn
-        with immediate(conn):
-            for rel, mtime_ns, size, digest, info, maybe_units in prepared:
-                row = conn.execute(
-                    "SELECT id, mtime_ns, size, hash FROM files WHERE path = ?", (rel,)
-                ).fetchone()
-                if row is not None and (row[1], row[2], row[3]) == (mtime_ns, size, digest):
-                    continue  # another process indexed this very version meanwhile
-                if maybe_units is None:
-                    if row is not None and row[3] == digest:
-                        conn.execute(
-                            "UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?",
-                            (mtime_ns, size, row[0]),
-                        )
-                        counts["touched"] += 1
-                        continue
-                    # The row changed under us: index this content after all.
-                    info, units = units_of(rel, self._text_of(rel))
-                else:
-                    units = maybe_units
-                if row is not None:
-                    delete_file(conn, row[0])
-                    counts["changed"] += 1
-                else:
-                    counts["added"] += 1
-                insert_file(conn, rel, mtime_ns, size, digest, info, units)
-                counts["units"] += len(units)
-
-    def _text_of(self, rel: str) -> str:
-        got = self._read(rel)
-        try:
-            return got.data.decode("utf-8") if got else ""
-        except UnicodeDecodeError:
-            return ""
-
-    def _remove(self, removed: list[str], counts: dict[str, int]) -> None:
-        conn = self._conn
-        with immediate(conn):
-            for rel in removed:
-                if os.path.lexists(self.store.memory / rel):
-                    continue  # it came back meanwhile; the next refresh will see it
-                row = conn.execute("SELECT id FROM files WHERE path = ?", (rel,)).fetchone()
-                if row is not None:
-                    delete_file(conn, row[0])
-                    counts["removed"] += 1
-
-    def _write(self, sql: str, params: Sequence[object] = ()) -> None:
-        with immediate(self._conn):
-            self._conn.execute(sql, params)
 
     # -- search ----------------------------------------------------------------
 
@@ -272,47 +144,134 @@ class SearchIndex:
         layers: Sequence[str] | None = None,
         paths: Sequence[str] | None = None,
     ) -> list[Hit]:
-        match = fts_query(terms)
-        if not match or k <= 0:
+        if not terms or k <= 0:
             return []
-        where = ["fts MATCH ?"]
-        params: list[object] = [match]
+        wanted: list[str] | None = None
         if layers is not None:
-            wanted = [layer for layer in layers if layer in LAYERS]
+            wanted = [layer for layer in LAYERS if layer in layers]
             if not wanted:
                 return []
-            where.append(f"u.layer IN ({','.join('?' * len(wanted))})")
-            params.extend(wanted)
-        if paths is not None:
-            where.append(f"f.path IN ({','.join('?' * len(paths))})")
-            params.extend(paths)
-        weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
-        sql = (
-            f"SELECT bm25(fts, {weights}) AS r, u.line, u.kind, u.layer, u.date, u.citations, "
-            "u.anchor, u.speaker, u.superseded, u.title, u.summary, u.body, "
-            "f.path, f.title, f.names "
-            "FROM fts JOIN units u ON u.id = fts.rowid JOIN files f ON f.id = u.file_id "
-            f"WHERE {' AND '.join(where)} ORDER BY r LIMIT ?"
+            if len(wanted) == len(LAYERS):
+                wanted = None
+        limit = max(_CANDIDATES, 3 * k)
+        extra: dict[str, int] = {}
+        if paths is None:
+            match, extra = self._selective(terms)
+        else:
+            match = fts_query(terms)
+        rows = self._rows(match, limit, wanted, paths)
+        if not rows and extra:  # the selective terms found nothing: the slow, full query
+            extra = {}
+            rows = self._rows(fts_query(terms), limit, wanted, paths)
+        newest = self._meta("newest")
+        total = int(self._meta("units") or 0)
+        # Score every candidate (cheap), build hits with snippets for the k best only.
+        scored = sorted(
+            ((self._score(row, terms, newest, extra, total), row) for row in rows),
+            key=lambda pair: (-pair[0], str(pair[1][12]), int(pair[1][1])),  # type: ignore[call-overload]
         )
-        params.append(max(_CANDIDATES, 3 * k))
+        return [self._hit(row, terms, score) for score, row in scored[:k]]
+
+    def _selective(self, terms: list[str]) -> tuple[str, dict[str, int]]:
+        """The MATCH expression, and the common terms left out of it with their counts.
+
+        BM25 costs time per matching row, so in a large index the query matches on
+        its rarest terms only (as many as fit ``_ROW_BUDGET`` rows); terms found in
+        more than ``_COMMON_CAP`` rows then only add to the score of what the rare
+        terms found. When every term is that common, all of them must match (AND).
+        A small index (or a one-word query) is queried as it is.
+        """
+        total = int(self._meta("units") or 0)
+        if total <= _ROW_BUDGET or len(terms) == 1:
+            return fts_query(terms), {}
+        counts = {t: self._bounded_count(t, _COMMON_CAP + 1) for t in terms}
+        chosen: list[str] = []
+        used = 0
+        for term in sorted(terms, key=lambda t: counts[t]):
+            c = counts[term]
+            if c > _COMMON_CAP or (chosen and used + c > _ROW_BUDGET):
+                break
+            chosen.append(term)
+            used += c
+        if not chosen:
+            return " AND ".join(fts_query([t]) for t in terms), {}
+        return fts_query(chosen), {t: counts[t] for t in terms if t not in chosen}
+
+    def _bounded_count(self, term: str, cap: int) -> int:
+        """Rows holding ``term``, counted up to ``cap`` (so a common term costs little)."""
+        row = self._conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT ?)",
+            (fts_query([term]), cap),
+        ).fetchone()
+        return int(row[0])
+
+    def _rows(
+        self,
+        match: str,
+        limit: int,
+        layers: list[str] | None,
+        paths: Sequence[str] | None,
+    ) -> list[tuple[object, ...]]:
+        weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
+        cols = (
+            "u.line, u.kind, u.layer, u.date, u.citations, u.anchor, u.speaker, u.superseded, "
+            "u.title, u.summary, u.body, f.path, f.title, f.names, u.context"
+        )
+        params: list[object] = [match]
+        if layers is None and paths is None:
+            # Rank inside FTS first, then join only the best rows.
+            sql = (
+                f"SELECT x.r, {cols} FROM (SELECT rowid AS id, bm25(fts, {weights}) AS r "
+                "FROM fts WHERE fts MATCH ? ORDER BY r LIMIT ?) x "
+                "JOIN units u ON u.id = x.id JOIN files f ON f.id = u.file_id ORDER BY x.r"
+            )
+        else:
+            where = ["fts MATCH ?"]
+            if layers is not None:
+                where.append(f"u.layer IN ({','.join('?' * len(layers))})")
+                params.extend(layers)
+            if paths is not None:
+                where.append(
+                    "fts.rowid IN (SELECT u2.id FROM units u2 JOIN files f2 ON f2.id = u2.file_id "
+                    f"WHERE f2.path IN ({','.join('?' * len(paths))}))"
+                )
+                params.extend(paths)
+            sql = (
+                f"SELECT bm25(fts, {weights}) AS r, {cols} "
+                "FROM fts JOIN units u ON u.id = fts.rowid JOIN files f ON f.id = u.file_id "
+                f"WHERE {' AND '.join(where)} ORDER BY r LIMIT ?"
+            )
+        params.append(limit)
         try:
-            rows = self._conn.execute(sql, params).fetchall()
+            return self._conn.execute(sql, params).fetchall()
         except sqlite3.OperationalError as exc:
             raise MemoryFSError(f"search failed: {exc}") from None
-        newest = self._meta("newest")
-        hits = [self._hit(row, terms, newest) for row in rows]
-        hits.sort(key=lambda h: (-h.score, h.path, h.line))
-        return hits[:k]
 
-    def _hit(self, row: tuple[object, ...], terms: list[str], newest: str) -> Hit:
-        (rank, line, kind, layer, date, cites, anchor, speaker, superseded, title, summary, body,
-         path, ftitle, names) = row  # fmt: skip
+    @staticmethod
+    def _score(
+        row: tuple[object, ...], terms: list[str], newest: str, extra: dict[str, int], total: int
+    ) -> float:
+        rank, layer, date, superseded, names = row[0], row[3], row[4], row[8], row[14]
         score = -float(rank)  # type: ignore[arg-type]
+        if extra:
+            # Common terms left out of the MATCH: their BM25 idf, at body (1) or
+            # context (the lowest field weight) strength, when the unit holds them.
+            main = f"{row[9]} {row[10]} {row[11]}"
+            for term, df in extra.items():
+                idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
+                if matched_terms(main, [term]):
+                    score += idf
+                elif matched_terms(str(row[15]), [term]):
+                    score += idf * FIELD_WEIGHTS[-1]
         if layer in ("knowledge", "notes"):
             score *= title_boost(terms, str(names).split("\n"))
         score *= recency_prior(str(date), newest)
-        if superseded:
-            score *= 0.5
+        return score * 0.5 if superseded else score
+
+    @staticmethod
+    def _hit(row: tuple[object, ...], terms: list[str], score: float) -> Hit:
+        (_, line, kind, layer, date, cites, anchor, speaker, superseded, title, summary, body,
+         path, ftitle, _names, _context) = row  # fmt: skip
         text = str(body) if kind != "head" else (str(summary) or str(title))
         snippet = excerpt(text, terms, _SNIPPET_TOKENS)
         if speaker:
@@ -351,56 +310,23 @@ class SearchIndex:
     def _unit(self, where: str, params: tuple[str, ...]) -> Hit | None:
         row = self._conn.execute(
             "SELECT 0, u.line, u.kind, u.layer, u.date, u.citations, u.anchor, u.speaker, "
-            "u.superseded, u.title, u.summary, u.body, f.path, f.title, f.names "
+            "u.superseded, u.title, u.summary, u.body, f.path, f.title, f.names, u.context "
             f"FROM units u JOIN files f ON f.id = u.file_id WHERE {where} LIMIT 1",
             params,
         ).fetchone()
-        return None if row is None else self._hit(row, [], "")
+        return None if row is None else self._hit(row, [], 0.0)
 
     def linked(self, paths: Sequence[str]) -> list[str]:
-        """Pages that the given pages link to with ``[[...]]`` (one hop), in link order."""
-        out: list[str] = []
-        for path in paths:
-            rows = self._conn.execute(
-                "SELECT DISTINCT t.path FROM files s JOIN links l ON l.file_id = s.id "
-                "JOIN keys k ON k.key = l.target JOIN files t ON t.id = k.file_id "
-                "WHERE s.path = ? AND t.path != s.path ORDER BY l.rowid",
-                (path,),
-            ).fetchall()
-            out.extend(str(r[0]) for r in rows if str(r[0]) not in out)
-        return out
+        """Pages the given pages link to with ``[[...]]`` (one hop), in link order."""
+        return linked(self._conn, paths)
 
     def files(self, layers: Sequence[str] | None = None) -> list[FileRow]:
-        """Metadata of every indexed file, with inbound link counts for pages."""
-        inbound = dict(
-            self._conn.execute(
-                "SELECT k.file_id, COUNT(DISTINCT l.file_id) FROM links l "
-                "JOIN keys k ON k.key = l.target WHERE l.file_id != k.file_id GROUP BY k.file_id"
-            ).fetchall()
-        )
-        rows = self._conn.execute(
-            "SELECT id, path, layer, kind, page_id, title, type, updated, date, preference, size "
-            "FROM files ORDER BY path"
-        ).fetchall()
-        out = [
-            FileRow(
-                path=r[1],
-                layer=r[2],
-                kind=r[3],
-                id=r[4],
-                title=r[5],
-                type=r[6],
-                updated=r[7],
-                date=r[8],
-                preference=bool(r[9]),
-                size=r[10],
-                inbound=int(inbound.get(r[0], 0)),
-            )
-            for r in rows
-        ]
-        if layers is not None:
-            out = [f for f in out if f.layer in layers]
-        return out
+        """Metadata of every indexed file (of ``layers``), with inbound link counts."""
+        return file_rows(self._conn, layers)
+
+    def candidates(self, limit: int) -> list[FileRow]:
+        """Files a working set draws from (see ``memoryfs.catalog.candidates``)."""
+        return candidates(self._conn, limit)
 
     def count(self) -> tuple[int, int]:
         """(files, units) in the index."""

@@ -48,6 +48,7 @@ def test_manifest_records_path_blob_reason_and_same_relative_paths(
     result = materialize(store, sandbox)
     files = _manifest(sandbox)
     assert files["memory/INDEX.md"]["reason"] == "index"
+    assert files["memory/sessions/index.md"]["reason"] == "index"
     assert files[PREF]["reason"] == "preference"
     assert files["memory/knowledge/topics/pottery.md"]["reason"] == "most-linked"
     assert (
@@ -66,13 +67,14 @@ def test_manifest_records_path_blob_reason_and_same_relative_paths(
 
 
 def test_budget_is_respected_and_preferences_come_first(store: Store, tmp_path: Path) -> None:
-    index = (store.memory / "INDEX.md").stat().st_size
     pref = (store.root / PREF).stat().st_size
-    result = materialize(store, tmp_path / "sb", budget_bytes=index + pref)
-    assert {e.path for e in result.files} == {"memory/INDEX.md", PREF}
-    assert result.bytes <= index + pref
+    result = materialize(store, tmp_path / "sb", budget_bytes=pref)
+    maps = {"memory/INDEX.md", "memory/sessions/index.md"}
+    assert {e.path for e in result.files} == maps | {PREF}
+    assert result.bytes == pref
     result = materialize(store, tmp_path / "sb2", budget_bytes=0)
-    assert [e.path for e in result.files] == ["memory/INDEX.md"]  # the map always goes
+    assert {e.path for e in result.files} == maps  # the maps always go
+    assert result.bytes == 0
 
 
 def test_plan_round_robins_linked_recent_and_sessions() -> None:
@@ -90,9 +92,8 @@ def test_plan_round_robins_linked_recent_and_sessions() -> None:
         row("sessions/summaries/s2.md", kind="summary", updated="2023-09-01"),
         row("notes/n/x.md"),
     ]
-    plan = plan_working_set(rows, budget_bytes=550, index_bytes=100)
+    plan = plan_working_set(rows, budget_bytes=450)
     assert plan == [
-        ("INDEX.md", "index"),
         ("knowledge/a.md", "most-linked"),
         ("knowledge/c.md", "recently-updated"),
         ("sessions/summaries/s2.md", "recent-session"),

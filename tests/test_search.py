@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import shutil
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,11 @@ from read_fixtures import S1, S2, build_store, write_page, write_transcript
 from typer.testing import CliRunner
 
 from cli.memoryfs_app import app
+from memoryfs.atomic import atomic_write_text
+from memoryfs.claims import extract_claims
+from memoryfs.errors import PageError
+from memoryfs.links import extract_links
+from memoryfs.page import parse_page
 from memoryfs.ranking import fts_query, query_terms, recency_prior, title_boost
 from memoryfs.search import INDEX_NAME, SearchIndex
 from memoryfs.store import Store
@@ -300,3 +307,145 @@ def test_cli_search_errors_are_one_line(shared: Store, tmp_path: Path) -> None:
     assert r.exit_code == 2 and r.stderr.startswith("error:")
     r = runner.invoke(app, ["search", '"((', "--store", str(shared.root), "--json"])
     assert r.exit_code == 0 and json.loads(r.stdout)["hits"] == []
+
+
+TRICKY = """# Subject
+
+## Facts
+
+- Plain claim. [cite:1]
+- Code `[cite:2] [[hidden]]` span, real [[shown]] link. [cite:1]
+
+    indented code [cite:1] [[indented]]
+
+```
+fenced [cite:1] [[fenced]]
+```
+
+## History
+
+### Older
+
+- Old claim. [cite:1]
+- ~~Struck~~ claim. [cite:1]
+
+## Now
+
+- Current again (superseded by the above). [cite:1]
+"""
+
+
+def _agree(rel: str, text: str) -> None:
+    page = parse_page(text, rel)
+    claims = {c.line: c for c in extract_claims(page)}
+    info, units = units_of(rel, text)
+    assert info is not None
+    assert set(info.links) == {link.target.lower() for link in extract_links(page.body)}
+    by_line = {u.line: u for u in units}
+    assert {u.line for u in units if u.citations} <= set(claims), rel
+    for line, claim in claims.items():
+        assert by_line[line].superseded == claim.superseded, (rel, line)
+        if {src.id for src in page.sources} & set(claim.citations):
+            assert by_line[line].citations, (rel, line)
+
+
+def test_claims_and_links_agree_with_the_validator() -> None:
+    """The index's fast line scanner sees the claims and links memoryfs.claims/links see."""
+    meta = "---\nid: subject\ntitle: Subject\ntype: topic\nupdated: 2023-01-01\n"
+    sources = (
+        "sources:\n- id: 1\n  ref: sessions/transcripts/s.md#t1\n"
+        "- id: 2\n  ref: sessions/transcripts/s.md#t2\n"
+    )
+    _agree("knowledge/topics/subject.md", meta + sources + "---\n" + TRICKY)
+    fixtures = Path(__file__).parent / "fixtures"
+    checked = 0
+    for path in sorted(fixtures.rglob("*.md")):
+        parts = path.parts
+        if "memory" not in parts:
+            continue
+        rel = "/".join(parts[parts.index("memory") + 1 :])
+        if rel.startswith(("knowledge/", "notes/", "sessions/summaries/")):
+            try:
+                parse_page(path.read_text(encoding="utf-8"), rel)
+            except (PageError, UnicodeDecodeError):
+                continue
+            _agree(rel, path.read_text(encoding="utf-8"))
+            checked += 1
+    assert checked >= 10
+
+
+def test_large_index_matches_rare_terms_and_lets_common_ones_boost(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memoryfs.search as search_mod
+
+    turns = [("Mel", f"The weather was fine on day {i}.") for i in range(30)]
+    turns += [("Mel", "A heron by the canal."), ("Mel", "The weather and a heron by the canal.")]
+    write_transcript(store, "2023-06-01-birds", "2023-06-01T10:00", turns)
+    monkeypatch.setattr(search_mod, "_ROW_BUDGET", 10)
+    monkeypatch.setattr(search_mod, "_COMMON_CAP", 8)
+    with SearchIndex.open(store) as idx:
+        idx.refresh()
+        match, extra = idx._selective(["weather", "heron"])
+        assert match == '"heron"' and set(extra) == {"weather"}
+        hits = idx.search("weather heron", k=5)
+        assert [h.anchor for h in hits[:2]] == ["t32", "t31"]  # both words beat the rare one alone
+        assert idx._selective(["weather", "fine"])[0] == '"weather" AND "fine"'
+        assert idx.search("weather fine", k=3)
+        assert idx.search("weather zzzunknown", k=3)  # nothing rare matches: the full query runs
+
+
+def test_folder_scans_between_full_scans_on_a_large_store(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memoryfs.refresh as refresh_mod
+
+    monkeypatch.setattr(refresh_mod, "FULL_SCAN_MAX", 0)  # "large": folder scans by default
+    monkeypatch.setattr(refresh_mod, "_RACY_NS", 0)
+    idx = SearchIndex.open(store)
+    assert idx.refresh().full  # the first scan is always full
+    time.sleep(0.02)  # past the file-system clock's tick
+    quiet = idx.refresh()
+    assert not quiet.full and quiet.scanned == 0  # no folder changed: no file stat-ed
+    page = store.memory / MELANIE
+    atomic_write_text(page, page.read_text(encoding="utf-8").replace("charity race", "fun run"))
+    write_page(
+        store,
+        "knowledge/topics/deep/kayak.md",
+        {"id": "kayak", "title": "Kayak", "type": "topic", "updated": "2023-06-01"},
+        "- Sea kayaking on Sundays.\n",
+    )
+    shutil.rmtree(store.memory / "notes" / "support")
+    time.sleep(0.02)
+    stats = idx.refresh()
+    assert not stats.full and (stats.added, stats.changed, stats.removed) == (1, 1, 1)
+    assert idx.search("fun run")[0].path == MELANIE and idx.search("kayaking")
+    assert not idx.search("support group", layers=["notes"])
+    # An in-place rewrite leaves its folder untouched: only a full scan sees it.
+    pottery = store.memory / "knowledge/topics/pottery.md"
+    with open(pottery, "r+", encoding="utf-8") as fh:
+        text = fh.read().replace("Thursdays", "Saturdays")
+        fh.seek(0)
+        fh.write(text)
+        fh.truncate()
+    time.sleep(0.02)
+    assert idx.refresh().changed == 0
+    assert idx.refresh(full=True).changed == 1
+    assert idx.search("Saturdays")
+    monkeypatch.setattr(refresh_mod, "FULL_SCAN_EVERY", -1.0)  # overdue: the next one is full
+    assert idx.refresh().full
+    idx.close()
+
+
+def test_inbound_link_counts_follow_edits(store: Store) -> None:
+    with SearchIndex.open(store) as idx:
+        idx.refresh()
+        inbound = {f.path: f.inbound for f in idx.files()}
+        assert inbound["knowledge/topics/pottery.md"] == 1
+        assert inbound["knowledge/places/community-studio.md"] == 1
+        assert inbound[MELANIE] == 0
+        picked = {f.path for f in idx.candidates(10)}
+        assert "knowledge/preferences/figures.md" in picked and MELANIE in picked
+        (store.memory / MELANIE).unlink()
+        idx.refresh()
+        assert {f.path: f.inbound for f in idx.files()}["knowledge/topics/pottery.md"] == 0

@@ -1,0 +1,283 @@
+"""Keeping the search index in step with the files: full scans and folder scans.
+
+A *full scan* stats every indexable file and compares (mtime, size) with the
+index, then the content hash of those that differ, so only changed, added and
+removed files are re-read and re-indexed. A *folder scan* stats only folders: a
+folder whose (mtime, ctime) did not change since it was last listed gained, lost
+and replaced no entry (atomic writes, ``git checkout`` and deletions all change
+the folder), so only changed folders are listed and their files compared. On a
+large store that is the difference between stat-ing every file and stat-ing a few
+hundred folders.
+
+What a folder scan cannot see is a file rewritten in place (same name, same
+folder, e.g. by an editor that truncates and writes). So a store of up to
+``FULL_SCAN_MAX`` files always gets a full scan, a larger one gets one at least
+every ``FULL_SCAN_EVERY`` seconds, and ``refresh(full=True)`` forces one.
+
+Concurrent refreshers are safe: each batch of writes is one ``BEGIN IMMEDIATE``
+transaction that re-checks the row it replaces, and a file or folder changed
+within the clock's resolution of the scan is recorded as unknown, so the next
+scan looks again (git's "racy timestamp" rule).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from memoryfs.fts import delete_file, immediate, insert_file
+from memoryfs.hashing import content_hash
+from memoryfs.scan import DirState, Listing, Seen, dir_state, list_dir, read_file, walk
+from memoryfs.store import Store
+from memoryfs.units import FileInfo, Unit, units_of
+
+__all__ = ["RefreshStats", "refresh_index", "WALK_DIRS", "FULL_SCAN_MAX", "FULL_SCAN_EVERY"]
+
+WALK_DIRS = ("knowledge", "notes", "sessions/summaries", "sessions/transcripts")
+FULL_SCAN_MAX = 5000  # files; up to this a full scan costs a few tens of ms
+FULL_SCAN_EVERY = 300.0  # seconds between full scans of a larger store
+_RACY_NS = 2 * 10**9  # file-system clocks are coarse: changes this recent are re-checked
+_BATCH = 400
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class RefreshStats:
+    scanned: int = 0  # files compared with the index
+    added: int = 0
+    changed: int = 0
+    removed: int = 0
+    touched: int = 0  # mtime changed, content did not
+    units: int = 0  # units written
+    seconds: float = 0.0
+    rebuilt: bool = False  # the cache was missing, corrupt or of an older schema
+    full: bool = True  # a full scan (else a folder scan)
+
+
+def refresh_index(
+    store: Store,
+    conn: sqlite3.Connection,
+    *,
+    full: bool | None = None,
+    rebuilt: bool = False,
+    progress: Progress | None = None,
+) -> RefreshStats:
+    """Bring ``conn``'s index in line with ``store``'s files (see the module docstring)."""
+    started = time.perf_counter()
+    now_ns = time.time_ns()
+    stored_dirs = {
+        str(r[0]): DirState(int(r[1]), int(r[2]))
+        for r in conn.execute("SELECT path, mtime_ns, ctime_ns FROM dirs")
+    }
+    if full is None:
+        n_files = int(conn.execute("SELECT count(*) FROM files").fetchone()[0])
+        last_full = float(_meta(conn, "full_scan_at") or 0)
+        full = (
+            rebuilt
+            or not stored_dirs
+            or n_files <= FULL_SCAN_MAX
+            or time.time() - last_full > FULL_SCAN_EVERY
+        )
+    if full:
+        listings = list(walk(store.memory, WALK_DIRS))
+        gone: list[str] = []
+        known = {
+            str(r[0]): (int(r[1]), int(r[2]), str(r[3]))
+            for r in conn.execute("SELECT path, mtime_ns, size, hash FROM files")
+        }
+    else:
+        listings, gone = _changed_folders(store, stored_dirs)
+        known = _known_in(conn, [listing.rel for listing in listings] + gone)
+    todo: list[Seen] = []
+    seen: set[str] = set()
+    for listing in listings:
+        for item in listing.files:
+            seen.add(item.rel)
+            old = known.get(item.rel)
+            if old is None or old[0] != item.mtime_ns or old[1] != item.size:
+                todo.append(item)
+    removed = [p for p in known if p not in seen]
+    counts = {"added": 0, "changed": 0, "touched": 0, "units": 0, "removed": 0}
+    old_hash = {p: v[2] for p, v in known.items()}
+    for i in range(0, len(todo), _BATCH):
+        _apply(store, conn, todo[i : i + _BATCH], old_hash, counts, now_ns)
+        if progress is not None:
+            progress(min(i + _BATCH, len(todo)), len(todo))
+    if removed:
+        _remove(store, conn, removed, counts)
+    _record_folders(conn, listings, gone, full, stored_dirs, now_ns)
+    return RefreshStats(
+        scanned=len(seen),
+        added=counts["added"],
+        changed=counts["changed"],
+        removed=counts["removed"],
+        touched=counts["touched"],
+        units=counts["units"],
+        seconds=time.perf_counter() - started,
+        rebuilt=rebuilt,
+        full=full,
+    )
+
+
+def _meta(conn: sqlite3.Connection, key: str) -> str:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return str(row[0]) if row else ""
+
+
+def _changed_folders(store: Store, stored: dict[str, DirState]) -> tuple[list[Listing], list[str]]:
+    """Listings of the folders that changed since they were last listed, and the gone ones."""
+    children: dict[str, list[str]] = defaultdict(list)
+    for path in stored:
+        parent = path.rsplit("/", 1)[0] if "/" in path else ""
+        children[parent].append(path)
+    listings: list[Listing] = []
+    gone: list[str] = []
+    stack = list(WALK_DIRS)
+    visited: set[str] = set()
+    while stack:
+        rel = stack.pop()
+        if rel in visited:
+            continue
+        visited.add(rel)
+        state = dir_state(store.memory, rel)
+        if state is not None and stored.get(rel) == state:
+            stack.extend(children.get(rel, ()))
+            continue
+        listing = list_dir(store.memory, rel) if state is not None else None
+        if listing is None:
+            if rel in stored:
+                gone.append(rel)
+            stack.extend(children.get(rel, ()))  # they are gone too, or moved
+            continue
+        listings.append(listing)
+        stack.extend(listing.dirs)
+        stack.extend(children.get(rel, ()))
+    return listings, gone
+
+
+def _known_in(conn: sqlite3.Connection, folders: list[str]) -> dict[str, tuple[int, int, str]]:
+    """Indexed files directly inside the given folders (a range scan on the path index)."""
+    out: dict[str, tuple[int, int, str]] = {}
+    for folder in folders:
+        prefix = folder + "/"
+        for r in conn.execute(
+            "SELECT path, mtime_ns, size, hash FROM files WHERE path > ? AND path < ?",
+            (prefix, folder + "0"),  # "0" sorts right after "/"
+        ):
+            path = str(r[0])
+            if "/" not in path[len(prefix) :]:
+                out[path] = (int(r[1]), int(r[2]), str(r[3]))
+    return out
+
+
+def _apply(
+    store: Store,
+    conn: sqlite3.Connection,
+    batch: list[Seen],
+    old_hash: dict[str, str],
+    counts: dict[str, int],
+    now_ns: int,
+) -> None:
+    limit = store.config.budgets.max_file_bytes
+    prepared: list[tuple[str, int, int, str, FileInfo | None, list[Unit] | None]] = []
+    for item in batch:
+        got = read_file(store.memory, item.rel, limit)
+        if got is None:
+            continue
+        digest = content_hash(got.data)
+        # A file changed within the clock's resolution may change again unseen
+        # with the same mtime: record mtime 0 so the next scan hashes it again.
+        mtime = got.mtime_ns if now_ns - got.mtime_ns > _RACY_NS else 0
+        if old_hash.get(item.rel) == digest:
+            prepared.append((item.rel, mtime, got.size, digest, None, None))
+            continue
+        prepared.append((item.rel, mtime, got.size, digest, *_units(item.rel, got.data)))
+    with immediate(conn):
+        for rel, mtime, size, digest, info, maybe_units in prepared:
+            row = conn.execute(
+                "SELECT id, mtime_ns, size, hash FROM files WHERE path = ?", (rel,)
+            ).fetchone()
+            if row is not None and (row[1], row[2], row[3]) == (mtime, size, digest):
+                continue  # another process indexed this very version meanwhile
+            if maybe_units is None:
+                if row is not None and row[3] == digest:
+                    conn.execute(
+                        "UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?",
+                        (mtime, size, row[0]),
+                    )
+                    counts["touched"] += 1
+                    continue
+                # The row changed under us: index this content after all.
+                got = read_file(store.memory, rel, limit)
+                info, units = _units(rel, got.data if got else b"")
+            else:
+                units = maybe_units
+            if row is not None:
+                delete_file(conn, row[0])
+                counts["changed"] += 1
+            else:
+                counts["added"] += 1
+            insert_file(conn, rel, mtime, size, digest, info, units)
+            counts["units"] += len(units)
+
+
+def _units(rel: str, data: bytes) -> tuple[FileInfo | None, list[Unit]]:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, []
+    return units_of(rel, text) if text else (None, [])
+
+
+def _remove(
+    store: Store, conn: sqlite3.Connection, removed: list[str], counts: dict[str, int]
+) -> None:
+    with immediate(conn):
+        for rel in removed:
+            if os.path.lexists(store.memory / rel):
+                continue  # it came back meanwhile; the next refresh will see it
+            row = conn.execute("SELECT id FROM files WHERE path = ?", (rel,)).fetchone()
+            if row is not None:
+                delete_file(conn, row[0])
+                counts["removed"] += 1
+
+
+def _record_folders(
+    conn: sqlite3.Connection,
+    listings: list[Listing],
+    gone: list[str],
+    full: bool,
+    stored: dict[str, DirState],
+    now_ns: int,
+) -> None:
+    """Remember each listed folder's state (a racy one as unknown) for the next folder scan."""
+    rows = [
+        (
+            listing.rel,
+            *(
+                (listing.state.mtime_ns, listing.state.ctime_ns)
+                if now_ns - max(listing.state.mtime_ns, listing.state.ctime_ns) > _RACY_NS
+                else (0, 0)
+            ),
+        )
+        for listing in listings
+    ]
+    if not rows and not gone and not full:
+        return
+    with immediate(conn):
+        if full:
+            listed = {listing.rel for listing in listings}
+            gone = [path for path in stored if path not in listed]
+            conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('full_scan_at', ?)",
+                (str(now_ns / 1e9),),
+            )
+        conn.executemany("DELETE FROM dirs WHERE path = ?", [(p,) for p in gone])
+        conn.executemany(
+            "INSERT OR REPLACE INTO dirs(path, mtime_ns, ctime_ns) VALUES (?, ?, ?)", rows
+        )
