@@ -214,9 +214,9 @@ app.command("watch")(watch_cmd)
 
 
 @app.command("version")
-def version_cmd() -> None:
+def version_cmd(as_json: JsonOpt = False) -> None:
     """Print the dream version."""
-    print(__version__)
+    emit({"version": __version__}, __version__, as_json)
 
 
 # Commands that live in their own modules register themselves here.

@@ -108,10 +108,10 @@ def status_cmd(store: StoreOpt = None, as_json: JsonOpt = False, skill: SkillOpt
 
 
 @skills_app.command("path")
-def path_cmd() -> None:
+def path_cmd(as_json: JsonOpt = False) -> None:
     """Print the path of the active dream skill (empty when none is found)."""
     path = active_skill_path()
-    print(str(path) if path is not None else "")
+    emit({"path": str(path) if path is not None else None}, str(path or ""), as_json)
 
 
 def register(app: typer.Typer) -> None:

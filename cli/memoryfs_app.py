@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from cli import forget_cmds, read_cmds, store_cmds
+from cli.output import JsonOpt, emit
 from memoryfs import __version__
 
 __all__ = ["app", "main"]
@@ -19,9 +20,9 @@ app = typer.Typer(
 
 
 @app.command("version")
-def version_cmd() -> None:
+def version_cmd(as_json: JsonOpt = False) -> None:
     """Print the memoryfs version."""
-    print(__version__)
+    emit({"version": __version__}, __version__, as_json)
 
 
 for _module in (store_cmds, forget_cmds, read_cmds):
