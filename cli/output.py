@@ -18,7 +18,10 @@ __all__ = ["StoreOpt", "JsonOpt", "open_store", "emit", "fail", "handle_errors",
 
 StoreOpt = Annotated[
     Path | None,
-    typer.Option("--store", help="Store folder (default: $MEMORYFS_STORE, else the nearest folder up with memory.toml)."),
+    typer.Option(
+        "--store",
+        help="Store folder (default: $MEMORYFS_STORE, else the nearest one up with memory.toml).",
+    ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print results as JSON on stdout.")]
 

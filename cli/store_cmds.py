@@ -33,9 +33,14 @@ def init_cmd(
 
 @handle_errors
 def ingest_cmd(
-    files: Annotated[list[Path], typer.Argument(help="Transcript files (.md, .jsonl, LoCoMo .json).")],
+    files: Annotated[
+        list[Path], typer.Argument(help="Transcript files (.md, .jsonl, LoCoMo .json).")
+    ],
     fmt: Annotated[
-        str | None, typer.Option("--format", help=f"Input format: {', '.join(FORMATS)} (default: by extension).")
+        str | None,
+        typer.Option(
+            "--format", help=f"Input format: {', '.join(FORMATS)} (default: by extension)."
+        ),
     ] = None,
     store_dir: StoreOpt = None,
     as_json: JsonOpt = False,
@@ -77,12 +82,16 @@ def validate_cmd(store_dir: StoreOpt = None, as_json: JsonOpt = False) -> None:
 
 @handle_errors
 def index_cmd(
-    prompt: Annotated[bool, typer.Option("--prompt", help="Print the compact index for an agent's first message.")] = False,
-    max_tokens: Annotated[int | None, typer.Option("--max-tokens", min=1, help="Token budget for --prompt.")] = None,
+    prompt: Annotated[
+        bool, typer.Option("--prompt", help="Print the compact index for an agent's first message.")
+    ] = False,
+    max_tokens: Annotated[
+        int | None, typer.Option("--max-tokens", min=1, help="Token budget for --prompt.")
+    ] = None,
     store_dir: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Regenerate memory/INDEX.md and memory/sessions/index.md (or print the prefill with --prompt)."""
+    """Regenerate memory/INDEX.md and memory/sessions/index.md, or print the prefill (--prompt)."""
     store = open_store(store_dir)
     if prompt:
         budget = max_tokens or store.config.budgets.index_tokens
@@ -93,7 +102,9 @@ def index_cmd(
         raise fail("--max-tokens only applies with --prompt", 2)
     with store.lock("write"):
         changed = write_indexes(store)
-        commit = store.commit("index: regenerate", [f"memory/{p}" for p in changed]) if changed else ""
+        commit = (
+            store.commit("index: regenerate", [f"memory/{p}" for p in changed]) if changed else ""
+        )
     emit({"changed": changed, "commit": commit}, f"index: {len(changed)} files changed", as_json)
 
 

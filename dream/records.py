@@ -28,7 +28,9 @@ class Fact:
     subject: str  # surface name, e.g. "Melanie", "Lisbon", "figures"
     subject_type: str  # person | org | place | project | topic | preference
     kind: str  # preference | fact | event | decision | plan
-    slot: str  # functional slot ("role", "city", "preference:figures"); "" when many values may hold
+    slot: (
+        str  # functional slot ("role", "city", "preference:figures"); "" when many values may hold
+    )
     text: str  # the claim, with relative dates resolved and the original phrase kept
     evidence: tuple[Evidence, ...]
     date: str  # ISO date the claim is about (event date) or was stated (session date)

@@ -149,7 +149,9 @@ def _neg_date(date: str) -> tuple[int, ...]:
     return tuple(-d for d in digits)
 
 
-def _sections(entries: list[IndexEntry], rows: list[SessionRow], notes: list[str]) -> list[tuple[str, list[str]]]:
+def _sections(
+    entries: list[IndexEntry], rows: list[SessionRow], notes: list[str]
+) -> list[tuple[str, list[str]]]:
     knowledge = [e for e in entries if e.path.startswith("knowledge/")]
     sections: list[tuple[str, list[str]]] = []
     prefs = [e for e in knowledge if e.preference]
@@ -187,7 +189,11 @@ def _sections(entries: list[IndexEntry], rows: list[SessionRow], notes: list[str
 
 
 def _note_folders(store: Store, entries: list[IndexEntry]) -> list[str]:
-    folders = Counter(e.path.split("/")[1] for e in entries if e.path.startswith("notes/") and e.path.count("/") >= 2)
+    folders = Counter(
+        e.path.split("/")[1]
+        for e in entries
+        if e.path.startswith("notes/") and e.path.count("/") >= 2
+    )
     return sorted(folders, key=lambda f: (-folders[f], f))
 
 

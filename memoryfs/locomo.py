@@ -44,7 +44,7 @@ class Conversation:
 
 
 def normalize_dia_id(raw: object) -> str | None:
-    """``D3:5`` form, or None when the id is ambiguous ("D:11:26" -> "D11:26", "D30:05" -> "D30:5")."""
+    """``D3:5`` form, or None if ambiguous ("D:11:26" -> "D11:26", "D30:05" -> "D30:5")."""
     if not isinstance(raw, str):
         return None
     m = _DIA_RE.match(raw)
@@ -112,13 +112,19 @@ def conversation_from_dict(
             text = text if isinstance(text, str) else ""
             caption = raw.get("blip_caption")
             if isinstance(caption, str) and caption.strip():
-                text = f"{text}\n\n[shared a photo: {caption.strip()}]" if text else f"[shared a photo: {caption.strip()}]"
+                text = (
+                    f"{text}\n\n[shared a photo: {caption.strip()}]"
+                    if text
+                    else f"[shared a photo: {caption.strip()}]"
+                )
             speaker = raw.get("speaker")
             turn_no = len(turns) + 1
             turns.append(
                 Turn(
                     n=turn_no,
-                    speaker=str(speaker) if isinstance(speaker, str) and speaker.strip() else "unknown",
+                    speaker=str(speaker)
+                    if isinstance(speaker, str) and speaker.strip()
+                    else "unknown",
                     ts=ts,
                     text=text.replace("\r\n", "\n").strip(),
                 )

@@ -33,6 +33,7 @@ __all__ = [
     "Store",
     "find_store",
     "init_store",
+    "remove_stale_lock",
 ]
 
 CONFIG_NAME = "memory.toml"
@@ -220,6 +221,22 @@ def _git_retrying(cmd: Callable[..., str], *args: str) -> str:
                     os.unlink(m.group(1))
             else:
                 time.sleep(0.2)
+
+
+def remove_stale_lock(path: Path, wait: float = 2.0) -> bool:
+    """Delete a Git ``.lock`` file that a killed git left behind (no process has it
+    open); call it holding the store's write lock. Waits up to ``wait`` seconds for
+    a live git to finish with it. True when the file is gone."""
+    deadline = time.monotonic() + wait
+    while path.exists():
+        if _stale_lock(path):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+        elif time.monotonic() >= deadline:
+            return False
+        else:
+            time.sleep(0.1)
+    return True
 
 
 def _stale_lock(path: Path) -> bool:

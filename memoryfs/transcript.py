@@ -19,7 +19,14 @@ from memoryfs.errors import PageError
 from memoryfs.hashing import turn_hash
 from memoryfs.page import parse_page, render_meta
 
-__all__ = ["Turn", "Transcript", "parse_transcript", "render_transcript", "render_turn", "HEADING_RE"]
+__all__ = [
+    "Turn",
+    "Transcript",
+    "parse_transcript",
+    "render_transcript",
+    "render_turn",
+    "HEADING_RE",
+]
 
 SEP = " · "
 HEADING_RE = re.compile(r"^## t(\d{1,7}) · (.+?) · (\S+)[ \t]*\r?$")
@@ -98,9 +105,7 @@ def parse_transcript(text: str, path: str = "") -> Transcript:
     if not isinstance(participants, list):
         participants = [participants]
     scope_raw = meta.get("scope") or {}
-    scope = (
-        {str(k): str(v) for k, v in scope_raw.items()} if isinstance(scope_raw, dict) else {}
-    )
+    scope = {str(k): str(v) for k, v in scope_raw.items()} if isinstance(scope_raw, dict) else {}
     turns: list[Turn] = []
     cur: tuple[int, str, str, int] | None = None
     buf: list[str] = []

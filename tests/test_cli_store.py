@@ -57,7 +57,12 @@ def test_index_is_deterministic(runner: CliRunner, tmp_path: Path) -> None:
         _ok(runner.invoke(app, ["init", str(store), "--user", "dana", "--assistant", "atlas"]))
         _ok(runner.invoke(app, ["ingest", "--store", str(store), *map(str, SAMPLE[:5])]))
         _ok(runner.invoke(app, ["index", "--store", str(store)]))
-        outs.append(((store / "memory/INDEX.md").read_bytes(), (store / "memory/sessions/index.md").read_bytes()))
+        outs.append(
+            (
+                (store / "memory/INDEX.md").read_bytes(),
+                (store / "memory/sessions/index.md").read_bytes(),
+            )
+        )
     assert outs[0] == outs[1]
 
 
@@ -65,11 +70,19 @@ def test_index_is_deterministic(runner: CliRunner, tmp_path: Path) -> None:
     ("args", "code", "message"),
     [
         (["init", "{tmp}/busy", "--user", "dana", "--assistant", "atlas"], 1, "not empty"),
-        (["init", "{tmp}/new", "--user", "bad/name", "--assistant", "atlas"], 1, "invalid user scope"),
+        (
+            ["init", "{tmp}/new", "--user", "bad/name", "--assistant", "atlas"],
+            1,
+            "invalid user scope",
+        ),
         (["ingest", "--store", "{tmp}/nostore", "{tmp}/x.md"], 2, "no store at"),
         (["ingest", "--store", "{store}", "{tmp}/missing.md"], 1, "cannot read"),
         (["ingest", "--store", "{store}", "{tmp}/bad.jsonl"], 1, "not a JSON object"),
-        (["ingest", "--store", "{store}", "--format", "csv", "{tmp}/bad.jsonl"], 1, "unknown format"),
+        (
+            ["ingest", "--store", "{store}", "--format", "csv", "{tmp}/bad.jsonl"],
+            1,
+            "unknown format",
+        ),
         (["validate", "--store", "{tmp}/nostore"], 2, "no store at"),
         (["index", "--store", "{store}", "--max-tokens", "10"], 2, "only applies with --prompt"),
     ],
@@ -106,7 +119,9 @@ def test_validate_reports_findings_with_exit_1(runner: CliRunner, tmp_path: Path
     assert r.exit_code == 1 and json.loads(r.stdout)["ok"] is False
 
 
-def test_store_found_by_env_and_cwd(runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_store_found_by_env_and_cwd(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store = tmp_path / "s"
     _ok(runner.invoke(app, ["init", str(store), "--user", "dana", "--assistant", "atlas"]))
     monkeypatch.setenv("MEMORYFS_STORE", str(store))

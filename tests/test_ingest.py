@@ -19,13 +19,21 @@ def store(tmp_path: Path) -> Store:
     return init_store(tmp_path / "store", "dana", "atlas")
 
 
-def _md(tmp_path: Path, turns: list[tuple[str, str]], sid: str = "2026-01-05-figures", scope: dict[str, str] | None = None) -> Path:
+def _md(
+    tmp_path: Path,
+    turns: list[tuple[str, str]],
+    sid: str = "2026-01-05-figures",
+    scope: dict[str, str] | None = None,
+) -> Path:
     t = Transcript(
         id=sid,
         started="2026-01-05T09:30",
         participants=("dana", "atlas"),
         scope=scope or {"user": "dana", "assistant": "atlas"},
-        turns=tuple(Turn(i + 1, who, f"2026-01-05T09:{30 + i:02d}", text) for i, (who, text) in enumerate(turns)),
+        turns=tuple(
+            Turn(i + 1, who, f"2026-01-05T09:{30 + i:02d}", text)
+            for i, (who, text) in enumerate(turns)
+        ),
     )
     path = tmp_path / f"in-{sid}-{len(turns)}.md"
     path.write_text(render_transcript(t), encoding="utf-8")
@@ -52,12 +60,16 @@ def test_growth_appends_new_turns_and_keeps_old_bytes(store: Store, tmp_path: Pa
     ingest(store, [_md(tmp_path, [("user", "one"), ("assistant", "two")])])
     path = store.transcript_path("2026-01-05-figures")
     before = path.read_bytes()
-    result = ingest(store, [_md(tmp_path, [("user", "one"), ("assistant", "two"), ("user", "three")])])
+    result = ingest(
+        store, [_md(tmp_path, [("user", "one"), ("assistant", "two"), ("user", "three")])]
+    )
     after = path.read_bytes()
     assert after.startswith(before)
     assert result.sessions[0].status == "grown" and result.turns_added == 1
     assert [t.text for t in parse_transcript(after.decode()).turns] == ["one", "two", "three"]
-    again = ingest(store, [_md(tmp_path, [("user", "one"), ("assistant", "two"), ("user", "three")])])
+    again = ingest(
+        store, [_md(tmp_path, [("user", "one"), ("assistant", "two"), ("user", "three")])]
+    )
     assert again.commit == "" and again.turns_added == 0
 
 
@@ -80,7 +92,11 @@ def test_jsonl_ingest(store: Store, tmp_path: Path) -> None:
         tmp_path,
         "Chat Log 7.jsonl",
         [
-            {"role": "user", "content": "I moved to Berlin last week.", "ts": "2026-02-02T10:00:00"},
+            {
+                "role": "user",
+                "content": "I moved to Berlin last week.",
+                "ts": "2026-02-02T10:00:00",
+            },
             {"role": "assistant", "content": "Welcome to Berlin!", "ts": "2026-02-02T10:01:00"},
         ],
     )
@@ -96,7 +112,10 @@ def test_jsonl_ingest(store: Store, tmp_path: Path) -> None:
     [
         ("not json\n", "not a JSON object"),
         ('{"role": "user", "content": "hi"}\n', "needs a 'ts'"),
-        ('{"role": "user", "content": 5, "ts": "2026-01-01T10:00"}\n', "'content' must be a string"),
+        (
+            '{"role": "user", "content": 5, "ts": "2026-01-01T10:00"}\n',
+            "'content' must be a string",
+        ),
         ('{"content": "x", "ts": "2026-01-01T10:00"}\n', "missing 'role'"),
         ('{"role": "user", "content": "x", "ts": "yesterday"}\n', "not an ISO datetime"),
         ("\n\n", "no messages"),

@@ -34,5 +34,10 @@ def test_lower_layers_never_import_higher_ones(package: str) -> None:
 
 def test_no_grab_bag_modules() -> None:
     banned = {"utils.py", "helpers.py", "misc.py", "common.py"}
-    found = [p for pkg in ("memoryfs", "dream", "cli") for p in (ROOT / pkg).rglob("*.py") if p.name in banned]
+    found = [
+        p
+        for pkg in ("memoryfs", "dream", "cli")
+        for p in (ROOT / pkg).rglob("*.py")
+        if p.name in banned
+    ]
     assert not found

@@ -25,7 +25,11 @@ def _conv() -> dict[str, object]:
             "speaker_b": "Melanie",
             "session_1_date_time": "1:56 pm on 8 May, 2023",
             "session_1": [
-                {"speaker": "Caroline", "dia_id": "D1:1", "text": "I went to a support group yesterday."},
+                {
+                    "speaker": "Caroline",
+                    "dia_id": "D1:1",
+                    "text": "I went to a support group yesterday.",
+                },
                 {
                     "speaker": "Melanie",
                     "dia_id": "D1:2",
@@ -49,7 +53,16 @@ def _conv() -> dict[str, object]:
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
-    [("D3:5", "D3:5"), ("D:11:26", "D11:26"), ("D30:05", "D30:5"), (" d2 : 7 ", "D2:7"), ("D1", None), ("", None), (7, None), ("D0:1", None)],
+    [
+        ("D3:5", "D3:5"),
+        ("D:11:26", "D11:26"),
+        ("D30:05", "D30:5"),
+        (" d2 : 7 ", "D2:7"),
+        ("D1", None),
+        ("", None),
+        (7, None),
+        ("D0:1", None),
+    ],
 )
 def test_normalize_dia_id(raw: object, expected: str | None) -> None:
     assert normalize_dia_id(raw) == expected
@@ -104,7 +117,9 @@ def test_shared_conversations_import_every_turn() -> None:
     for path in sorted(DATA.glob("conv-*.json")):
         (conv,) = load_locomo(path, SCOPE)
         raw = json.loads(path.read_text(encoding="utf-8"))
-        n_raw = sum(len(v) for k, v in raw.items() if k.startswith("session_") and isinstance(v, list))
+        n_raw = sum(
+            len(v) for k, v in raw.items() if k.startswith("session_") and isinstance(v, list)
+        )
         assert sum(len(s.turns) for s in conv.sessions) == n_raw
         evidence = [e for q in conv.qa for e in q.get("evidence", [])]
         mapped = [normalize_dia_id(e) in conv.dia_map for e in evidence]

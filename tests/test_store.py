@@ -43,7 +43,9 @@ def test_init_rejects_bad_scope_names(tmp_path: Path) -> None:
     assert not (tmp_path / "s").exists()
 
 
-def test_find_store_by_flag_env_and_walking_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_find_store_by_flag_env_and_walking_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store = init_store(tmp_path / "s", "dana", "atlas")
     deep = store.memory / "knowledge" / "people"
     monkeypatch.delenv("MEMORYFS_STORE", raising=False)
@@ -56,7 +58,9 @@ def test_find_store_by_flag_env_and_walking_up(tmp_path: Path, monkeypatch: pyte
         find_store(cwd=tmp_path)
 
 
-def test_commit_uses_default_identity_without_git_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_commit_uses_default_identity_without_git_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "nogitconfig"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
@@ -67,7 +71,13 @@ def test_commit_uses_default_identity_without_git_config(tmp_path: Path, monkeyp
 
 def test_resolve_refuses_paths_that_escape(tmp_path: Path) -> None:
     store = init_store(tmp_path / "s", "dana", "atlas")
-    for bad in ("../memory.toml/../../x", "/etc/passwd", "file:///etc/passwd", "a\x00b", "../../outside"):
+    for bad in (
+        "../memory.toml/../../x",
+        "/etc/passwd",
+        "file:///etc/passwd",
+        "a\x00b",
+        "../../outside",
+    ):
         with pytest.raises(MemoryFSError):
             store.resolve(bad)
     (store.memory / "notes" / "out").symlink_to(tmp_path)
