@@ -20,7 +20,7 @@ whole tree.
 from __future__ import annotations
 
 import contextlib
-import json
+import hashlib
 import os
 import re
 import shutil
@@ -32,8 +32,7 @@ import yaml
 
 from dream.gates import GateReport, Problem, base_page, staged_page
 from dream.staging import Change, run_git
-from memoryfs.atomic import atomic_write_text
-from memoryfs.page import Page, split_frontmatter
+from memoryfs.page import Page, render_meta, split_frontmatter
 from memoryfs.store import Store
 from memoryfs.validate import Finding, validate_store
 
@@ -49,7 +48,8 @@ _INCREMENTAL = (
     "memory/sessions/index.md",
 )
 _CROSS_PAGE = {"MF007", "MF008", "MF201"}  # duplicate id, alias = another id, dangling link
-_STUB_KEYS = {"id", "title", "type", "updated", "aliases"}
+_STUB_ORDER = ("id", "title", "type", "aliases", "updated")
+_STUB_KEYS = set(_STUB_ORDER)
 _TOP_KEY_RE = re.compile(r"^['\"]?([A-Za-z_][\w-]*)['\"]?\s*:")
 _REF_RE = re.compile(r"^sessions/transcripts/([^/#]+\.md)#")
 _SUMMARIES = "memory/sessions/summaries/"
@@ -184,17 +184,16 @@ def _build_view(
     wanted.update(c.path for c in changes if c.status != "D")
     (view / "memory").mkdir(parents=True, exist_ok=True)
     count = 0
-    stubs = _Stubs(store, base) if plan.stubs else None
+    stubs = _Stubs(store, base) if base else None
     for rel in sorted(pages - wanted):
-        stub = stubs.get(stage_root, rel) if stubs is not None else None
-        if stub is None:
-            _link(stage_root / rel, view / rel)
-        else:
-            (view / rel).parent.mkdir(parents=True, exist_ok=True)
-            (view / rel).write_text(stub, encoding="utf-8")
+        stub = stubs.get(stage_root, rel) if stubs is not None and plan.stubs else None
+        _link(stub or stage_root / rel, view / rel)
         count += 1
     if stubs is not None:
-        stubs.save()
+        for change in changes:
+            if change.status != "D" and change.path in pages:
+                stubs.learn(stage_root, change.path)
+        stubs.prune()
     for rel in sorted(wanted):
         src = stage_root / rel
         if src.is_file() or src.is_symlink():
@@ -204,12 +203,16 @@ def _build_view(
 
 
 class _Stubs:
-    """Stubs of unchanged pages, memoized by Git blob id in ``.memoryfs/dream-stubs.json``
-    (an unchanged page is the base's blob; a blob id names exact content, so the
-    cache is never stale and deleting it only costs time)."""
+    """Stub files of pages, kept by Git blob id in ``.memoryfs/dream-stubs/<blob>.md``.
+
+    An unchanged page is the base's blob, and a blob id names exact content, so a
+    stub is never stale; deleting the folder only costs time. The view hard-links
+    them: on the file systems measured, creating a file costs 50 times a link.
+    """
 
     def __init__(self, store: Store, base: str) -> None:
-        self.path = store.cache_dir / "dream-stubs.json"
+        self.folder = store.cache_dir / "dream-stubs"
+        self.folder.mkdir(parents=True, exist_ok=True)
         listing = run_git(store.root, "ls-tree", "-r", "-z", base, "--", *_PAGE_DIRS, check=False)
         self.blobs: dict[str, str] = {}
         for entry in listing.split("\0"):
@@ -217,28 +220,53 @@ class _Stubs:
             parts = meta.split()
             if len(parts) == 3 and parts[1] == "blob":
                 self.blobs[rel] = parts[2]
-        try:
-            cached = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            cached = {}
-        self.cache: dict[str, str] = cached if isinstance(cached, dict) else {}
-        self.used: dict[str, str] = {}
-        self.dirty = False
+        self.used: set[str] = set()
 
-    def get(self, stage_root: Path, rel: str) -> str | None:
+    def get(self, stage_root: Path, rel: str) -> Path | None:
+        """The stub of the unchanged page ``rel``; None when it must enter whole."""
         blob = self.blobs.get(rel)
         if blob is None:
-            return _stub(stage_root / rel)
-        if blob not in self.cache:
-            self.cache[blob] = _stub(stage_root / rel) or ""
-            self.dirty = True
-        self.used[blob] = self.cache[blob]
-        return self.used[blob] or None
+            return None
+        path = self.folder / f"{blob}.md"
+        if not path.exists():
+            text = _stub(stage_root / rel)
+            if text is None:
+                return None
+            self._write(path, text)
+        self.used.add(path.name)
+        return path
 
-    def save(self) -> None:
-        if self.dirty or len(self.cache) > len(self.used):  # keep only what this tree uses
-            with contextlib.suppress(OSError):
-                atomic_write_text(self.path, json.dumps(self.used, separators=(",", ":")))
+    def learn(self, stage_root: Path, rel: str) -> None:
+        """Keep the stub of a changed page (the gates parsed it already): the next
+        run's unchanged pages are this run's changed ones."""
+        try:
+            data = (stage_root / rel).read_bytes()
+        except OSError:
+            return
+        blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # git's blob id
+        path = self.folder / f"{blob}.md"
+        if not path.exists():
+            page = staged_page(stage_root, rel)
+            if page is None or not isinstance(page.meta.get("id"), str):
+                return
+            meta = {k: page.meta[k] for k in _STUB_ORDER if k in page.meta}
+            self._write(path, f"---\n{render_meta(meta)}---\n")
+        self.used.add(path.name)
+
+    def _write(self, path: Path, text: str) -> None:
+        tmp = path.with_suffix(".tmp")
+        with contextlib.suppress(OSError):  # a cache: losing a write only costs time
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)
+
+    def prune(self) -> None:
+        """Drop stubs no page of this tree uses, once they outnumber the used ones."""
+        names = os.listdir(self.folder)
+        if len(names) > 2 * len(self.used) + 100:
+            for name in names:
+                if name not in self.used:
+                    with contextlib.suppress(OSError):
+                        os.unlink(self.folder / name)
 
 
 def _stub(path: Path) -> str | None:
