@@ -33,7 +33,8 @@ import datetime as dt
 import re
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 
 from dream.dates import find_relative_dates, parse_session_datetime
@@ -74,7 +75,9 @@ _SPAN_RE = re.compile(r"\b(?:the\s+)?(?P<span>week|weekend)\s+of\s+$", re.IGNORE
 _MONTH_YEAR_RE = re.compile(r"\b" + _MONTH + r"\s+" + _YEAR + r"\b")
 _YEAR_RE = re.compile(r"\b(?P<year>1[89]\d{2}|20\d{2})\b")
 _NUMBER_RE = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)*)(st|nd|rd|th)?")
-_NAME_RE = re.compile(r"[^\W\d_][\w'’-]*")
+# A name starts a word: the letters of "5K", "10km", "3PM" or "2nd" are a unit of the
+# number before them, not a name.
+_NAME_RE = re.compile(r"(?<![\w'’-])[^\W\d_][\w'’-]*")
 _SENTENCE_BREAK_RE = re.compile(r"(?:^|[.!?:;(\"“‘]|\s[-–—]|\n)\s*$")
 _LINK_RE = re.compile(r"\[\[([^\[\]|\n]+?)(?:\|([^\[\]\n]+?))?\]\]")
 _MD_LINK_RE = re.compile(r"\[([^\[\]\n]+)\]\([^)\n]*\)")
@@ -140,15 +143,14 @@ def claim_dates(
     A date without a year takes ``default_year`` (or 1 when None; ``year given`` is
     False either way).
     """
-    taken = [False] * len(text)
+    taken = bytearray(len(text))
     found: list[tuple[int, int, DateRef]] = []
 
     def free(m: re.Match[str]) -> bool:
         return not any(taken[m.start() : m.end()])
 
     def take(start: int, end: int) -> None:
-        for i in range(start, end):
-            taken[i] = True
+        taken[start:end] = b"\x01" * (end - start)
 
     for regex in _DAY_FORMS:
         for m in regex.finditer(text):
@@ -175,7 +177,9 @@ def claim_dates(
         if free(m):
             take(m.start(), m.end())
             found.append((m.start(), m.end(), (dt.date(int(m["year"]), 1, 1), "year", True)))
-    blanked = "".join(" " if taken[i] else ch for i, ch in enumerate(text))
+    blanked = text
+    if found:
+        blanked = "".join(" " if taken[i] else ch for i, ch in enumerate(text))
     found.sort(key=lambda f: f[0])
     return [(ref, text[start:end]) for start, end, ref in found], blanked
 
@@ -367,15 +371,19 @@ def _session_date(value: str) -> dt.date | None:
             return None
 
 
+@lru_cache(maxsize=4096)
+def _words(names: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(w.lower() for name in names for w in re.findall(r"[\w'’-]+", name))
+
+
 def support_for(turns: list[tuple[Transcript, Turn]], subject: Iterable[str] = ()) -> Support:
     """What the cited ``turns`` (with their transcripts) let a claim about ``subject`` say."""
-    names = {w.lower() for name in subject for w in re.findall(r"[\w'’-]+", name)}
+    names = set(_words(tuple(subject)))
     dates: list[tuple[dt.date, str]] = []
     texts: list[str] = []
     for t, turn in turns:
         texts.append(turn.text)
-        for who in (*t.participants, turn.speaker):
-            names.update(w.lower() for w in re.findall(r"[\w'’-]+", who))
+        names.update(_words((*t.participants, turn.speaker)))
         bases = {d for d in (_session_date(t.started), _session_date(turn.ts)) if d is not None}
         for base in sorted(bases):
             dates.append((base, "day"))
@@ -467,9 +475,7 @@ class _Check:
     problems: list[Problem] = field(default_factory=list)
     checked: int = 0
     superseded: int = 0
-    _supports: dict[tuple[tuple[str, ...], tuple[str, ...]], Support | None] = field(
-        default_factory=dict
-    )
+    _supports: dict[tuple[str, ...], Support | None] = field(default_factory=dict)
 
     def page(self, path: str, page: Page, is_new: bool) -> None:
         claims = extract_claims(page)
@@ -514,17 +520,19 @@ class _Check:
         claim: Claim,
         subject: tuple[str, ...],
     ) -> Support | None:
-        """What the cited turns support, computed once per (turns, subject)."""
-        cache_key = (refs, subject)
-        if cache_key not in self._supports:
+        """What the cited turns support (computed once per set of turns), plus the subject."""
+        if refs not in self._supports:
             turns: list[tuple[Transcript, Turn]] = []
             for source in _resolve(sources, claim):
                 t = self.transcripts.get(source.path)
                 turn = t.turn(source.anchor) if t is not None else None
                 if t is not None and turn is not None:
                     turns.append((t, turn))
-            self._supports[cache_key] = support_for(turns, subject) if turns else None
-        return self._supports[cache_key]
+            self._supports[refs] = support_for(turns) if turns else None
+        found = self._supports[refs]
+        if found is None or not subject:
+            return found
+        return replace(found, names=found.names | _words(subject))
 
 
 def _cites(claim: Claim) -> str:
