@@ -6,6 +6,11 @@ hash and turn count, which is how orient later tells that a session has grown. T
 engine's facts for the session are taken in the same pass (each session is parsed and
 analysed once per run). Sessions this phase reaches are the ones the later phases work on;
 a deadline stops it cleanly between sessions, leaving the rest pending.
+
+Every key point and fact is checked here with the verification gate's own test
+(``dream.gates.verification.check_claim``) against the turns it cites; one that would fail
+is dropped and reported (``ConsolidationReport.rejected``), so one bad extraction never
+costs the whole run. The gate stays strict as the last line of defence.
 """
 
 from __future__ import annotations
@@ -14,8 +19,9 @@ from dataclasses import replace
 
 from dream.engine import EngineContext
 from dream.extract import speaker_names
+from dream.gates.verification import Support, check_claim, support_for
 from dream.pagewriter import render_summary
-from dream.records import KeyPoint, SummaryDraft
+from dream.records import Evidence, Fact, KeyPoint, SummaryDraft
 from dream.workset import Workset
 from memoryfs.deletions import has_phrase
 from memoryfs.errors import PageError
@@ -50,10 +56,11 @@ def run(ctx: EngineContext, ws: Workset) -> None:
             ws.report.stopped_early = "deadline"
             break
         ctx.progress("summarize", i, len(pending))
-        draft = _without_forgotten(ws.engine.summarize(t), ws)
+        check = _Precheck(t, ws.report.rejected)
+        draft = check.draft(_without_forgotten(ws.engine.summarize(t), ws))
         # the facts come from the same pass, while the session is read and analysed once;
         # the attach phase files them
-        ws.facts[t.id] = ws.engine.extract(t)
+        ws.facts[t.id] = check.facts(ws.engine.extract(t))
         names = speaker_names(t)
         shown = [n or t.scope.get("assistant", "assistant").capitalize() for n in names.values()]
         text = render_summary(draft, shown, digest, len(t.turns))
@@ -81,3 +88,55 @@ def _without_forgotten(draft: SummaryDraft, ws: Workset) -> SummaryDraft:
         outcome=draft.outcome if outcome_ok else "",
         outcome_evidence=draft.outcome_evidence if outcome_ok else None,
     )
+
+
+class _Precheck:
+    """The verification gate's claim check, run before anything is filed."""
+
+    def __init__(self, t: Transcript, rejected: list[str]) -> None:
+        self.t = t
+        self.rejected = rejected
+        self.path = f"sessions/transcripts/{t.id}.md"
+        self._supports: dict[tuple[tuple[int, ...], tuple[str, ...]], Support | None] = {}
+
+    def _support(self, evidence: tuple[Evidence, ...], subject: tuple[str, ...]) -> Support | None:
+        key = (tuple(e.turn for e in evidence), subject)
+        if key not in self._supports:
+            turns = [
+                (self.t, turn)
+                for e in evidence
+                if e.session_id == self.t.id and (turn := self.t.turn(f"t{e.turn}")) is not None
+            ]
+            self._supports[key] = support_for(turns, subject) if turns else None
+        return self._supports[key]
+
+    def ok(self, what: str, text: str, evidence: tuple[Evidence, ...], subject: str) -> bool:
+        support = self._support(evidence, (subject,) if subject else ())
+        if support is None:
+            return True  # cites another session: the gate reads it there
+        problems = check_claim(text, support)
+        if not problems:
+            return True
+        code, why = problems[0]
+        turn = self.t.turn(f"t{evidence[0].turn}")
+        line = turn.line if turn is not None else 0
+        self.rejected.append(f"{self.path}:{line}: {what} dropped before the gates: {code} {why}")
+        return False
+
+    def draft(self, d: SummaryDraft) -> SummaryDraft:
+        def keep(what: str, points: tuple[KeyPoint, ...]) -> tuple[KeyPoint, ...]:
+            return tuple(p for p in points if self.ok(what, p.text, (p.evidence,), d.title))
+
+        outcome_ok = bool(d.outcome and d.outcome_evidence) and self.ok(
+            "outcome", d.outcome, (d.outcome_evidence,) if d.outcome_evidence else (), d.title
+        )
+        return replace(
+            d,
+            key_points=keep("key point", d.key_points),
+            open_threads=keep("open thread", d.open_threads),
+            outcome=d.outcome if outcome_ok else "",
+            outcome_evidence=d.outcome_evidence if outcome_ok else None,
+        )
+
+    def facts(self, facts: list[Fact]) -> list[Fact]:
+        return [f for f in facts if self.ok(f"claim on {f.subject}", f.text, f.evidence, f.subject)]

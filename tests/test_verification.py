@@ -57,6 +57,9 @@ SUPPORTED = [
     ('Ships on 12 May 2023 ("next Friday"), the 12th.', "It ships next Friday."),
     ("Costs 1,200 euros.", "It costs 1200 euros."),
     ("Was a postdoc (superseded 9 February 2026).", "I am a postdoc."),
+    # regression (conv-41): the unit of "5K" is not a name 'K'
+    ("Ran a 5K charity run.", "I ran a 5K charity run last weekend."),
+    ("Ran 10KM by 3PM, the 2ND time.", "Ran 10KM by 3PM, the 2ND time."),
 ]
 
 
@@ -77,6 +80,7 @@ UNSUPPORTED = [
     ("The workshop is on 13 March 2023.", "The workshop is on 12 March.", "DV103"),
     ("Moved here in 2018.", "I moved here in 2019.", "DV103"),
     ("Visited [[lisbon|Lisbon]].", "I visited a city.", "DV101"),
+    ("Ran a 5K with Gunther.", "I ran a 5K.", "DV101"),
 ]
 
 
