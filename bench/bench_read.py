@@ -240,8 +240,8 @@ def bench(size: int, workdir: Path, n_queries: int, fresh: bool) -> dict[str, fl
     idx = SearchIndex.open(store)
     build = _time(idx.refresh)
     files, units = idx.count()
-    noop = _time(idx.refresh)  # nothing changed: a folder scan on a large store
     full_scan = _time(lambda: idx.refresh(full=True))  # stat every file
+    noop = _time(idx.refresh)  # nothing changed: a folder scan on a large store
     # Ten pages rewritten the way memoryfs, Dream and git write (a new file renamed
     # into place), spread over the store's folders.
     pages = store.files("knowledge") + store.files("notes")

@@ -1,4 +1,4 @@
-"""Read commands: search, recall (the Memory Agent) and materialize.
+"""Read commands: search, recall (the Memory Agent), materialize, and used (a receipt).
 
 Each command opens the store, brings the search cache up to date (progress on
 stderr when that is long work) and makes one library call.
@@ -15,6 +15,7 @@ import typer
 from cli.output import JsonOpt, StoreOpt, emit, handle_errors, log, open_store
 from memoryfs.errors import MemoryFSError
 from memoryfs.materialize import materialize
+from memoryfs.readlog import record_use
 from memoryfs.recall import recall
 from memoryfs.search import SearchIndex
 from memoryfs.store import LAYERS, Store
@@ -161,7 +162,28 @@ def materialize_cmd(
     emit(data, human, as_json)
 
 
+@handle_errors
+def used_cmd(
+    pages: Annotated[
+        list[str], typer.Argument(metavar="PAGE...", help="Pages relative to memory/.")
+    ],
+    sandbox: Annotated[Path, typer.Option("--sandbox", help="The sandbox the agent read.")],
+    outcome: Annotated[
+        str,
+        typer.Option("--outcome", help="A deterministic check: file:HEX, commit:HEX, test:pass."),
+    ] = "",
+    store_dir: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Record that an agent relied on these sandbox pages (a 'used' receipt per page)."""
+    receipts = record_use(open_store(store_dir), sandbox, pages, outcome)
+    data = {"receipts": [r.to_json() for r in receipts]}
+    human = "\n".join(f"used {r.item} at {r.depends_on_version}" for r in receipts)
+    emit(data, human, as_json)
+
+
 def register(app: typer.Typer) -> None:
     app.command("search")(search_cmd)
     app.command("recall")(recall_cmd)
     app.command("materialize")(materialize_cmd)
+    app.command("used")(used_cmd)

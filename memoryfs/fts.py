@@ -17,7 +17,7 @@ from memoryfs.units import FileInfo, Unit
 
 __all__ = ["SCHEMA_VERSION", "BUSY_MS", "connect", "immediate", "delete_file", "insert_file"]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 BUSY_MS = 60_000
 
 _SCHEMA = """
@@ -41,7 +41,8 @@ CREATE TABLE IF NOT EXISTS files(
 CREATE TABLE IF NOT EXISTS dirs(
     path TEXT PRIMARY KEY,
     mtime_ns INTEGER NOT NULL,
-    ctime_ns INTEGER NOT NULL
+    ctime_ns INTEGER NOT NULL,
+    listing TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS keys(key TEXT NOT NULL, file_id INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS keys_key ON keys(key);

@@ -9,12 +9,18 @@ session summaries and notes. Files keep their relative paths from the store;
 got), the reason it is there and its size. ``add_files`` (used by
 ``recall --into``) adds files on demand with reason ``recall``; those stay across
 re-runs until the store deletes them, while the budgeted set is re-chosen each run.
+Each page copied in gets a ``materialized`` receipt in ``<sandbox>/.receipts/``
+(``memoryfs.readlog``): the version the agent now holds.
 
 A re-run copies only files whose blob changed and removes what is no longer
 chosen or no longer in the store. It reads store files without following any
 symlink, never writes through a symlink in the sandbox (a link where a file or
 folder belongs is replaced, not followed), and takes a lock on the sandbox so two
-agents materializing at once never interleave.
+agents materializing at once never interleave. Crash safety: each file is
+written atomically, and before anything changes the manifest is rewritten
+without the entries about to change (listed under ``pending``), so a run killed
+midway leaves every listed file matching its entry, and the next run redoes
+the pending paths and removes the killed run's temp files.
 """
 
 from __future__ import annotations
@@ -31,9 +37,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from memoryfs.atomic import atomic_write_text
+from memoryfs.atomic import atomic_write_text, remove_temp_files
 from memoryfs.catalog import FileRow
 from memoryfs.errors import MemoryFSError
+from memoryfs.hashing import content_hash
+from memoryfs.readlog import record_reads
+from memoryfs.receipts import sandbox_receipt_dir
 from memoryfs.scan import read_file
 from memoryfs.search import SearchIndex
 from memoryfs.store import Store
@@ -196,8 +205,11 @@ def _sync(
     prune: bool,
 ) -> MaterializeResult:
     entries: list[ManifestEntry] = []
-    copied: list[str] = []
+    writes: dict[str, bytes] = {}
+    versions: dict[str, str] = {}  # what entered the sandbox: its receipts
     unchanged = 0
+    if any(not e.blob for e in old.values()):  # a run was killed midway: its temp files
+        remove_temp_files(root / "memory")
     for path, reason in wanted.items():
         data = _read_source(store, path.removeprefix("memory/"))
         if data is None:
@@ -208,32 +220,57 @@ def _sync(
         if prev is not None and prev.blob == blob and _is_file_of_size(dest, len(data)):
             unchanged += 1
         else:
-            _write(root, path, data)
-            copied.append(path)
+            writes[path] = data
         entries.append(ManifestEntry(path=path, blob=blob, reason=reason, bytes=len(data)))
     keep = {e.path for e in entries}
     removed = [p for p in old if p not in keep and (prune or p in wanted)]
+    commit = store.head()
+    if writes or removed:
+        # First say what is about to change: a run killed midway leaves a manifest
+        # whose every file entry matches its file, and "pending" tells the next run
+        # which paths to redo (_load_manifest gives them no blob).
+        pending = [ManifestEntry(e.path, "", e.reason, 0) for e in entries if e.path in writes]
+        pending += [ManifestEntry(p, "", old[p].reason, 0) for p in removed]
+        steady = [e for e in entries if e.path not in writes]
+        _write_manifest(root, store, commit, budget, steady, pending)
+    for path, data in writes.items():
+        _write(root, path, data)
+        versions[path.removeprefix("memory/")] = content_hash(data)
     for path in removed:
         _remove(root, path)
-    entries.sort(key=lambda e: e.path)
-    manifest = {
-        "version": MANIFEST_VERSION,
-        "store": str(store.root),
-        "commit": store.head(),
-        "budgetBytes": budget,
-        "files": [asdict(e) for e in entries],
-    }
-    atomic_write_text(root / MANIFEST, json.dumps(manifest, indent=2) + "\n")
+    _write_manifest(root, store, commit, budget, entries, [])
+    copied = list(writes)
+    record_reads(store, sandbox_receipt_dir(root), "materialized", versions)
     return MaterializeResult(
         sandbox=str(root),
-        commit=manifest["commit"],  # type: ignore[arg-type]
-        files=tuple(entries),
+        commit=commit,
+        files=tuple(sorted(entries, key=lambda e: e.path)),
         copied=tuple(copied),
         removed=tuple(removed),
         unchanged=unchanged,
         bytes=sum(e.bytes for e in entries if e.reason not in (RECALL, "index")),
         budget_bytes=budget,
     )
+
+
+def _write_manifest(
+    root: Path,
+    store: Store,
+    commit: str,
+    budget: int,
+    files: list[ManifestEntry],
+    pending: list[ManifestEntry],
+) -> None:
+    manifest: dict[str, object] = {
+        "version": MANIFEST_VERSION,
+        "store": str(store.root),
+        "commit": commit,
+        "budgetBytes": budget,
+        "files": [asdict(e) for e in sorted(files, key=lambda e: e.path)],
+    }
+    if pending:
+        manifest["pending"] = [{"path": e.path, "reason": e.reason} for e in pending]
+    atomic_write_text(root / MANIFEST, json.dumps(manifest, indent=2) + "\n")
 
 
 # -- sandbox side -------------------------------------------------------------
@@ -275,7 +312,11 @@ def _load_manifest(root: Path) -> dict[str, ManifestEntry]:
         return {}
     out: dict[str, ManifestEntry] = {}
     files = data.get("files") if isinstance(data, dict) else None
-    for item in files if isinstance(files, list) else []:
+    pending = data.get("pending") if isinstance(data, dict) else None
+    items = list(files) if isinstance(files, list) else []
+    if isinstance(pending, list):  # paths a killed run was changing: no blob, so redone
+        items += [{**p, "blob": ""} for p in pending if isinstance(p, dict)]
+    for item in items:
         if not isinstance(item, dict):
             continue
         path, blob, reason, size = (

@@ -7,6 +7,8 @@ where it lives and what it cites. Paths are shortened to labels (``S1#t3`` for a
 transcript turn, ``P2:14`` for a page line) resolved on a final ``Files:`` line,
 so the budget goes to evidence rather than repeated paths. With ``into`` the
 supporting files are materialized into a sandbox (``memoryfs.materialize``).
+Each page drawn on gets a ``recalled`` receipt at the version the index served it
+from (``memoryfs.readlog``), in the sandbox or the store's ``.memoryfs/receipts/``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryfs.errors import MemoryFSError
-from memoryfs.ranking import excerpt, query_terms
+from memoryfs.ranking import STOPWORDS, excerpt, query_terms
+from memoryfs.readlog import record_reads
+from memoryfs.receipts import local_receipt_dir, sandbox_receipt_dir
 from memoryfs.search import Hit, SearchIndex
 from memoryfs.store import LAYERS, Store
 from memoryfs.tokens import count_tokens
@@ -32,9 +36,11 @@ LINK_DECAY = 0.6  # items found one [[link]] hop away from the best pages
 FOLLOW_PAGES = 3  # best pages whose links are followed
 FOLLOW_CLAIMS = 3  # best claims whose cited turns are shown under them
 CITES_PER_CLAIM = 2
+NEAR_DUPLICATE = 0.8  # share of an item's content words already shown that makes it a repeat
 MAX_MISSES = 40  # stop filling after this many items in a row did not fit
 _TRANSCRIPTS = "sessions/transcripts/"
 _NORM_RE = re.compile(r"\W+")
+_WORD_RE = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -89,13 +95,26 @@ def recall(
     with SearchIndex.open(store) as idx:
         idx.refresh()
         entries = _gather(idx, question, layers, budget_tokens)
+        served = idx.versions([e.hit.path for e in entries])
     max_item = min(150, max(40, budget_tokens // 5))
     items, text = _fit(entries, terms, budget_tokens, max_item)
-    files = tuple(dict.fromkeys(item.path for item in items))
+    # Supporting files: where each item lives, then the transcripts its claims cite.
+    files = tuple(
+        dict.fromkeys(
+            [item.path for item in items]
+            + [ref.split("#", 1)[0] for item in items for ref in item.citations]
+        )
+    )
     if into is not None and files:
         from memoryfs.materialize import add_files
 
         add_files(store, into, list(files), reason="recall")
+    log = (
+        sandbox_receipt_dir(Path(into).expanduser().resolve())
+        if into is not None
+        else local_receipt_dir(store.root)
+    )
+    record_reads(store, log, "recalled", {p: served[p] for p in files if p in served})
     return RecallResult(
         question=question,
         items=tuple(items),
@@ -125,6 +144,14 @@ def _gather(idx: SearchIndex, question: str, layers: tuple[str, ...], budget: in
             head = idx.head(path)
             if head is not None:
                 scored.append(_Entry(head, floor))
+    # A page head whose summary repeats a claim says less than the claim (which
+    # is dated and cited): keep the claim.
+    claims = [_words(e.hit.text) for e in scored if e.hit.kind in ("claim", "summary")]
+    scored = [
+        e
+        for e in scored
+        if e.hit.kind != "head" or not any(_covered(_words(e.hit.text), c) for c in claims)
+    ]
     scored.sort(key=lambda e: (-e.score, e.hit.path, e.hit.line))
     out: list[_Entry] = []
     followed = 0
@@ -142,6 +169,15 @@ def _gather(idx: SearchIndex, question: str, layers: tuple[str, ...], budget: in
             if turn is not None:
                 out.append(_Entry(turn, entry.score * 0.95, True, hit.date))
     return out
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(w for w in _WORD_RE.findall(text.lower()) if w not in STOPWORDS)
+
+
+def _covered(words: frozenset[str], by: frozenset[str]) -> bool:
+    """Whether (nearly) every content word of an item is already in another."""
+    return bool(words) and len(words & by) >= NEAR_DUPLICATE * len(words)
 
 
 def _norm(text: str) -> str:
@@ -181,6 +217,8 @@ def _fit(
     items: list[RecallItem] = []
     seen_refs: set[str] = set()
     seen_texts: set[str] = set()
+    shown_words: list[frozenset[str]] = []
+    shown_cites: set[str] = set()
     legend_head = "Files:"
     used = 0
     misses = 0
@@ -199,6 +237,13 @@ def _fit(
         key = _norm(shown)
         if key in seen_texts:
             continue
+        words = _words(body)
+        if (
+            hit.kind != "turn"
+            and set(hit.citations) <= shown_cites
+            and any(_covered(words, prev) for prev in shown_words)
+        ):
+            continue  # the same fact, on the same evidence, already shown (a note, a summary)
         line = _render(hit, shown, entry, labels)
         # Newlines and "; " never merge tokens, so costs add up exactly.
         cost = count_tokens(line) + sum(
@@ -217,6 +262,9 @@ def _fit(
         used += cost
         seen_refs.add(hit.ref)
         seen_texts.add(key)
+        if hit.kind != "turn":
+            shown_words.append(words)
+        shown_cites.update(hit.citations)
         lines.append(line)
         items.append(
             RecallItem(
@@ -247,7 +295,9 @@ def _render(hit: Hit, shown: str, entry: _Entry, label: Callable[[str], str]) ->
         ]
         if cites:
             where += " cites " + ", ".join(cites)
-    date = "" if entry.follower and hit.date == entry.parent_date else human_date(hit.date)
+    # A head is a page's summary: its "updated" date is about the file, not the fact.
+    quiet = hit.kind == "head" or (entry.follower and hit.date == entry.parent_date)
+    date = "" if quiet else human_date(hit.date)
     prefix = "  ↳ " if entry.follower else ""
     stale = " (superseded)" if hit.superseded else ""
     return f"{prefix}{date + ' · ' if date else ''}{shown}{stale} [{where}]"

@@ -22,6 +22,7 @@ scan looks again (git's "racy timestamp" rule).
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import time
@@ -31,7 +32,16 @@ from dataclasses import dataclass
 
 from memoryfs.fts import delete_file, immediate, insert_file
 from memoryfs.hashing import content_hash
-from memoryfs.scan import DirState, Listing, Seen, dir_state, list_dir, read_file, walk
+from memoryfs.scan import (
+    DirState,
+    Listing,
+    Seen,
+    dir_state,
+    list_dir,
+    read_file,
+    stat_file,
+    walk,
+)
 from memoryfs.store import Store
 from memoryfs.units import FileInfo, Unit, units_of
 
@@ -70,38 +80,37 @@ def refresh_index(
     """Bring ``conn``'s index in line with ``store``'s files (see the module docstring)."""
     started = time.perf_counter()
     now_ns = time.time_ns()
-    stored_dirs = {
-        str(r[0]): DirState(int(r[1]), int(r[2]))
-        for r in conn.execute("SELECT path, mtime_ns, ctime_ns FROM dirs")
+    stored = {
+        str(r[0]): (DirState(int(r[1]), int(r[2])), str(r[3]))
+        for r in conn.execute("SELECT path, mtime_ns, ctime_ns, listing FROM dirs")
     }
+    head = store.head()
     if full is None:
         n_files = int(conn.execute("SELECT count(*) FROM files").fetchone()[0])
         last_full = float(_meta(conn, "full_scan_at") or 0)
         full = (
             rebuilt
-            or not stored_dirs
+            or not stored
             or n_files <= FULL_SCAN_MAX
             or time.time() - last_full > FULL_SCAN_EVERY
         )
+    committed: list[str] | None = []
+    if not full:
+        committed = _committed_changes(store, _meta(conn, "head"), head)
+        full = committed is None
     if full:
         listings = list(walk(store.memory, WALK_DIRS))
-        gone: list[str] = []
         known = {
             str(r[0]): (int(r[1]), int(r[2]), str(r[3]))
             for r in conn.execute("SELECT path, mtime_ns, size, hash FROM files")
         }
+        gone: list[str] = []
+        todo, removed = _compare(listings, known)
+        scanned = sum(len(listing.files) for listing in listings)
     else:
-        listings, gone = _changed_folders(store, stored_dirs)
-        known = _known_in(conn, [listing.rel for listing in listings] + gone)
-    todo: list[Seen] = []
-    seen: set[str] = set()
-    for listing in listings:
-        for item in listing.files:
-            seen.add(item.rel)
-            old = known.get(item.rel)
-            if old is None or old[0] != item.mtime_ns or old[1] != item.size:
-                todo.append(item)
-    removed = [p for p in known if p not in seen]
+        listings, gone = _changed_folders(store, {k: v[0] for k, v in stored.items()})
+        todo, removed, known = _folder_changes(store, conn, listings, gone, stored, committed or [])
+        scanned = len(todo)
     counts = {"added": 0, "changed": 0, "touched": 0, "units": 0, "removed": 0}
     old_hash = {p: v[2] for p, v in known.items()}
     for i in range(0, len(todo), _BATCH):
@@ -110,9 +119,9 @@ def refresh_index(
             progress(min(i + _BATCH, len(todo)), len(todo))
     if removed:
         _remove(store, conn, removed, counts)
-    _record_folders(conn, listings, gone, full, stored_dirs, now_ns)
+    _record(conn, listings, gone, full, stored, now_ns, head)
     return RefreshStats(
-        scanned=len(seen),
+        scanned=scanned,
         added=counts["added"],
         changed=counts["changed"],
         removed=counts["removed"],
@@ -129,8 +138,40 @@ def _meta(conn: sqlite3.Connection, key: str) -> str:
     return str(row[0]) if row else ""
 
 
+def _compare(
+    listings: list[Listing], known: dict[str, tuple[int, int, str]]
+) -> tuple[list[Seen], list[str]]:
+    """Files whose (mtime, size) differ from the index, and indexed files not listed."""
+    todo: list[Seen] = []
+    seen: set[str] = set()
+    for listing in listings:
+        for item in listing.files:
+            seen.add(item.rel)
+            old = known.get(item.rel)
+            if old is None or old[0] != item.mtime_ns or old[1] != item.size:
+                todo.append(item)
+    return todo, [p for p in known if p not in seen]
+
+
+def _committed_changes(store: Store, old: str, new: str) -> list[str] | None:
+    """Files under memory/ that commits since ``old`` changed (None: cannot tell).
+
+    Git may rewrite a file by unlinking and re-creating it, and the new file can
+    get the old inode number back; the commit diff names it anyway.
+    """
+    if old == new:
+        return []
+    if not old or not new:
+        return None
+    try:
+        out = store.repo.git.diff("--name-only", "-z", "--no-renames", old, new, "--", "memory")
+    except Exception:  # noqa: BLE001 - an unknown commit (gc, rewritten history): scan it all
+        return None
+    return [p[len("memory/") :] for p in out.split("\0") if p.startswith("memory/")]
+
+
 def _changed_folders(store: Store, stored: dict[str, DirState]) -> tuple[list[Listing], list[str]]:
-    """Listings of the folders that changed since they were last listed, and the gone ones."""
+    """Listings (names and inodes, no stat) of folders changed since last listed; gone ones."""
     children: dict[str, list[str]] = defaultdict(list)
     for path in stored:
         parent = path.rsplit("/", 1)[0] if "/" in path else ""
@@ -148,7 +189,7 @@ def _changed_folders(store: Store, stored: dict[str, DirState]) -> tuple[list[Li
         if state is not None and stored.get(rel) == state:
             stack.extend(children.get(rel, ()))
             continue
-        listing = list_dir(store.memory, rel) if state is not None else None
+        listing = list_dir(store.memory, rel, with_stat=False) if state is not None else None
         if listing is None:
             if rel in stored:
                 gone.append(rel)
@@ -158,6 +199,70 @@ def _changed_folders(store: Store, stored: dict[str, DirState]) -> tuple[list[Li
         stack.extend(listing.dirs)
         stack.extend(children.get(rel, ()))
     return listings, gone
+
+
+def _folder_changes(
+    store: Store,
+    conn: sqlite3.Connection,
+    listings: list[Listing],
+    gone: list[str],
+    stored: dict[str, tuple[DirState, str]],
+    committed: list[str],
+) -> tuple[list[Seen], list[str], dict[str, tuple[int, int, str]]]:
+    """What a folder scan must re-check: new names and new inodes in changed folders,
+    files named by new commits; removed: names gone from their folder."""
+    candidates = {rel for rel in committed if _indexable(rel)}
+    removed: set[str] = set()
+    for listing in listings:
+        before = _listing_of(stored.get(listing.rel, (None, ""))[1])
+        if before is None:  # never listed with inodes: compare every file
+            candidates.update(f.rel for f in listing.files)
+            removed.update(_known_in(conn, [listing.rel]))
+            continue
+        names = set()
+        for item in listing.files:
+            name = item.rel.rsplit("/", 1)[1]
+            names.add(name)
+            if before.get(name) != item.inode:
+                candidates.add(item.rel)
+        removed.update(f"{listing.rel}/{n}" for n in before if n not in names)
+    removed.update(_known_in(conn, gone))
+    todo: list[Seen] = []
+    for rel in sorted(candidates):
+        found = stat_file(store.memory, rel)
+        if found is not None:
+            todo.append(found)
+            removed.discard(rel)
+        else:
+            removed.add(rel)
+    known: dict[str, tuple[int, int, str]] = {}
+    for rel in [t.rel for t in todo] + sorted(removed):
+        row = conn.execute(
+            "SELECT mtime_ns, size, hash FROM files WHERE path = ?", (rel,)
+        ).fetchone()
+        if row is not None:
+            known[rel] = (int(row[0]), int(row[1]), str(row[2]))
+    todo = [t for t in todo if known.get(t.rel, (None, None))[:2] != (t.mtime_ns, t.size)]
+    return todo, sorted(p for p in removed if p in known), known
+
+
+def _indexable(rel: str) -> bool:
+    parts = rel.split("/")
+    return (
+        rel.endswith(".md")
+        and rel.startswith(tuple(f"{d}/" for d in WALK_DIRS))
+        and not any(p.startswith(".") or not p for p in parts)
+    )
+
+
+def _listing_of(raw: str) -> dict[str, int] | None:
+    if not raw:
+        return None
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def _known_in(conn: sqlite3.Connection, folders: list[str]) -> dict[str, tuple[int, int, str]]:
@@ -247,15 +352,20 @@ def _remove(
                 counts["removed"] += 1
 
 
-def _record_folders(
+def _record(
     conn: sqlite3.Connection,
     listings: list[Listing],
     gone: list[str],
     full: bool,
-    stored: dict[str, DirState],
+    stored: dict[str, tuple[DirState, str]],
     now_ns: int,
+    head: str,
 ) -> None:
-    """Remember each listed folder's state (a racy one as unknown) for the next folder scan."""
+    """Remember each listed folder (state and name -> inode) and the commit, for next time.
+
+    A folder changed within the clock's resolution is stored with an unknown state,
+    so the next folder scan lists it again.
+    """
     rows = [
         (
             listing.rel,
@@ -264,11 +374,10 @@ def _record_folders(
                 if now_ns - max(listing.state.mtime_ns, listing.state.ctime_ns) > _RACY_NS
                 else (0, 0)
             ),
+            json.dumps({f.rel.rsplit("/", 1)[1]: f.inode for f in listing.files}),
         )
         for listing in listings
     ]
-    if not rows and not gone and not full:
-        return
     with immediate(conn):
         if full:
             listed = {listing.rel for listing in listings}
@@ -277,7 +386,9 @@ def _record_folders(
                 "INSERT OR REPLACE INTO meta(key, value) VALUES ('full_scan_at', ?)",
                 (str(now_ns / 1e9),),
             )
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('head', ?)", (head,))
         conn.executemany("DELETE FROM dirs WHERE path = ?", [(p,) for p in gone])
         conn.executemany(
-            "INSERT OR REPLACE INTO dirs(path, mtime_ns, ctime_ns) VALUES (?, ?, ?)", rows
+            "INSERT OR REPLACE INTO dirs(path, mtime_ns, ctime_ns, listing) VALUES (?, ?, ?, ?)",
+            rows,
         )

@@ -14,14 +14,25 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Seen", "DirState", "Listing", "FileBytes", "dir_state", "list_dir", "walk", "read_file"]
+__all__ = [
+    "Seen",
+    "DirState",
+    "Listing",
+    "FileBytes",
+    "dir_state",
+    "list_dir",
+    "stat_file",
+    "walk",
+    "read_file",
+]
 
 
 @dataclass(frozen=True)
 class Seen:
     rel: str  # relative to the walked root, posix
-    mtime_ns: int
-    size: int
+    mtime_ns: int  # -1 when listed without stat-ing
+    size: int  # -1 when listed without stat-ing
+    inode: int = 0
 
 
 @dataclass(frozen=True)
@@ -59,8 +70,12 @@ def dir_state(root: Path, rel: str) -> DirState | None:
     return DirState(st.st_mtime_ns, st.st_ctime_ns)
 
 
-def list_dir(root: Path, rel: str, suffix: str = ".md") -> Listing | None:
-    """Files and subfolders of ``root/rel``; hidden entries and symlinks skipped."""
+def list_dir(root: Path, rel: str, suffix: str = ".md", with_stat: bool = True) -> Listing | None:
+    """Files and subfolders of ``root/rel``; hidden entries and symlinks skipped.
+
+    Without ``with_stat`` only the directory itself is read (names, inode numbers
+    and entry types come with it), which is what makes a folder scan cheap.
+    """
     # Plain strings, not pathlib: a full scan runs this over every file of the store.
     state = dir_state(root, rel)
     if state is None:
@@ -78,14 +93,31 @@ def list_dir(root: Path, rel: str, suffix: str = ".md") -> Listing | None:
         if name.startswith("."):
             continue
         try:
+            if not with_stat:
+                if entry.is_dir(follow_symlinks=False):
+                    dirs.append(f"{rel}/{name}")
+                elif entry.is_file(follow_symlinks=False) and name.endswith(suffix):
+                    files.append(Seen(f"{rel}/{name}", -1, -1, entry.inode()))
+                continue
             st = entry.stat(follow_symlinks=False)
         except OSError:
             continue
         if stat.S_ISDIR(st.st_mode):
             dirs.append(f"{rel}/{name}")
         elif stat.S_ISREG(st.st_mode) and name.endswith(suffix):
-            files.append(Seen(f"{rel}/{name}", st.st_mtime_ns, st.st_size))
+            files.append(Seen(f"{rel}/{name}", st.st_mtime_ns, st.st_size, st.st_ino))
     return Listing(rel, state, files, dirs)
+
+
+def stat_file(root: Path, rel: str) -> Seen | None:
+    """The regular file ``root/rel`` (not a symlink), or None."""
+    try:
+        st = os.lstat(os.path.join(root, rel))
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return Seen(rel, st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 def walk(root: Path, subdirs: Sequence[str], suffix: str = ".md") -> Iterator[Listing]:

@@ -328,6 +328,19 @@ class SearchIndex:
         """Files a working set draws from (see ``memoryfs.catalog.candidates``)."""
         return candidates(self._conn, limit)
 
+    def versions(self, paths: Sequence[str]) -> dict[str, str]:
+        """The content hash each of ``paths`` was indexed at: the version a hit came from."""
+        out: dict[str, str] = {}
+        unique = sorted(set(paths))
+        for i in range(0, len(unique), 500):  # SQLite's bound-parameter limit
+            chunk = unique[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._conn.execute(
+                f"SELECT path, hash FROM files WHERE path IN ({marks})", chunk
+            ).fetchall()
+            out.update((str(p), str(h)) for p, h in rows)
+        return out
+
     def count(self) -> tuple[int, int]:
         """(files, units) in the index."""
         files = self._conn.execute("SELECT COUNT(*) FROM files").fetchone()[0]

@@ -53,7 +53,10 @@ def test_items_are_exactly_what_the_text_shows_without_repeats(shared: Store) ->
     refs = [(i.path, i.line) for i in r.items]
     assert len(refs) == len(set(refs))
     assert len({i.text for i in r.items}) == len(r.items)
-    assert r.files == tuple(dict.fromkeys(i.path for i in r.items))
+    paths = list(dict.fromkeys(i.path for i in r.items))
+    assert list(r.files[: len(paths)]) == paths  # where the items live, then what they cite
+    cited = {c.split("#")[0] for i in r.items for c in i.citations}
+    assert set(r.files) == set(paths) | cited
 
 
 def test_one_hop_of_links_from_the_best_page(shared: Store) -> None:

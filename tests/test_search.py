@@ -432,6 +432,16 @@ def test_folder_scans_between_full_scans_on_a_large_store(
     assert idx.refresh().changed == 0
     assert idx.refresh(full=True).changed == 1
     assert idx.search("Saturdays")
+    # ...or a commit: the folder scan follows HEAD and re-checks what commits changed.
+    with open(pottery, "r+", encoding="utf-8") as fh:
+        text = fh.read().replace("Saturdays", "Sundays")
+        fh.seek(0)
+        fh.write(text)
+        fh.truncate()
+    store.commit("edit pottery in place")
+    time.sleep(0.02)
+    stats = idx.refresh()
+    assert not stats.full and stats.changed == 1 and idx.search("Sundays")
     monkeypatch.setattr(refresh_mod, "FULL_SCAN_EVERY", -1.0)  # overdue: the next one is full
     assert idx.refresh().full
     idx.close()
