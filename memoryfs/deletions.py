@@ -1,7 +1,7 @@
 """The deletion log (``memory/deletions.jsonl``) and finding forgotten phrases in text.
 
 A tombstone never keeps what it forgets: a page or session by its id, a phrase by
-``phrase_hash`` of its normalized words plus their count (``memoryfs.validate``
+``phrase_hash`` of its normalized words plus their count (``memoryfs.tombstones``
 owns those two functions, so validation and deletion always agree). A phrase is
 therefore found by hashing every window of that many words, which lets the same
 code redact a phrase whose text is known (``memoryfs forget --phrase``) and one
@@ -21,7 +21,7 @@ from functools import cached_property
 from typing import Any
 
 from memoryfs.store import Store
-from memoryfs.validate import phrase_hash
+from memoryfs.tombstones import phrase_hash
 
 __all__ = [
     "DELETIONS_REL",

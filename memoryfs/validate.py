@@ -4,39 +4,8 @@ One pass over ``memory/`` reads and parses every file once (transcripts are kept
 for the citation checks), then the cross-file rules run on what was parsed. A
 malformed file is a finding, never a traceback. ``root`` lets Dream validate a
 staged worktree with the live store's config. Findings are sorted by (path, line,
-code); each has a stable code, a message and a one-line fix hint:
-
-MF001  a page or transcript has no YAML frontmatter
-MF002  the frontmatter is not valid YAML
-MF003  the frontmatter is not a mapping
-MF004  a page lacks a required key (id, title, type, updated)
-MF005  a key has a bad value (id not a string, dates not ISO, aliases, status)
-MF006  a page id differs from its file name
-MF007  two pages in knowledge/ + notes/ share an id
-MF008  an alias equals another page's id
-MF101  the body cites ``[cite:N]`` but the page has no ``sources``
-MF102  ``sources`` is not a list, or an entry is not a mapping
-MF103  a source id is not an integer, or is used twice
-MF104  a source ref is not ``sessions/transcripts/<session>.md#tN``
-MF105  a source ``at`` is not an ISO date, or its ``hash`` is not a hex string
-MF106  a ``[cite:N]`` names no entry of ``sources``
-MF107  a source names a transcript that does not exist
-MF108  a source names a turn the transcript does not have
-MF109  stale citation: the cited turn's text no longer matches the source hash
-MF201  a ``[[link]]`` resolves to no page id or alias in knowledge/ or notes/
-MF301  a ref or link is absolute, has ``..``, a URL scheme or a NUL byte
-MF302  a symlink under memory/ points outside the store (never followed)
-MF303  a symlink under memory/ is broken
-MF304  a file is not valid UTF-8
-MF305  a file is larger than ``budgets.max_file_bytes``
-MF306  the tree has no memory/ folder
-MF401  a transcript is malformed (headings, turn order, id, started)
-MF402  a transcript id differs from its file name
-MF403  a transcript's (or page's) scope differs from the store's scope
-MF404  a summary has no transcript
-MF501  a deletions.jsonl line is malformed
-MF502  a forgotten page or session is back in the tree
-MF503  a forgotten phrase is back in a page or summary
+code); each has a stable code (the table is in ``memoryfs.findings``), a message
+and a one-line fix hint. The deletion log's rules live in ``memoryfs.tombstones``.
 
 ``deletions.jsonl`` lines: ``{"kind": "page"|"session", "id": ...}`` or
 ``{"kind": "phrase", "hash": H, "words": N}`` with H = ``phrase_hash`` of the N
@@ -47,8 +16,6 @@ them in its own commit, and validation guards what Dream writes.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
-import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -56,47 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from memoryfs.errors import PageError
+from memoryfs.findings import CODES, Finding
 from memoryfs.links import extract
 from memoryfs.page import REQUIRED_KEYS, Page, parse_page, split_frontmatter
 from memoryfs.store import Store
+from memoryfs.tombstones import normalize_words, phrase_hash, tombstone_findings
 from memoryfs.transcript import Transcript, parse_transcript
 
 __all__ = ["CODES", "Finding", "validate_store", "normalize_words", "phrase_hash"]
 
-CODES: dict[str, str] = {  # code -> one-line fix hint
-    "MF001": "start the file with a '---' line, the YAML keys, then a closing '---'",
-    "MF002": "fix the YAML between the '---' lines (quote values holding ':' or '#')",
-    "MF003": "write the frontmatter as 'key: value' lines",
-    "MF004": "add the key to the frontmatter",
-    "MF005": "use a string id, ISO dates (YYYY-MM-DD), a list of strings for aliases, "
-    "status current or superseded",
-    "MF006": "rename the file or set id to the file name without .md",
-    "MF007": "give each page a unique id (merge the pages or rename one)",
-    "MF008": "remove the alias or link to the page by its id",
-    "MF101": "add a 'sources' list naming the cited transcript turns",
-    "MF102": "write sources as a list of mappings with id, ref, at, hash",
-    "MF103": "number the sources 1, 2, 3... each once",
-    "MF104": "use ref: sessions/transcripts/<session>.md#tN",
-    "MF105": "use at: YYYY-MM-DD and a quoted hex hash (memoryfs hashing.turn_hash)",
-    "MF106": "add a matching entry to 'sources' or fix the number",
-    "MF107": "point the ref at an existing transcript or drop the citation",
-    "MF108": "point the ref at an existing turn anchor",
-    "MF109": "re-check the claim against the turn and update the hash, or drop the citation",
-    "MF201": "create the page, add an alias, or fix the link target",
-    "MF301": "use a path relative to memory/ without '..' or a scheme",
-    "MF302": "replace the symlink with the file itself",
-    "MF303": "remove the broken symlink",
-    "MF304": "re-save the file as UTF-8",
-    "MF305": "split the file or raise budgets.max_file_bytes in memory.toml",
-    "MF306": "create memory/ (memoryfs init) or validate the store root",
-    "MF401": "fix the turn headings: '## tN · speaker · ISO-time', numbered from t1",
-    "MF402": "rename the file or set id to the file name without .md",
-    "MF403": "move the file to the store of its scope or fix its scope",
-    "MF404": "delete the summary or restore its transcript",
-    "MF501": 'write one JSON object per line: {"kind": "page"|"session"|"phrase", ...}',
-    "MF502": "delete it again (memoryfs forget); forgotten items must not come back",
-    "MF503": "remove the forgotten words from the text",
-}
 _PAGE_LAYERS = ("knowledge/", "notes/")
 _SUMMARIES = "sessions/summaries/"
 _TRANSCRIPTS = "sessions/transcripts/"
@@ -107,28 +42,6 @@ _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://|^(?:file|data|javascript|m
 _WORD_RE = re.compile(r"\w+")
 _LINE_PREFIX_RE = re.compile(r"^(\d+): ")
 _STATUSES = ("current", "superseded")
-
-
-@dataclass(frozen=True)
-class Finding:
-    path: str  # relative to the validated root, posix (memory/knowledge/people/ana.md)
-    line: int  # 1-based; 0 when not line-specific
-    code: str
-    message: str
-    hint: str
-
-    def format(self) -> str:
-        return f"{self.path}:{self.line}: {self.code} {self.message} ({self.hint})"
-
-
-def normalize_words(text: str) -> list[str]:
-    """Lowercased words of ``text`` (split on non-word characters), as forget hashes them."""
-    return _WORD_RE.findall(text.lower())
-
-
-def phrase_hash(words: list[str]) -> str:
-    """sha256 hex of the normalized words joined by single spaces."""
-    return hashlib.sha256(" ".join(words).encode("utf-8")).hexdigest()
 
 
 @dataclass
@@ -163,7 +76,8 @@ def validate_store(store: Store, root: Path | None = None) -> list[Finding]:
         return run.findings
     _walk(run, mem)
     _check_pages(run)
-    _check_deletions(run)
+    if run.deletions:
+        _check_deletions(run, run.deletions)
     return sorted(run.findings, key=lambda f: (f.path, f.line, f.code, f.message))
 
 
@@ -484,9 +398,7 @@ def _check_ref(run: _Run, rel: str, line: int, ref: Any, digest: str | None) -> 
 # -- the deletion log ----------------------------------------------------------
 
 
-def _check_deletions(run: _Run) -> None:
-    if not run.deletions:
-        return
+def _check_deletions(run: _Run, log: str) -> None:
     pages: dict[str, list[str]] = {}
     for rel in run.page_files:
         pages.setdefault(_stem(rel), []).append(rel)
@@ -495,62 +407,6 @@ def _check_deletions(run: _Run) -> None:
     sessions: dict[str, list[str]] = {}
     for rel in [*run.transcripts, *run.summaries]:
         sessions.setdefault(_stem(rel), []).append(rel)
-    phrases: dict[int, dict[str, int]] = {}  # words -> hash -> log line
-    for n, raw in enumerate(run.deletions.split("\n"), start=1):
-        if not raw.strip():
-            continue
-        entry = _deletion_entry(raw)
-        if isinstance(entry, str):
-            run.add("deletions.jsonl", n, "MF501", entry)
-        elif entry["kind"] == "phrase":
-            phrases.setdefault(entry["words"], {}).setdefault(entry["hash"], n)
-        else:
-            kind, did = entry["kind"], entry["id"]
-            for rel in sorted(set((pages if kind == "page" else sessions).get(did, []))):
-                run.add(rel, 0, "MF502", f"{kind} {did!r} was forgotten (deletions.jsonl line {n})")
-    if phrases:
-        for rel in [*run.pages, *run.summaries]:
-            for line, n in _phrase_hits(run.texts[rel], phrases):
-                run.add(rel, line, "MF503", f"forgotten phrase is back (deletions.jsonl line {n})")
-
-
-def _deletion_entry(raw: str) -> dict[str, Any] | str:
-    """The parsed entry, or why it is malformed."""
-    try:
-        entry = json.loads(raw)
-    except ValueError as exc:
-        return f"not valid JSON: {exc.args[0] if exc.args else exc}"
-    except RecursionError:
-        return "not valid JSON: nested too deeply"
-    if not isinstance(entry, dict):
-        return "not a JSON object"
-    kind = entry.get("kind")
-    if kind in ("page", "session"):
-        if not isinstance(entry.get("id"), str) or not entry["id"]:
-            return f"a {kind} entry needs a string 'id'"
-    elif kind == "phrase":
-        words, digest = entry.get("words"), entry.get("hash")
-        if isinstance(words, bool) or not isinstance(words, int) or words < 1:
-            return "a phrase entry needs 'words', a positive integer"
-        if not isinstance(digest, str) or not re.fullmatch(r"[0-9a-f]{64}", digest):
-            return "a phrase entry needs 'hash', 64 lowercase hex digits"
-    else:
-        return f"unknown kind {kind!r} (use page, session or phrase)"
-    return entry
-
-
-def _phrase_hits(text: str, phrases: dict[int, dict[str, int]]) -> list[tuple[int, int]]:
-    """(file line, log line) of the first occurrence of each forgotten phrase in ``text``."""
-    words: list[str] = []
-    lines: list[int] = []
-    for i, line in enumerate(text.split("\n"), start=1):
-        found = normalize_words(line)
-        words += found
-        lines += [i] * len(found)
-    hits: dict[str, tuple[int, int]] = {}
-    for size, wanted in phrases.items():
-        for i in range(len(words) - size + 1):
-            digest = phrase_hash(words[i : i + size])
-            if digest in wanted and digest not in hits:
-                hits[digest] = (lines[i], wanted[digest])
-    return sorted(hits.values())
+    texts = {rel: run.texts[rel] for rel in [*run.pages, *run.summaries]}
+    for rel, line, code, message in tombstone_findings(log, pages, sessions, texts):
+        run.add(rel, line, code, message)

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import memoryfs.validate as validate_mod
+import memoryfs.findings as findings_mod
 from memoryfs.config import load_config
 from memoryfs.hashing import turn_hash
 from memoryfs.store import Store
@@ -53,7 +53,7 @@ def test_each_case_exercises_its_rule(case: str) -> None:
 def test_every_code_has_a_case_and_is_documented() -> None:
     covered = {c.split("-", 1)[0].upper() for c in CASES if c != "clean"} | SYMLINK_CODES
     assert covered == set(CODES)
-    doc = validate_mod.__doc__ or ""
+    doc = findings_mod.__doc__ or ""
     for code in CODES:
         assert re.search(rf"^{code}  ", doc, re.M), code
 
