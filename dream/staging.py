@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dream.errors import DreamError, RunNotFound
+from dream.runlog import read_record
 from memoryfs.hashing import content_hash
-from memoryfs.store import DEFAULT_AUTHOR, Store
+from memoryfs.store import DEFAULT_AUTHOR, Store, remove_stale_lock
 
 __all__ = [
     "BRANCH_PREFIX",
@@ -175,6 +176,16 @@ def _drop_worktree(store: Store, path: Path) -> None:
     git_proc(store.root, "worktree", "prune")
 
 
+def _registered(path: Path) -> bool:
+    """Whether the worktree at ``path`` and its entry in ``.git/worktrees`` name each other
+    (``git worktree move`` renames the folder first, then updates the entry)."""
+    try:
+        admin = Path((path / ".git").read_text().removeprefix("gitdir:").strip())
+        return Path((admin / "gitdir").read_text().strip()) == path / ".git"
+    except OSError:
+        return False
+
+
 def _branch_tip(store: Store, run_id: str) -> str:
     ref = f"refs/heads/{branch_name(run_id)}"
     return run_git(store.root, "rev-parse", "--verify", "--quiet", ref, check=False).strip()
@@ -281,19 +292,100 @@ def kept_runs(store: Store) -> list[str]:
 
 def cleanup_stale(store: Store, target: str) -> list[str]:
     """Remove what crashed runs left (call with the run lock held): their worktrees,
-    and their branches when those hold no commit of their own. Returns the run ids
-    whose worktrees were removed."""
-    removed: list[str] = []
+    and their branches when those hold no commit of their own or the run died
+    before it could keep one. Returns the run ids whose worktrees were removed."""
     folder = _worktrees_dir(store)
-    if folder.is_dir():
-        for entry in sorted(folder.iterdir()):
-            if entry.name == SPARE:
-                continue
-            removed.append(entry.name)
-            _drop_worktree(store, entry)
-    git_proc(store.root, "worktree", "prune")
+    stale = {p.name: p for p in folder.iterdir()} if folder.is_dir() else {}
+    listing = run_git(store.root, "worktree", "list", "--porcelain")
+    for line in listing.splitlines():  # also those killed before their folder was made
+        path = Path(line.removeprefix("worktree "))
+        if line.startswith("worktree ") and path.parent == folder:
+            stale.setdefault(path.name, path)
+    stale.pop(SPARE, None)
+    removed = sorted(stale)
     for run_id in removed:
+        # 'git worktree add' keeps a worktree locked until it is set up: unlock, or
+        # prune would keep it (and its branch checked out) forever.
+        git_proc(store.root, "worktree", "unlock", str(stale[run_id]))
+        _drop_worktree(store, stale[run_id])
+    git_proc(store.root, "worktree", "prune")
+    spare = folder / SPARE
+    if spare.exists() and not _registered(spare):  # killed while being parked
+        _drop_worktree(store, spare)
+    tips = {run_id: _branch_tip(store, run_id) for run_id in removed}
+    interrupted = [t for t in tips.values() if t and not is_ancestor(store.root, t, target)]
+    locks = _git_locks(store)
+    if interrupted or locks:
+        with store.lock("write"):
+            for lock in locks:  # a git killed with the run leaves its lock files
+                remove_stale_lock(lock)
+            _undo_interrupted_sync(store, interrupted)
+    for run_id in kept_runs(store):
         tip = _branch_tip(store, run_id)
-        if tip and is_ancestor(store.root, tip, target):  # the branch holds no commit of its own
+        # A branch kept on purpose (review, gate failure, an error after the commit)
+        # always has its run record; a run killed before writing one is redone by
+        # the next run, so its commit is not worth keeping. A branch the target
+        # already contains holds nothing of its own (killed before deleting it).
+        crashed = run_id in removed and read_record(store, run_id) is None
+        if tip and (crashed or is_ancestor(store.root, tip, target)):
             run_git(store.root, "branch", "-D", "--quiet", branch_name(run_id), check=False)
     return removed
+
+
+_NO_BLOB = "0" * 40
+
+
+def _undo_interrupted_sync(store: Store, tips: list[str]) -> None:
+    """Put back the live files a killed sync left half-moved (hold the write lock).
+
+    ``git merge --ff-only`` writes the working tree and the index before it moves
+    the branch, one file at a time and not atomically, so a sync killed midway
+    leaves ``.git/index.lock`` and files of the run's commit (whole, cut short or
+    not yet re-created) in the live tree while the target stays where it was;
+    every later fast-forward would refuse them as local edits. A file goes back
+    to ``HEAD`` only when it is missing or holds a prefix of what one of ``tips``
+    (the commits of crashed runs) has there, so a user's own edits stay.
+    """
+    odb = store.repo.odb
+    for tip in tips:
+        out = run_git(store.root, "diff", "--raw", "-z", "--no-renames", "--no-abbrev", "HEAD", tip)
+        fields = out.split("\0")
+        restore: list[str] = []
+        drop: list[str] = []
+        for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+            parts = meta.split()
+            if len(parts) < 5:
+                continue
+            old, new = parts[2], parts[3]
+            live = _live_bytes(store.root / path)
+            if live is None:
+                left = old != _NO_BLOB  # removed before being written again
+            else:
+                left = new != _NO_BLOB and odb.stream(bytes.fromhex(new)).read().startswith(live)
+            if left:
+                (drop if old == _NO_BLOB else restore).append(path)
+        for path in drop:
+            (store.root / path).unlink(missing_ok=True)
+        for i in range(0, len(drop), 500):
+            run_git(
+                store.root, "rm", "--cached", "-q", "--ignore-unmatch", "--", *drop[i : i + 500]
+            )
+        for i in range(0, len(restore), 500):
+            run_git(store.root, "checkout", "HEAD", "--", *restore[i : i + 500])
+
+
+def _git_locks(store: Store) -> list[Path]:
+    """Lock files of the store's index and refs (``index.lock``, ``refs/heads/main.lock``)."""
+    git_dir = store.root / ".git"
+    locks = sorted(git_dir.glob("*.lock"))
+    for dirpath, _, names in os.walk(git_dir / "refs"):
+        locks += [Path(dirpath, n) for n in sorted(names) if n.endswith(".lock")]
+    return locks
+
+
+def _live_bytes(path: Path) -> bytes | None:
+    """The file at ``path`` (never through a symlink); None when there is none."""
+    try:
+        return None if path.is_symlink() or not path.is_file() else path.read_bytes()
+    except OSError:
+        return None

@@ -11,15 +11,24 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from cli.memoryfs_app import app
+from cli.memoryfs_app import app as memoryfs_app
 
 __all__ = ["fork_cli", "wait_exit", "wait_group_gone"]
 
 
-def fork_cli(args: list[str], barrier: int | None = None, stderr: Path | None = None) -> int:
-    """Start ``memoryfs *args`` in a child; returns its pid (= its process group id).
+def fork_cli(
+    args: list[str],
+    barrier: int | None = None,
+    stderr: Path | None = None,
+    app: Callable[..., Any] = memoryfs_app,
+    prog_name: str = "memoryfs",
+) -> int:
+    """Start ``memoryfs *args`` (or ``app``: ``dream *args``) in a child; returns its pid
+    (= its process group id).
 
     With ``barrier`` (a pipe's read end), the child waits for one byte first, so
     several children can be released at once.
@@ -37,7 +46,7 @@ def fork_cli(args: list[str], barrier: int | None = None, stderr: Path | None = 
             os.dup2(devnull, 1)
             os.dup2(err, 2)
             try:
-                app(args, prog_name="memoryfs")
+                app(args, prog_name=prog_name)
                 code = 0
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else 1

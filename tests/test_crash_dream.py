@@ -1,0 +1,738 @@
+"""Crash safety of ``dream run`` and ``memoryfs materialize``: SIGKILL at many points.
+
+Each kill point forks a child running the real command (``forkrun.fork_cli``: its
+own session, so killing the group also kills the git processes it started, as a
+crash of the whole service would; a plain kill leaves a git child to finish on
+its own). The child dies by SIGKILL at a phase boundary, the moment an outside
+observer sees it happen (the lock taken, the worktree or the branch created,
+summaries and pages appearing in the staged tree, Git's index.lock in the
+worktree or the store, the branch or ``main`` moving, the worktree parked, the
+run record), or after a random delay inside a phase. There is no fault hook or
+pause in the product code.
+
+After every kill: ``git fsck`` is clean; ``main`` is a valid commit whose tree
+passes ``memoryfs validate``; every transcript is byte-identical to its input (no
+turn lost or changed); the ``dream`` lock is free at once; and the next
+``dream run`` completes with the same tree as a run that was never interrupted,
+a clean live tree, no stale worktree, branch or ``index.lock``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import random
+import shutil
+import signal
+import sqlite3
+import subprocess
+import tarfile
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from forkrun import fork_cli, wait_exit, wait_group_gone
+
+from cli.dream_app import app as dream_app
+from dream.errors import DreamError
+from dream.run import RunOptions, load_engine, run_dream
+from dream.skills import approve
+from dream.staging import kept_runs
+from memoryfs.ingest import ingest
+from memoryfs.materialize import MANIFEST, blob_hash, materialize
+from memoryfs.search import INDEX_NAME, SearchIndex
+from memoryfs.store import Store, init_store
+from memoryfs.transcript import Turn, parse_transcript, render_transcript
+from memoryfs.validate import validate_store
+
+pytest.importorskip("dream.engines.embedded")
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_memory" / "transcripts"
+FIRST, LATER = 4, 4  # sessions dreamed before the kill runs, sessions the kill runs dream
+GROWN = 1  # index of a dreamed session that gains a turn before the kill runs
+
+
+def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", "-C", str(root), *args], capture_output=True, text=True, check=check
+    )
+
+
+def _out(root: Path, *args: str) -> str:
+    return _git(root, *args).stdout.strip()
+
+
+# -- the stores ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Setup:
+    spare: Path  # a dreamed store with pending work and the last run's parked worktree
+    fresh: Path  # the same without the parked worktree (the run adds a new one)
+    base: str  # main in both
+    tree: str  # main:memory after an uninterrupted run (receipts differ in run id and time)
+    transcripts: dict[str, bytes]  # path -> bytes in main (Dream never changes them)
+    duration: float  # an uninterrupted forked run, start to exit
+
+
+def _grow(store: Store, sid: str, folder: Path) -> None:
+    t = parse_transcript(store.transcript_path(sid).read_text(encoding="utf-8"))
+    extra = Turn(
+        n=len(t.turns) + 1,
+        speaker="user",
+        ts=t.turns[-1].ts,
+        text="One more thing: the review meeting moved to Thursday with Marta.",
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{sid}.md"
+    path.write_text(render_transcript(t.__class__(**{**t.__dict__, "turns": (*t.turns, extra)})))
+    ingest(store, [path])
+
+
+def _transcripts(root: Path, rev: str = "main") -> dict[str, bytes]:
+    names = _out(root, "ls-tree", "-r", "--name-only", rev, "memory/sessions/transcripts/")
+    return {
+        name: subprocess.run(
+            ["git", "-C", str(root), "show", f"{rev}:{name}"], capture_output=True, check=True
+        ).stdout
+        for name in names.split()
+        if name.endswith(".md")
+    }
+
+
+def _copy_store(src: Path, dest: Path) -> None:
+    """A copy of a store whose parked worktree (if any) belongs to the copy."""
+    shutil.copytree(src, dest, symlinks=True)
+    spare = dest / ".dream/worktrees/.spare"
+    if spare.exists():  # its links still name the original: point them at the copy
+        # (by hand: 'git worktree repair' would re-point the original at the copy)
+        admin = (
+            dest
+            / ".git/worktrees"
+            / Path((spare / ".git").read_text().split(":", 1)[1].strip()).name
+        )
+        (spare / ".git").write_text(f"gitdir: {admin}\n")
+        (admin / "gitdir").write_text(f"{spare / '.git'}\n")
+
+
+def _fork_dream(store: Path) -> int:
+    return fork_cli(["run", "--store", str(store)], app=dream_app, prog_name="dream")
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory) -> Setup:
+    folder = tmp_path_factory.mktemp("dream-crash")
+    sessions = sorted(SAMPLE.glob("*.md"))
+    store = init_store(folder / "spare", "dana", "atlas")
+    approve(store, by="tests")
+    ingest(store, sessions[:FIRST])
+    engine = load_engine()
+    assert run_dream(store, engine).status == "committed"
+    ingest(store, sessions[FIRST : FIRST + LATER])
+    _grow(store, sessions[GROWN].stem, folder / "grown")
+    base = store.head()
+    fresh = folder / "fresh"
+    _copy_store(store.root, fresh)
+    _git(fresh, "worktree", "remove", "--force", str(fresh / ".dream/worktrees/.spare"))
+    _git(fresh, "worktree", "prune")
+    # the reference: an uninterrupted forked run, timed (for the random kill points)
+    reference = folder / "reference"
+    _copy_store(store.root, reference)
+    start = time.monotonic()
+    pid = _fork_dream(reference)
+    assert wait_exit(pid) == 0
+    duration = time.monotonic() - start
+    tree = _out(reference, "rev-parse", "main:memory")
+    # a run from a fresh worktree gives the same tree
+    other = folder / "other"
+    _copy_store(fresh, other)
+    assert run_dream(Store.open(other), engine).status == "committed"
+    assert _out(other, "rev-parse", "main:memory") == tree
+    return Setup(store.root, fresh, base, tree, _transcripts(store.root), duration)
+
+
+# -- observers: the moment a step happens ------------------------------------------------
+
+
+def _observer(event: str, store: Path, pid: int, base: str) -> Callable[[], bool]:
+    """A predicate that turns true when ``event`` has happened in ``store``."""
+    git_dir = store / ".git"
+    worktrees = store / ".dream/worktrees"
+    heads = git_dir / "refs/heads"
+
+    def run_dirs() -> list[Path]:
+        try:
+            return [worktrees / n for n in os.listdir(worktrees) if n != ".spare"]
+        except FileNotFoundError:
+            return []
+
+    def branches() -> list[Path]:
+        try:
+            return [heads / "dream" / n for n in os.listdir(heads / "dream")]
+        except FileNotFoundError:
+            return []
+
+    def read(path: Path) -> str:
+        try:
+            return path.read_text().strip()
+        except OSError:
+            return ""
+
+    if event == "lock":
+        lock = store / ".memoryfs/locks/dream.lock"
+        return lambda: read(lock) == str(pid)
+    if event == "worktree":
+        return lambda: bool(run_dirs())
+    if event == "branch":
+        return lambda: bool(branches())
+    if event.startswith("staged>="):  # k new files (summaries, pages) in the staged tree
+        k = int(event.split(">=")[1])
+        summaries = "memory/sessions/summaries"
+        before = len(_out(store, "ls-tree", "--name-only", base, f"{summaries}/").split())
+
+        def staged() -> bool:
+            dirs = run_dirs()
+            with contextlib.suppress(FileNotFoundError):
+                return bool(dirs) and len(os.listdir(dirs[0] / summaries)) - 1 >= before + k
+            return False
+
+        return staged
+    if event == "worktree-index.lock":
+        admin = git_dir / "worktrees"
+
+        def locked() -> bool:
+            with contextlib.suppress(FileNotFoundError):
+                return any((admin / n / "index.lock").exists() for n in os.listdir(admin))
+            return False
+
+        return locked
+    if event == "branch-moved":
+        return lambda: any(read(b) not in ("", base) for b in branches())
+    if event == "index.lock":
+        return lambda: (git_dir / "index.lock").exists()
+    if event == "main-moved":
+        return lambda: read(heads / "main") not in ("", base)
+    if event == "parked":
+        seen = [False]
+
+        def parked() -> bool:
+            seen[0] = seen[0] or bool(run_dirs())
+            return seen[0] and not run_dirs()
+
+        return parked
+    if event == "record":
+        runs = store / ".dream/runs"
+        before_runs = set(os.listdir(runs)) if runs.is_dir() else set()
+        return lambda: runs.is_dir() and bool(set(os.listdir(runs)) - before_runs)
+    raise ValueError(event)
+
+
+EVENTS = [
+    "lock",
+    "worktree",
+    "branch",
+    "staged>=1",
+    "staged>=3",
+    "worktree-index.lock",
+    "branch-moved",
+    "index.lock",
+    "main-moved",
+    "parked",
+    "record",
+]
+
+
+@dataclass(frozen=True)
+class KillPoint:
+    event: str  # an observable step, or "timer" (a random moment of the run)
+    delay: float  # extra seconds after the event
+    group: bool  # kill the whole process group (git children too)
+    fresh: bool  # start without a parked worktree
+
+    def label(self) -> str:
+        where = "fresh" if self.fresh else "spare"
+        return f"{self.event}+{self.delay * 1000:.1f}ms/{'group' if self.group else 'pid'}/{where}"
+
+
+def kill_points(setup: Setup, n: int, seed: int) -> list[KillPoint]:
+    rng = random.Random(seed)
+    points = []
+    for i in range(n):
+        group, fresh = bool(i % 2), bool((i // 2) % 2)
+        if i % 3 == 2:
+            points.append(KillPoint("timer", rng.uniform(0.0, setup.duration), group, fresh))
+        else:
+            event = EVENTS[(i - i // 3) % len(EVENTS)]
+            delay = rng.choice([0.0, 0.0, 0.001, 0.005, 0.02])
+            points.append(KillPoint(event, delay, group, fresh))
+    return points
+
+
+# -- one kill and its checks -------------------------------------------------------------
+
+
+def _kill_at(point: KillPoint, store: Path, base: str) -> str:
+    """Run ``dream run`` on ``store`` and kill it at ``point``: "killed" or "finished"."""
+    pid = _fork_dream(store)
+    fired = (lambda: True) if point.event == "timer" else _observer(point.event, store, pid, base)
+    return _kill_when(pid, fired, point)
+
+
+def _kill_when(pid: int, fired: Callable[[], bool], point: KillPoint) -> str:
+    """SIGKILL the child ``point.delay`` seconds after ``fired()`` turns true."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if fired():
+            if point.delay:
+                time.sleep(point.delay)
+            break
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return "finished"
+        time.sleep(0.0005)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL) if point.group else os.kill(pid, signal.SIGKILL)
+    code = wait_exit(pid)
+    _wait_group_dead(pid)  # a git child of a plain kill finishes on its own
+    return "killed" if code == -signal.SIGKILL else "finished"
+
+
+def _wait_group_dead(pgid: int, timeout: float = 10.0) -> None:
+    """Wait until no process of the group is alive (orphaned zombies wait for init to
+    reap them, which can take seconds: ``forkrun.wait_group_gone`` waits for that)."""
+    if not Path("/proc/self/stat").exists():
+        wait_group_gone(pgid, timeout)
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        alive = False
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            with contextlib.suppress(OSError):
+                # "pid (comm) state ppid pgrp ...": comm may hold spaces, so split after ")"
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+                if int(fields[2]) == pgid and fields[0] != "Z":
+                    alive = True
+                    break
+        if not alive:
+            return
+        time.sleep(0.005)
+    os.killpg(pgid, signal.SIGKILL)
+
+
+def _validate_rev(store: Path, rev: str, scratch: Path) -> None:
+    """``memoryfs validate`` on the tree of ``rev`` (not the live tree)."""
+    data = subprocess.run(
+        ["git", "-C", str(store), "archive", "--format=tar", rev], capture_output=True, check=True
+    ).stdout
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir(parents=True)
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(scratch, filter="data")
+    findings = validate_store(Store.open(scratch))
+    assert findings == [], [f.format() for f in findings]
+
+
+def _check_after_kill(store: Path, setup: Setup, scratch: Path) -> None:
+    fsck = _git(store, "fsck", "--no-progress", check=False)
+    assert fsck.returncode == 0, fsck.stderr
+    main = _out(store, "rev-parse", "--verify", "main^{commit}")
+    assert main == setup.base or _out(store, "rev-parse", "main~1") == setup.base
+    _validate_rev(store, "main", scratch)
+    assert _transcripts(store) == setup.transcripts  # no turn lost or changed, in main
+    for rel, data in setup.transcripts.items():  # nor in the live tree
+        assert (store / rel).read_bytes() == data, rel
+    # the dream lock died with the process
+    with Store.open(store).lock("dream", timeout=1.0):
+        pass
+
+
+def _recover_and_compare(store: Path, setup: Setup) -> str:
+    s = Store.open(store)
+    result = run_dream(s, load_engine())
+    assert result.status in ("committed", "nothing-pending"), result
+    assert _out(store, "rev-parse", "main:memory") == setup.tree
+    assert _out(store, "rev-parse", "main~1") == setup.base  # one dream commit, never two
+    status = _out(store, "status", "--porcelain", "--untracked-files=all")
+    assert all(line.startswith("?? .dream/receipts/") for line in status.splitlines()), status
+    assert not (store / ".git/index.lock").exists()
+    assert kept_runs(s) == []
+    parked = os.listdir(store / ".dream/worktrees")
+    assert parked in ([], [".spare"])  # at most the parked worktree of the last run
+    worktrees = _out(store, "worktree", "list", "--porcelain").count("worktree ")
+    assert worktrees == 1 + len(parked)
+    assert validate_store(s) == []
+    return result.status
+
+
+def run_kills(setup: Setup, tmp_path: Path, points: list[KillPoint]) -> dict[str, int]:
+    tmp_path.mkdir(exist_ok=True)
+    outcomes = {"killed": 0, "finished": 0, "landed-before-kill": 0}
+    for i, point in enumerate(points):
+        store = tmp_path / f"run-{i}"
+        t0 = time.monotonic()
+        _copy_store(setup.fresh if point.fresh else setup.spare, store)
+        outcome = _kill_at(point, store, setup.base)
+        outcomes[outcome] += 1
+        t1 = time.monotonic()
+        try:
+            _check_after_kill(store, setup, tmp_path / "scratch")
+            t2 = time.monotonic()
+            if _recover_and_compare(store, setup) == "nothing-pending":
+                outcomes["landed-before-kill"] += 1
+        except AssertionError as exc:
+            raise AssertionError(f"kill point {i} {point.label()} ({outcome}): {exc}") from exc
+        if os.environ.get("CRASH_DEBUG"):
+            print(
+                f"{i:3} {point.label():40} {outcome} run {t1 - t0:.2f}s "
+                f"check {t2 - t1:.2f}s recover {time.monotonic() - t2:.2f}s"
+            )
+        shutil.rmtree(store)
+    return outcomes
+
+
+def in_two_processes(
+    run: Callable[[Path, list[KillPoint]], dict[str, int]], tmp_path: Path, points: list[KillPoint]
+) -> dict[str, int]:
+    """Half the points in a forked worker, half here: a kill point mostly waits on one
+    child, so two at a time keep both cores busy."""
+    out = tmp_path / "worker.json"
+    pid = os.fork()
+    if pid == 0:  # the worker: never return into pytest
+        code = 1
+        try:
+            out.write_text(json.dumps({"ok": run(tmp_path / "w1", points[1::2])}))
+            code = 0
+        except BaseException:
+            out.write_text(json.dumps({"error": traceback.format_exc()}))
+        finally:
+            os._exit(code)
+    try:
+        mine = run(tmp_path / "w0", points[0::2])
+    finally:
+        wait_exit(pid)
+    theirs = json.loads(out.read_text())
+    if "error" in theirs:
+        pytest.fail(f"in the worker process: {theirs['error']}")
+    return {k: v + theirs["ok"][k] for k, v in mine.items()}
+
+
+def test_dream_run_survives_sigkill_at_12_points(setup: Setup, tmp_path: Path) -> None:
+    points = [KillPoint(e, 0.0, i % 2 == 1, i % 4 >= 2) for i, e in enumerate(EVENTS)]
+    points.append(KillPoint("timer", setup.duration / 2, True, False))
+    outcomes = in_two_processes(lambda tmp, pts: run_kills(setup, tmp, pts), tmp_path, points)
+    print(f"dream kill points: {len(points)} {outcomes}")
+    assert outcomes["killed"] >= 10
+
+
+@pytest.mark.slow
+def test_dream_run_survives_sigkill_at_40_more_points(setup: Setup, tmp_path: Path) -> None:
+    points = kill_points(setup, 40, seed=7)
+    outcomes = in_two_processes(lambda tmp, pts: run_kills(setup, tmp, pts), tmp_path, points)
+    print(f"dream kill points: {len(points)} {outcomes}")
+    assert outcomes["killed"] >= 32
+
+
+# -- regressions found by the kill runs ---------------------------------------------------
+
+
+def _crashed_run(setup: Setup, store: Path) -> tuple[str, str]:
+    """What a run killed after its commit leaves: its branch (one commit on the base),
+    its worktree, no run record. Returns (run id, commit)."""
+    _copy_store(setup.spare, store)
+    kept = run_dream(Store.open(store), load_engine(), RunOptions(review=True))
+    assert kept.status == "review"
+    (store / ".dream/runs" / f"{kept.run_id}.json").unlink()
+    wt = store / ".dream/worktrees" / kept.run_id
+    _git(store, "worktree", "add", "-q", str(wt), f"dream/{kept.run_id}")
+    return kept.run_id, kept.commit
+
+
+def _old_lock(path: Path) -> None:
+    path.write_bytes(b"")
+    os.utime(path, (time.time() - 5, time.time() - 5))
+
+
+def test_the_branch_of_a_run_killed_after_its_commit_is_removed_by_the_next_run(
+    setup: Setup, tmp_path: Path
+) -> None:
+    """A kill between the branch commit and the sync left a 'kept' branch forever."""
+    store = tmp_path / "store"
+    run_id, _ = _crashed_run(setup, store)
+    s = Store.open(store)
+    assert kept_runs(s) == [run_id]
+    _recover_and_compare(store, setup)
+
+
+def test_a_branch_kept_for_review_stays(setup: Setup, tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    _copy_store(setup.spare, store)
+    kept = run_dream(Store.open(store), load_engine(), RunOptions(review=True))
+    assert run_dream(Store.open(store), load_engine()).status == "committed"
+    assert kept_runs(Store.open(store)) == [kept.run_id]
+
+
+def _half_synced(setup: Setup, store: Path) -> tuple[list[str], list[str]]:
+    """A store whose sync (``git merge --ff-only``) was killed midway: index.lock and
+    some of the run's files (whole, cut short, not yet re-created) in the live tree.
+    Returns the added and the modified paths of the run's commit."""
+    _, commit = _crashed_run(setup, store)
+    diff = _out(store, "diff", "--name-status", "--no-renames", "main", commit).splitlines()
+    added = [line.split("\t")[1] for line in diff if line.startswith("A")]
+    modified = [line.split("\t")[1] for line in diff if line.startswith("M")]
+    assert len(added) >= 3 and len(modified) >= 2
+    for rel, cut in zip(added[:3], (1.0, 0.5, 0.0), strict=True):
+        data = subprocess.run(
+            ["git", "-C", str(store), "show", f"{commit}:{rel}"], capture_output=True
+        ).stdout
+        (store / rel).write_bytes(data[: int(len(data) * cut)])
+    (store / modified[0]).unlink()
+    _old_lock(store / ".git/index.lock")
+    return added, modified
+
+
+def test_a_sync_killed_while_checking_out_is_undone_and_the_next_run_lands(
+    setup: Setup, tmp_path: Path
+) -> None:
+    """What a killed sync left in the live tree made every later sync refuse to move main
+    ('local edits', 'Unable to create index.lock')."""
+    store = tmp_path / "store"
+    _half_synced(setup, store)
+    _recover_and_compare(store, setup)
+
+
+def test_undoing_a_killed_sync_keeps_a_users_own_edits(setup: Setup, tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    added, modified = _half_synced(setup, store)
+    mine = store / modified[1]
+    mine.write_text(mine.read_text() + "\na user's own edit\n")
+    with pytest.raises(DreamError, match="was not moved"):  # as for any local edit
+        run_dream(Store.open(store), load_engine())
+    assert "a user's own edit" in mine.read_text()
+    assert not (store / ".git/index.lock").exists()
+    for rel in [*added[:3], modified[0]]:  # the killed sync's leftovers are gone
+        assert _git(store, "diff", "--quiet", "HEAD", "--", rel, check=False).returncode == 0
+        assert not _out(store, "status", "--porcelain", "--", rel)
+
+
+def test_a_worktree_killed_while_being_added_is_unlocked_and_removed(
+    setup: Setup, tmp_path: Path
+) -> None:
+    """'git worktree add' killed midway left a locked entry: prune kept it, and its
+    branch (checked out there) could never be deleted."""
+    store = tmp_path / "store"
+    _copy_store(setup.fresh, store)
+    path = store / ".dream/worktrees/20260101T0000-abcdef"
+    _git(store, "worktree", "add", "-q", "-b", "dream/20260101T0000-abcdef", str(path), "main")
+    _git(store, "worktree", "lock", "--reason", "initializing", str(path))
+    shutil.rmtree(path)
+    _recover_and_compare(store, setup)
+
+
+def test_stale_ref_locks_and_a_half_parked_worktree_are_recovered(
+    setup: Setup, tmp_path: Path
+) -> None:
+    """A run killed while deleting its branch left refs/heads/dream/<id>.lock (the branch
+    stayed forever); one killed while parking its worktree left a folder Git no longer
+    knows."""
+    store = tmp_path / "store"
+    _copy_store(setup.spare, store)
+    _git(store, "branch", "dream/20260101T0000-abcdef", "main")
+    _old_lock(store / ".git/refs/heads/dream/20260101T0000-abcdef.lock")
+    _old_lock(store / ".git/refs/heads/main.lock")
+    spare = store / ".dream/worktrees/.spare"
+    admin = Path((spare / ".git").read_text().split(":", 1)[1].strip())
+    (admin / "gitdir").write_text(f"{store}/.dream/worktrees/20260101T0000-abcdef/.git\n")
+    _recover_and_compare(store, setup)
+    assert not list((store / ".git/refs").rglob("*.lock"))
+
+
+# -- memoryfs materialize ----------------------------------------------------------------
+
+BUDGET = 40_000  # the working set changes when the store does: files come, go and change
+
+
+@dataclass(frozen=True)
+class MSetup:
+    store: Path  # dreamed once more since the sandbox was filled (its search index too)
+    sandbox: Path  # materialized before that run
+    versions: dict[str, set[str]]  # sandbox path -> blobs it may hold (before or after)
+    files: dict[str, str]  # sandbox path -> blob after an uninterrupted materialize
+    duration: float
+
+
+def _manifest(sandbox: Path) -> dict[str, Any]:
+    data = json.loads((sandbox / MANIFEST).read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def _listed(sandbox: Path) -> dict[str, str]:
+    files = _manifest(sandbox)["files"]
+    assert isinstance(files, list)
+    return {e["path"]: e["blob"] for e in files}
+
+
+def _sandbox_files(sandbox: Path) -> dict[str, str]:
+    """path -> blob of every file under the sandbox's memory/ (temp files aside)."""
+    out = {}
+    for path in (sandbox / "memory").rglob("*"):
+        if path.is_file() and not path.name.endswith(".tmp"):
+            out[path.relative_to(sandbox).as_posix()] = blob_hash(path.read_bytes())
+    return out
+
+
+def _fork_materialize(store: Path, sandbox: Path) -> int:
+    args = ["materialize", "--store", str(store), "--to", str(sandbox)]
+    return fork_cli([*args, "--budget-bytes", str(BUDGET)])
+
+
+@pytest.fixture(scope="module")
+def msetup(setup: Setup, tmp_path_factory: pytest.TempPathFactory) -> MSetup:
+    folder = tmp_path_factory.mktemp("materialize-crash")
+    store, sandbox = folder / "store", folder / "sandbox"
+    _copy_store(setup.spare, store)
+    materialize(Store.open(store), sandbox, BUDGET)
+    before = _listed(sandbox)
+    assert run_dream(Store.open(store), load_engine()).status == "committed"
+    ref_store, ref_sandbox = folder / "ref-store", folder / "ref-sandbox"
+    _copy_store(store, ref_store)
+    shutil.copytree(sandbox, ref_sandbox)
+    start = time.monotonic()
+    assert wait_exit(_fork_materialize(ref_store, ref_sandbox)) == 0
+    duration = time.monotonic() - start
+    after = _listed(ref_sandbox)
+    assert set(after) - set(before) and set(before) - set(after)  # files come and go
+    assert any(after[p] != before[p] for p in set(after) & set(before))  # and change
+    versions = {p: {before.get(p, ""), after.get(p, "")} - {""} for p in {*before, *after}}
+    return MSetup(store, sandbox, versions, after, duration)
+
+
+M_EVENTS = ["pending", "receipts", "final"]
+
+
+def _m_observer(event: str, sandbox: Path) -> Callable[[], bool]:
+    manifest = sandbox / MANIFEST
+
+    def pending() -> bool:
+        try:
+            return '"pending"' in manifest.read_text()
+        except OSError:
+            return False
+
+    if event == "pending":
+        return pending
+    if event == "write":  # the first file created, replaced or removed in the sandbox
+        folders = [sandbox / "memory", *(p for p in (sandbox / "memory").rglob("*") if p.is_dir())]
+        before = [f.stat().st_mtime_ns for f in folders]
+
+        def changed() -> bool:
+            for folder, mtime in zip(folders, before, strict=True):
+                with contextlib.suppress(OSError):
+                    if folder.stat().st_mtime_ns != mtime:
+                        return True
+            return False
+
+        return changed
+    if event == "receipts":
+        return lambda: (sandbox / ".receipts").exists()
+    if event == "final":
+        seen = [False]
+
+        def final() -> bool:
+            now = pending()
+            seen[0] = seen[0] or now
+            return seen[0] and not now
+
+        return final
+    raise ValueError(event)
+
+
+def _check_sandbox(sandbox: Path, ms: MSetup) -> None:
+    """A manifest that parses, every listed file matching its entry, every file whole."""
+    listed = _listed(sandbox)
+    pending = {p["path"] for p in _manifest(sandbox).get("pending", [])}
+    on_disk = _sandbox_files(sandbox)
+    for path, blob in listed.items():
+        assert on_disk.get(path) == blob, f"{path}: listed {blob}, holds {on_disk.get(path)}"
+    for path, blob in on_disk.items():
+        assert path in listed or path in pending, f"{path} is in no manifest entry"
+        assert blob in ms.versions[path], f"{path} is torn or unknown"
+
+
+def _check_index(store: Path) -> None:
+    conn = sqlite3.connect(store / ".memoryfs" / INDEX_NAME)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        conn.execute("INSERT INTO fts(fts) VALUES('integrity-check')")
+    finally:
+        conn.close()
+
+
+def run_materialize_kills(ms: MSetup, tmp_path: Path, points: list[KillPoint]) -> dict[str, int]:
+    tmp_path.mkdir(exist_ok=True)
+    outcomes = {"killed": 0, "finished": 0, "mid-copy": 0}
+    for i, point in enumerate(points):
+        store, sandbox = tmp_path / f"store-{i}", tmp_path / f"sandbox-{i}"
+        _copy_store(ms.store, store)
+        shutil.copytree(ms.sandbox, sandbox)
+        pid = _fork_materialize(store, sandbox)
+        fired = (lambda: True) if point.event == "timer" else _m_observer(point.event, sandbox)
+        outcome = _kill_when(pid, fired, point)
+        outcomes[outcome] += 1
+        outcomes["mid-copy"] += "pending" in _manifest(sandbox)
+        try:
+            _check_sandbox(sandbox, ms)
+            _check_index(store)
+            s = Store.open(store)
+            materialize(s, sandbox, BUDGET)
+            assert "pending" not in _manifest(sandbox)
+            assert _listed(sandbox) == _sandbox_files(sandbox) == ms.files
+            assert not [p for p in sandbox.rglob("*.tmp")]
+            _check_index(store)
+            with SearchIndex.open(s) as idx:  # the index agrees with the files
+                stats = idx.refresh(full=True)
+                assert (stats.added, stats.changed, stats.removed) == (0, 0, 0), stats
+        except AssertionError as exc:
+            raise AssertionError(f"kill point {i} {point.label()} ({outcome}): {exc}") from exc
+        shutil.rmtree(store)
+        shutil.rmtree(sandbox)
+    return outcomes
+
+
+def materialize_points(ms: MSetup, n: int, seed: int) -> list[KillPoint]:
+    """A third at random moments, a third inside the copying (after the first write),
+    a third at the manifest's steps."""
+    rng = random.Random(seed)
+    points = []
+    for i in range(n):
+        group = bool(i % 2)
+        if i % 3 == 0:
+            points.append(KillPoint("timer", rng.uniform(0.0, ms.duration * 0.9), group, False))
+        elif i % 3 == 1:
+            points.append(KillPoint("write", rng.uniform(0.0, 0.004), group, False))
+        else:
+            event = M_EVENTS[(i // 3) % len(M_EVENTS)]
+            points.append(KillPoint(event, rng.choice([0.0, 0.0005, 0.002]), group, False))
+    return points
+
+
+def test_materialize_survives_sigkill_at_6_points(msetup: MSetup, tmp_path: Path) -> None:
+    outcomes = run_materialize_kills(msetup, tmp_path, materialize_points(msetup, 6, seed=3))
+    print(f"materialize kill points: 6 {outcomes}")
+    assert outcomes["killed"] >= 4
+
+
+@pytest.mark.slow
+def test_materialize_survives_sigkill_at_24_more_points(msetup: MSetup, tmp_path: Path) -> None:
+    points = materialize_points(msetup, 24, seed=4)
+    outcomes = in_two_processes(
+        lambda tmp, pts: run_materialize_kills(msetup, tmp, pts), tmp_path, points
+    )
+    print(f"materialize kill points: 24 {outcomes}")
+    assert outcomes["killed"] >= 16 and outcomes["mid-copy"] >= 4
