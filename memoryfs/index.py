@@ -12,13 +12,12 @@ from collections import Counter
 from dataclasses import dataclass
 
 from memoryfs.atomic import atomic_write_text
-from memoryfs.errors import MemoryFSError
+from memoryfs.index_cache import IndexCache, PageFacts
 from memoryfs.links import extract_links
 from memoryfs.page import Page
-from memoryfs.pages import iter_pages, page_index
+from memoryfs.pages import page_index
 from memoryfs.store import KNOWLEDGE_FOLDERS, Store
 from memoryfs.tokens import count_tokens, truncate_to_tokens
-from memoryfs.transcript import parse_transcript
 
 __all__ = [
     "IndexEntry",
@@ -71,44 +70,84 @@ def inbound_links(pages: list[Page]) -> Counter[str]:
     return counts
 
 
-def build_entries(store: Store) -> list[IndexEntry]:
-    pages = list(iter_pages(store, "knowledge")) + list(iter_pages(store, "notes"))
-    counts = inbound_links(pages)
+def _facts_links(facts: dict[str, PageFacts]) -> Counter[str]:
+    """Inbound link counts from cached page facts (same rule as ``inbound_links``)."""
+    by_key: dict[str, str] = {}
+    for f in facts.values():
+        by_key.setdefault(f.id, f.id)
+    for f in facts.values():
+        for alias in f.aliases:
+            by_key.setdefault(alias.lower(), f.id)
+    counts: Counter[str] = Counter()
+    for f in facts.values():
+        seen: set[str] = set()
+        for target in f.links:
+            tid = by_key.get(target) or by_key.get(target.lower())
+            if tid is not None and tid != f.id and tid not in seen:
+                seen.add(tid)
+                counts[tid] += 1
+    return counts
+
+
+def _entries(store: Store, cache: IndexCache) -> list[IndexEntry]:
+    facts: dict[str, PageFacts] = {}
+    for rel in [*store.files("knowledge"), *store.files("notes")]:
+        f = cache.page(rel)
+        if f is not None:
+            facts[rel] = f
+    counts = _facts_links(facts)
     return [
         IndexEntry(
-            path=p.path,
-            id=p.id,
-            title=p.title or p.id,
-            type=p.type,
-            summary=" ".join(p.summary.split()),
-            links=counts.get(p.id, 0),
-            updated=p.updated,
-            preference=p.path.startswith("knowledge/preferences/") or p.type == "preference",
+            path=rel,
+            id=f.id,
+            title=f.title or f.id,
+            type=f.type,
+            summary=" ".join(f.summary.split()),
+            links=counts.get(f.id, 0),
+            updated=f.updated,
+            preference=rel.startswith("knowledge/preferences/") or f.type == "preference",
         )
-        for p in pages
+        for rel, f in facts.items()
     ]
 
 
-def session_rows(store: Store) -> list[SessionRow]:
+def _rows(store: Store, cache: IndexCache) -> list[SessionRow]:
+    summaries: dict[str, tuple[str, str]] = {}
+    for rel in store.files("sessions/summaries"):
+        f = cache.page(rel)
+        if f is not None:
+            summaries.setdefault(f.id, (rel, f.title))
     rows: list[SessionRow] = []
-    summaries = {p.id: p for p in iter_pages(store, "sessions/summaries")}
     for rel in store.files("sessions/transcripts"):
-        try:
-            t = parse_transcript(store.resolve(rel).read_text(encoding="utf-8"), rel)
-        except (OSError, UnicodeDecodeError, MemoryFSError, ValueError):
-            continue  # MemoryFSError: also a symlink out of the store (never followed)
-        summary = summaries.get(t.id)
-        title = (summary.title if summary else "") or str(t.meta.get("title") or t.id)
+        t = cache.transcript(rel)
+        if t is None:
+            continue
+        path, summary_title = summaries.get(t.id, ("", ""))
+        title = summary_title or t.title or t.id
         rows.append(
             SessionRow(
                 id=t.id,
                 date=t.date,
                 title=" ".join(title.split()),
-                turns=len(t.turns),
-                summary_path=summary.path if summary else "",
+                turns=t.turns,
+                summary_path=path,
             )
         )
     rows.sort(key=lambda r: (r.date, r.id))
+    return rows
+
+
+def build_entries(store: Store) -> list[IndexEntry]:
+    cache = IndexCache(store)
+    entries = _entries(store, cache)
+    cache.save()
+    return entries
+
+
+def session_rows(store: Store) -> list[SessionRow]:
+    cache = IndexCache(store)
+    rows = _rows(store, cache)
+    cache.save()
     return rows
 
 
@@ -198,8 +237,9 @@ def _note_folders(store: Store, entries: list[IndexEntry]) -> list[str]:
 
 
 def render_index(store: Store) -> str:
-    entries = build_entries(store)
-    rows = session_rows(store)
+    cache = IndexCache(store)
+    entries, rows = _entries(store, cache), _rows(store, cache)
+    cache.save()
     notes = _note_folders(store, entries)
     return _render(store, entries, rows, notes, max_tokens=None)
 
@@ -261,16 +301,18 @@ def _render(
 
 def prompt_index(store: Store, max_tokens: int) -> str:
     """INDEX.md content cut to ``max_tokens`` (see ``memoryfs.tokens``), most useful first."""
-    entries = build_entries(store)
-    rows = session_rows(store)
+    cache = IndexCache(store)
+    entries, rows = _entries(store, cache), _rows(store, cache)
+    cache.save()
     return _render(store, entries, rows, _note_folders(store, entries), max_tokens=max_tokens)
 
 
 def write_indexes(store: Store) -> list[str]:
     """Regenerate both files; returns the paths (relative to memory/) that changed."""
     changed: list[str] = []
-    rows = session_rows(store)
-    entries = build_entries(store)
+    cache = IndexCache(store)
+    entries, rows = _entries(store, cache), _rows(store, cache)
+    cache.save()
     targets = {
         "INDEX.md": _render(store, entries, rows, _note_folders(store, entries), None),
         "sessions/index.md": render_sessions_index(rows),

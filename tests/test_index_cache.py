@@ -1,0 +1,71 @@
+"""The index facts cache: same bytes with and without it, and it never serves stale facts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memoryfs.index import render_index, render_sessions_index, session_rows, write_indexes
+from memoryfs.ingest import ingest
+from memoryfs.store import Store, init_store
+
+SAMPLE = sorted(
+    (Path(__file__).resolve().parents[1] / "sample_memory" / "transcripts").glob("*.md")
+)
+
+PAGE = """---
+id: ana-ruiz
+title: {title}
+type: person
+summary: {summary}
+updated: 2026-01-05
+---
+
+Works with [[bob]].
+"""
+
+
+def _store(tmp_path: Path) -> Store:
+    store = init_store(tmp_path / "s", "dana", "atlas")
+    ingest(store, SAMPLE[:3])
+    (store.memory / "knowledge/people/ana-ruiz.md").write_text(
+        PAGE.format(title="Ana Ruiz", summary="one")
+    )
+    (store.memory / "knowledge/people/bob.md").write_text(
+        PAGE.format(title="Bob", summary="b")
+        .replace("ana-ruiz", "bob")
+        .replace("[[bob]]", "[[ana-ruiz]]")
+    )
+    return store
+
+
+def test_cached_and_uncached_index_are_identical(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    cold = render_index(store)
+    assert (store.cache_dir / "index-facts.json").is_file()
+    warm = render_index(store)
+    (store.cache_dir / "index-facts.json").unlink()
+    assert cold == warm == render_index(store)
+
+
+def test_a_changed_file_is_never_served_from_the_cache(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    assert "Ana Ruiz" in render_index(store)
+    page = store.memory / "knowledge/people/ana-ruiz.md"
+    page.write_text(PAGE.format(title="Ana Ruiz-Ortega", summary="moved to Porto"))
+    text = render_index(store)
+    assert "Ana Ruiz-Ortega" in text and "moved to Porto" in text
+    rows_before = {r.id: r.turns for r in session_rows(store)}
+    ingest(store, SAMPLE[:4])
+    rows_after = {r.id: r.turns for r in session_rows(store)}
+    assert len(rows_after) == len(rows_before) + 1
+
+
+def test_a_corrupt_cache_is_ignored(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    expected = render_index(store)
+    (store.cache_dir / "index-facts.json").write_text("{not json")
+    assert render_index(store) == expected
+    write_indexes(store)
+    assert (store.memory / "sessions/index.md").read_text() == render_sessions_index(
+        session_rows(store)
+    )
