@@ -1,4 +1,4 @@
-"""``dream health`` and ``dream skills approve|status|path``: thin front ends.
+"""``dream health``, ``dream canary`` and ``dream skills approve|status|path``: thin front ends.
 
 ``dream health`` exits with ``HealthReport.exit_code``: 0 only when healthy
 (3 waiting, 4 uncertain, 5-9 a failed layer by verdict, 10 unsafe procedure;
@@ -13,7 +13,17 @@ from typing import Annotated
 
 import typer
 
+from cli.dream_engine_cmds import (
+    AgentCmdOpt,
+    AgentTimeoutOpt,
+    BaseUrlOpt,
+    EngineOpt,
+    MaxTokensOpt,
+    ModelOpt,
+    make_engine,
+)
 from cli.output import JsonOpt, StoreOpt, emit, handle_errors, open_store
+from dream.canary import run_canary
 from dream.health import DEFAULT_DUE, HealthReport, check_health, parse_age
 from dream.skills import active_skill_path, approve, skill_status
 
@@ -59,7 +69,9 @@ def health_cmd(
     ] = f"{DEFAULT_DUE.days}d",
     receipts: Annotated[
         list[Path] | None,
-        typer.Option("--receipts", help="Extra receipt folder (e.g. a sandbox's); repeatable."),
+        typer.Option(
+            "--receipts", help="A sandbox (or another receipts folder) to read too; repeatable."
+        ),
     ] = None,
     skill: SkillOpt = None,
 ) -> None:
@@ -114,6 +126,42 @@ def path_cmd(as_json: JsonOpt = False) -> None:
     emit({"path": str(path) if path is not None else None}, str(path or ""), as_json)
 
 
+@handle_errors
+def canary_cmd(
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+    engine: EngineOpt = "embedded",
+    base_url: BaseUrlOpt = None,
+    model: ModelOpt = None,
+    agent_cmd: AgentCmdOpt = None,
+    agent_timeout: AgentTimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    allow_unapproved: Annotated[
+        bool,
+        typer.Option("--allow-unapproved", help="Run even if the dream skill is not approved."),
+    ] = False,
+    keep: Annotated[
+        bool, typer.Option("--keep", help="Leave the scratch copy on disk (its path is printed).")
+    ] = False,
+) -> None:
+    """Self-check on a scratch copy: a synthetic session through every tier; 0 only if healthy."""
+    s = open_store(store)
+    chosen = make_engine(engine, base_url, model, agent_cmd, agent_timeout, max_tokens)
+    report = run_canary(s, chosen, allow_unapproved=allow_unapproved, keep=keep)
+    lines = [f"{'ok  ' if st.ok else 'FAIL'} {st.name}: {st.detail}" for st in report.steps]
+    lines += [
+        f"{lv.item}  {lv.verdict}" + (f"  at {lv.layer}: {lv.reason}" if lv.layer else "")
+        for lv in report.lineages
+    ]
+    if report.scratch:
+        lines.append(f"scratch copy kept at {report.scratch}")
+    where = f" at {report.layer}" if report.layer else ""
+    lines.append(f"canary {report.session}: {report.verdict}{where}: {report.reason}")
+    emit(report.to_json(), "\n".join(lines), as_json)
+    raise typer.Exit(report.exit_code)
+
+
 def register(app: typer.Typer) -> None:
     app.command("health")(health_cmd)
+    app.command("canary")(canary_cmd)
     app.add_typer(skills_app, name="skills")

@@ -37,7 +37,15 @@ from dream.lineage import (
     classify_lineage,
 )
 from dream.store_facts import gather_store_facts
-from memoryfs.receipts import Receipt, ReceiptLog, format_utc, store_receipt_dir, utc_now
+from memoryfs.receipts import (
+    Receipt,
+    ReceiptLog,
+    format_utc,
+    local_receipt_dir,
+    sandbox_receipt_dir,
+    store_receipt_dir,
+    utc_now,
+)
 from memoryfs.store import Store
 
 __all__ = [
@@ -217,10 +225,14 @@ def check_health(
     extra_receipt_dirs: Sequence[Path] = (),
     skill_path: Path | None = None,
 ) -> HealthReport:
-    """Read the store's receipts (and ``extra_receipt_dirs``, e.g. a sandbox's) and classify."""
+    """Read the store's receipts (committed, and its own read log) and those of
+    ``extra_receipt_dirs`` (a sandbox, or its ``.receipts`` folder), and classify."""
     receipts: list[Receipt] = []
     problems: list[str] = []
-    for folder in (store_receipt_dir(store.root), *extra_receipt_dirs):
+    extra = [
+        sandbox_receipt_dir(f) if sandbox_receipt_dir(f).is_dir() else f for f in extra_receipt_dirs
+    ]
+    for folder in (store_receipt_dir(store.root), local_receipt_dir(store.root), *extra):
         log = ReceiptLog(folder)
         receipts.extend(log.read())
         problems.extend(f"{folder.name}/{p.format()}" for p in log.problems)

@@ -9,6 +9,8 @@ lists pending sessions, the last run records and the kept branches.
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
 import time
 from dataclasses import dataclass, replace
 from typing import Any
@@ -20,17 +22,16 @@ from dream.run import (
     land,
     now_utc,
     problems_of,
-    receipts_for,
     record,
     run_gates,
     run_lock,
+    stage_receipts,
 )
 from dream.runlog import read_record, recent_records, valid_run_id, write_record
 from dream.staging import (
     Stage,
     branch_name,
     commit_stage,
-    file_hashes,
     git_proc,
     kept_runs,
     remove_stage,
@@ -39,6 +40,8 @@ from dream.staging import (
     stage_changes,
 )
 from dream.sync import describe
+from memoryfs.hashing import content_hash
+from memoryfs.receipts import ReceiptLog, store_receipt_dir
 from memoryfs.store import Store
 
 __all__ = ["PageDiff", "StatusReport", "apply_run", "discard_run", "review_run", "dream_status"]
@@ -125,11 +128,30 @@ def _apply(
             message=f"dream: {len(problems)} gate problems; {target} untouched, "
             f"branch {stage.branch} kept",
         ), True
-    landed, keep = land(store, stage, commit, result, full_validation)
-    paths = [f"memory/sessions/transcripts/{sid}.md" for sid in summary.sessions]
-    hashes = file_hashes(store, landed.commit, paths)
-    receipts_for(store, landed, {p.rsplit("/", 1)[1][:-3]: h for p, h in hashes.items()})
-    return landed, keep
+    commit = _seal_receipts(store, stage, result) or commit
+    return land(store, stage, commit, replace(result, commit=commit), full_validation)
+
+
+def _seal_receipts(store: Store, stage: Stage, result: RunResult) -> str:
+    """Commit the run's passing receipts on its branch unless it holds them already (a
+    ``--review`` run wrote them; a gate failure someone fixed recorded only its failure).
+
+    Returns the new tip, or "" when nothing was added.
+    """
+    run_id = result.run_id
+    since = dt.datetime.strptime(run_id[:8], "%Y%m%d").replace(tzinfo=dt.UTC)
+    if any(
+        r.run_id == run_id and r.tier == "committed"
+        for r in ReceiptLog(store_receipt_dir(stage.path)).read(since)
+    ):
+        return ""
+    sessions: dict[str, str] = {}
+    for sid in result.sessions:
+        path = stage.path / "memory" / "sessions" / "transcripts" / f"{sid}.md"
+        with contextlib.suppress(OSError):
+            sessions[sid] = content_hash(path.read_bytes())
+    stage_receipts(store, stage, result, sessions, passed=True)
+    return commit_stage(store, stage, f"dream: receipts of run {run_id}\n\nDream-Run: {run_id}\n")
 
 
 def discard_run(store: Store, run_id: str) -> RunResult:

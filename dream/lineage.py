@@ -83,8 +83,8 @@ class CitationRisk:
 class StoreFacts:
     """What the store holds now, keyed by opaque item. ``gather_store_facts`` fills it."""
 
-    user_scope: str
-    assistant_scope: str
+    user_scope: str  # scope_id of the store's user
+    assistant_scope: str  # scope_id of its assistant
     head: str = ""
     versions: Mapping[str, str] = field(default_factory=dict)  # item -> current content hash
     transcripts: frozenset[str] = frozenset()  # session items whose transcript is present

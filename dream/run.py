@@ -11,8 +11,9 @@ what changed there (``dream.gates``), and ``dream.sync`` commits and moves ``mai
 by compare-and-swap. A gate failure keeps the branch (one commit, for review) and
 leaves ``main`` alone. Stop conditions (max sessions, deadline) end a run cleanly:
 what was done lands, the rest stays pending (pending is derived from the files).
-The run id goes into the commit message, the branch name and the run record only,
-never into the tree, so the same input and base give byte-identical trees.
+The run id goes into the commit message, the branch name, the run record and the
+content-free receipts under ``.dream/receipts/`` only, never into ``memory/``, so the
+same input and base give byte-identical memory trees.
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ from dream.gates import GateReport, Problem
 from dream.gates.validation import validate_stage
 from dream.gates.verification import verify_stage
 from dream.orient import find_pending, orient, stop_conditions, target_branch
+from dream.recite import recite_stage
 from dream.records import PendingSession
-from dream.runlog import new_run_id, write_receipts, write_record
+from dream.runlog import new_run_id, run_source, write_receipts, write_record
 from dream.skills import check_skill
 from dream.staging import (
     Change,
@@ -40,13 +42,15 @@ from dream.staging import (
     cleanup_stale,
     commit_stage,
     create_stage,
-    file_hashes,
     git_proc,
     remove_stage,
+    run_git,
     stage_changes,
 )
 from dream.sync import MAX_ATTEMPTS, SyncConflict, commit_message, describe, sync
-from memoryfs.errors import LockedError, MemoryFSError
+from memoryfs.errors import LockedError
+from memoryfs.hashing import content_hash
+from memoryfs.receipts import ensure_union_merge, scope_ids
 from memoryfs.store import Store
 
 __all__ = [
@@ -59,7 +63,7 @@ __all__ = [
     "run_gates",
     "run_lock",
     "land",
-    "receipts_for",
+    "stage_receipts",
     "problems_of",
     "now_utc",
     "record",
@@ -178,6 +182,7 @@ def run_gates(
     store: Store, stage: Stage, changes: list[Change], full: bool = False
 ) -> tuple[GateReport, GateReport]:
     """Validation, then verification, of the stage's changes against its base."""
+    changes = [c for c in changes if not c.path.startswith(".dream/")]  # receipts: no memory
     validation = validate_stage(store, stage.path, changes, full=full, base=stage.base)
     verification = verify_stage(store, stage.path, stage.base, changes)
     return validation, verification
@@ -225,25 +230,35 @@ def land(
     return landed, False
 
 
-def receipts_for(store: Store, result: RunResult, sessions: dict[str, str]) -> None:
-    """Lineage receipts of a committed or gate-failed run (``sessions``: id -> transcript
-    hash of what the run read)."""
+def stage_receipts(
+    store: Store, stage: Stage, result: RunResult, sessions: dict[str, str], passed: bool
+) -> None:
+    """Write the run's lineage receipts into the staged tree and stage them, so they land
+    with its commit (``sessions``: id -> transcript hash of what the run read).
+
+    Passed runs: the summarized sessions and every page written (hashed as staged);
+    a gate failure: ``validated`` failed for every session of the batch.
+    """
     done = {sid: sessions[sid] for sid in result.sessions if sid in sessions}
     pages: dict[str, str] = {}
-    if result.status == "committed":
-        rels = [f"sessions/summaries/{sid}.md" for sid in result.sessions]
-        rels += [*result.pages_created, *result.pages_updated]
-        hashes = file_hashes(store, result.commit, [f"memory/{rel}" for rel in rels])
-        pages = {path[len("memory/") :]: digest for path, digest in hashes.items()}
-    elif result.status == "gate-failed":
+    rels = [f"sessions/summaries/{sid}.md" for sid in result.sessions]
+    for rel in (*rels, *result.pages_created, *result.pages_updated):
+        with contextlib.suppress(OSError):
+            pages[rel] = content_hash((stage.path / "memory" / rel).read_bytes())
+    if not passed:
         done = dict(sessions)
-    else:
-        return
-    # The commit has landed (or main was left alone on purpose): a receipt log that
-    # cannot be written must not turn that into an error. Health reports the gap.
-    with contextlib.suppress(MemoryFSError, OSError):
-        commit = result.commit if result.status == "committed" else ""
-        write_receipts(store, result.run_id, result.skill, result.engine, done, pages, commit)
+    scope = scope_ids(store.config.user, store.config.assistant)
+    write_receipts(
+        stage.path,
+        result.run_id,
+        scope,
+        run_source(result.skill, result.engine),
+        done,
+        pages,
+        passed,
+    )
+    ensure_union_merge(stage.path)
+    run_git(stage.path, "add", "--", ".dream/receipts", ".gitattributes")
 
 
 # -- the run ---------------------------------------------------------------------------
@@ -345,7 +360,6 @@ class _Attempt:
         keep = False
         try:
             result, keep = self._staged(result, stage, batch)
-            receipts_for(self.store, result, {p.id: p.content_hash for p in batch})
             return result
         except DreamError as exc:
             # After the commit (local edits blocking the fast-forward, say), keep the
@@ -370,9 +384,10 @@ class _Attempt:
         )
         report = self.engine.consolidate(ctx)
         self.lap("consolidate")
-        result = replace(
-            result, rejected=tuple(report.rejected), tokens=report.tokens, cost=report.cost
-        )
+        # Claims citing a turn that changed are re-checked, never carried forward.
+        recited = recite_stage(stage.path, [p.path for p in batch if p.reason == "grown"])
+        rejected = (*report.rejected, *recited.unsupported)
+        result = replace(result, rejected=rejected, tokens=report.tokens, cost=report.cost)
         stopped = report.stopped_early or result.stopped
         changes = stage_changes(stage)
         if not changes:
@@ -407,6 +422,8 @@ class _Attempt:
                 status="dry-run",
                 message=f"dream (dry run): would commit {summary.headline()}; {verdict}",
             ), False
+        sessions = {p.id: p.content_hash for p in batch}
+        stage_receipts(self.store, stage, result, sessions, passed=not problems)
         message = commit_message(
             summary, result.run_id, result.engine, result.skill, result.tokens, result.cost
         )

@@ -4,11 +4,12 @@ Run records: one JSON file per run in ``.dream/runs/<run-id>.json`` (git-ignored
 what a run did, when, with which outcome; memory content never goes there beyond
 paths and session ids. Written atomically.
 
-Receipts (``memoryfs.receipts``, content-free, in ``.dream/receipts/``): for each
-session a run summarized, ``summarized``, ``validated`` and ``committed`` at the
-transcript's content hash; for each page it wrote, ``validated`` and ``committed``
-at the page's content hash. A run stopped by a gate records ``validated`` as
-``failed`` for its sessions, so health sees a promotion that did not happen.
+Receipts (``memoryfs.receipts``, content-free, in ``.dream/receipts/``) are written
+into the staged tree and committed with the run's commit, so ``main`` holds them
+exactly when it holds what they describe: for each session a run summarized,
+``summarized``, ``validated`` and ``committed`` at the transcript's content hash; for
+each page it wrote, ``validated`` and ``committed`` at the page's content hash. A
+run stopped by a gate records ``validated`` as ``failed`` on its kept branch.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ __all__ = [
     "read_record",
     "recent_records",
     "write_receipts",
+    "run_source",
 ]
 
 _RUN_ID_RE = re.compile(r"^\d{8}T\d{4,6}-[0-9a-f]{6}$")
@@ -90,39 +92,48 @@ def recent_records(store: Store, limit: int = 5) -> list[dict[str, Any]]:
 
 
 def write_receipts(
-    store: Store,
+    root: Path,
     run_id: str,
-    skill: str,
-    engine: str,
+    scope: tuple[str, str],
+    source: str,
     sessions: dict[str, str],
     pages: dict[str, str],
-    commit: str = "",
-) -> None:
-    """Receipts for ``sessions`` (id -> transcript hash) and ``pages`` (path relative to
-    ``memory/`` -> content hash): committed at ``commit``, or failed validation when
-    ``commit`` is ""."""
-    try:
-        source = source_version(skill=skill, engine=engine)
-    except ReceiptError:  # an engine whose name receipts cannot carry
-        source = source_version(skill=skill)
-    at = format_utc()
-    scope = (store.config.user, store.config.assistant)
+    passed: bool,
+) -> list[Path]:
+    """Append a run's receipts to ``root``'s ``.dream/receipts/`` (the staged tree, so they
+    are committed with the run's commit); returns the files written.
 
-    def receipt(item: str, tier: str, version: str, status: str, outcome: str = "") -> Receipt:
-        return Receipt(run_id, *scope, item, tier, version, source, status, at, "", outcome)
+    ``sessions``: session id -> transcript hash; ``pages``: path relative to ``memory/``
+    -> content hash; ``scope``: ``scope_ids``; ``source``: ``source_version``. When
+    ``passed`` (both gates), sessions get ``summarized``, ``validated`` and ``committed``,
+    pages ``validated`` and ``committed`` (and ``attached`` under ``knowledge/`` and
+    ``notes/``: claims were attached there); otherwise ``validated`` fails for all.
+    """
+    at = format_utc()
+
+    def receipt(item: str, tier: str, version: str, status: str) -> Receipt:
+        return Receipt(run_id, *scope, item, tier, version, source, status, at)
 
     out: list[Receipt] = []
     for sid, version in sorted(sessions.items()):
         item = session_item(sid)
-        if commit:
-            out.append(receipt(item, "summarized", version, "committed"))
-            out.append(receipt(item, "validated", version, "verified"))
-            out.append(receipt(item, "committed", version, "committed", f"commit:{commit}"))
-        else:
-            out.append(receipt(item, "validated", version, "failed"))
-    if commit:
-        for rel, version in sorted(pages.items()):
-            item = page_item(rel)
-            out.append(receipt(item, "validated", version, "verified"))
-            out.append(receipt(item, "committed", version, "committed", f"commit:{commit}"))
-    ReceiptLog(store_receipt_dir(store.root)).append(out)
+        out.append(receipt(item, "summarized", version, "verified"))
+        out.append(receipt(item, "validated", version, "verified" if passed else "failed"))
+        if passed:
+            out.append(receipt(item, "committed", version, "committed"))
+    for rel, version in sorted(pages.items()):
+        item = page_item(rel)
+        if rel.startswith(("knowledge/", "notes/")):
+            out.append(receipt(item, "attached", version, "verified"))
+        out.append(receipt(item, "validated", version, "verified" if passed else "failed"))
+        if passed:
+            out.append(receipt(item, "committed", version, "committed"))
+    return ReceiptLog(store_receipt_dir(root)).append(out)
+
+
+def run_source(skill: str, engine: str) -> str:
+    """The ``sourceVersion`` of a run (an engine label receipts cannot carry is left out)."""
+    try:
+        return source_version(skill=skill, engine=engine)
+    except ReceiptError:
+        return source_version(skill=skill)

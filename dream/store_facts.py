@@ -8,8 +8,9 @@ the HEAD commit and the dream skill's approval. It never raises on a malformed
 file: an unparsable page simply proves nothing (the validator reports it).
 
 Item ids follow ``memoryfs.receipts``: ``session_item(session id)`` and
-``page_item(path relative to memory/)``; versions are ``content_hash`` of the
-file's bytes, the same hash Dream's orient phase records for transcripts.
+``page_item(path relative to memory/)``, scopes are ``scope_id`` hashes; versions
+are ``content_hash`` of the file's bytes, the same hash Dream's orient phase records
+for transcripts.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dream.skills import skill_status
 from memoryfs.errors import MemoryFSError
 from memoryfs.hashing import content_hash
 from memoryfs.page import Page, parse_page
-from memoryfs.receipts import page_item, session_item
+from memoryfs.receipts import page_item, scope_ids, session_item
 from memoryfs.store import KNOWLEDGE_FOLDERS, Store
 from memoryfs.transcript import parse_transcript
 
@@ -128,9 +129,10 @@ def gather_store_facts(
             risks.extend(_citation_risks(item, rel, page, turn_hashes))
 
     status = skill_status(store, skill_path)
+    user_scope, assistant_scope = scope_ids(user, assistant, key)
     return StoreFacts(
-        user_scope=user,
-        assistant_scope=assistant,
+        user_scope=user_scope,
+        assistant_scope=assistant_scope,
         head=store.head(),
         versions=versions,
         transcripts=frozenset(transcripts),

@@ -11,8 +11,10 @@ regenerates INDEX.md and sessions/index.md, and drops the caches under
 ``.memoryfs/`` (the search index holds text). Git history still holds the old
 content until ``memoryfs.purge.purge_history`` rewrites it.
 
-A forget that was interrupted (killed before its commit) is finished by running
-it again: the files it already changed are found by comparing with HEAD.
+A redacted transcript gets an ``ingested`` receipt at its new version (committed
+with the forget), so its lineage stays proven. A forget that was interrupted
+(killed before its commit) is finished by running it again: the files it already
+changed are found by comparing with HEAD.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import datetime as _dt
 import json
 import os
 import re
+import secrets
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,8 +42,10 @@ from memoryfs.deletions import (
     parse_entries,
 )
 from memoryfs.errors import MemoryFSError, PageError
+from memoryfs.hashing import content_hash
 from memoryfs.index import write_indexes
 from memoryfs.page import parse_page
+from memoryfs.receipts import record_ingested, store_receipt_dir
 from memoryfs.redact import scrub_transcript
 from memoryfs.scrub import scrub_page, unlink_pages
 from memoryfs.store import Store
@@ -162,7 +167,8 @@ def forget(
         write_indexes(store)
         paths.update(_GENERATED)  # also when a killed run of this forget wrote them already
         paths.update(interrupted)
-        commit = store.commit(f"forget: {kind} ({entry['reason']})", _committable(store, paths))
+        committable = _committable(store, paths) + _receipts(store, plan)
+        commit = store.commit(f"forget: {kind} ({entry['reason']})", committable)
         _drop_caches(store)
     return ForgetResult(
         kind=kind,
@@ -272,6 +278,19 @@ def _apply(store: Store, plan: _Plan) -> set[str]:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
     return set(plan.writes) | plan.removes
+
+
+def _receipts(store: Store, plan: _Plan) -> list[str]:
+    """An ``ingested`` receipt per redacted transcript (its new version enters the
+    store here, not through ingest); the root-relative paths to commit."""
+    versions: dict[str, str] = {}
+    for rel in plan.redacted:
+        with contextlib.suppress(OSError):
+            versions[Path(rel).stem] = content_hash((store.memory / rel).read_bytes())
+    if not versions and not store_receipt_dir(store.root).is_dir():
+        return []
+    run_id = f"forget-{secrets.token_hex(4)}"
+    return record_ingested(store.root, store.config.user, store.config.assistant, versions, run_id)
 
 
 def _committable(store: Store, paths: set[str]) -> list[str]:

@@ -6,7 +6,9 @@ JSONL chat logs with one ``{"role", "content", "ts"}`` object per line
 checked before anything is written: a session that exists already may only
 grow (its file gets the new turns appended, byte for byte); a change to an
 earlier turn, or a scope that is not the store's, is refused and nothing is
-written.
+written. Each new or grown session gets an ``ingested`` receipt
+(``memoryfs.receipts``: the transcript's content hash, no content) committed with
+the transcripts.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +25,9 @@ import git
 from memoryfs.atomic import atomic_write_text, remove_temp_files
 from memoryfs.deletions import load_deletions
 from memoryfs.errors import IngestError, MemoryFSError, PageError
+from memoryfs.hashing import content_hash
 from memoryfs.locomo import load_locomo
+from memoryfs.receipts import record_ingested, store_receipt_dir
 from memoryfs.redact import scrub_incoming
 from memoryfs.store import Store
 from memoryfs.transcript import (
@@ -294,8 +299,23 @@ def ingest(store: Store, paths: list[Path], fmt: str | None = None) -> IngestRes
         changed = sum(1 for c in changes if c.status in ("new", "grown"))
         commit = ""
         if written:
+            written.update(_receipts(store, changes))
             commit = store.commit(f"ingest: {changed} sessions, {added} turns", sorted(written))
     return IngestResult(sessions=(*changes, *forgotten), turns_added=added, commit=commit)
+
+
+def _receipts(store: Store, changes: list[SessionChange]) -> list[str]:
+    """``ingested`` receipts for the new and grown sessions; the paths to commit."""
+    versions = {
+        c.id: content_hash(_transcript_file(store, c.id).read_bytes())
+        for c in changes
+        if c.status in ("new", "grown")
+    }
+    if not versions and not store_receipt_dir(store.root).is_dir():
+        return []  # nothing to record, nothing a killed ingest left to commit
+    cfg = store.config
+    run_id = f"ingest-{secrets.token_hex(4)}"
+    return record_ingested(store.root, cfg.user, cfg.assistant, versions, run_id)
 
 
 def _uncommitted_transcripts(store: Store) -> dict[str, SessionChange]:

@@ -15,14 +15,20 @@ that on every receipt built, read or appended, so text can never slip in:
 - ``version`` / ``dependsOnVersion`` are hex (a content hash or a commit);
 - ``outcomeReceipt`` is ``file:<hex>``, ``commit:<hex>`` or ``test:pass|fail``.
 
-Scope names are ids chosen by the operator and are the one free-form value.
-``RECEIPT_VOCABULARY`` lists every other word a receipt can hold, so a test can
-search receipts for the words of the transcripts minus that vocabulary.
+- ``userScope`` / ``assistantScope`` are ``scope_id`` hashes (16 hex) of the
+  scope names, never the names: a user scope is often a person's first name.
+
+So besides hex, digits and punctuation a receipt holds only the words of
+``RECEIPT_VOCABULARY`` (its keys, the enums and ``ID_WORDS``); a test searches
+receipts for the words of the transcripts minus that vocabulary.
 
 Files: ``<folder>/<yyyy-mm-dd>.jsonl`` by the receipt's UTC date. Appends are one
 ``os.write`` per line on an ``O_APPEND`` descriptor, so concurrent appenders
 interleave whole lines; a reader skips and reports a torn or malformed line and
-never raises on file content. The store's log lives in ``.dream/receipts/``.
+never raises on file content. Where logs live: the store's generation-side log
+in ``.dream/receipts/`` (committed with the commit it describes), a sandbox's read
+log in ``<sandbox>/.receipts/`` and a store's own read log (recalls without a
+sandbox) in ``.memoryfs/receipts/`` (git-ignored: reading never dirties a store).
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryfs import __version__
+from memoryfs.atomic import atomic_write_text
 from memoryfs.errors import MemoryFSError
 
 __all__ = [
@@ -49,16 +56,23 @@ __all__ = [
     "STATUSES",
     "SUCCESS_STATUSES",
     "TIERS",
+    "UNION_MERGE",
     "Receipt",
     "ReceiptError",
     "ReceiptLog",
     "ReceiptProblem",
     "format_utc",
+    "ensure_union_merge",
     "guard_content_free",
+    "local_receipt_dir",
     "opaque_item",
     "page_item",
     "parse_receipts",
     "parse_utc",
+    "record_ingested",
+    "sandbox_receipt_dir",
+    "scope_id",
+    "scope_ids",
     "session_item",
     "source_version",
     "store_receipt_dir",
@@ -76,7 +90,7 @@ ITEM_KINDS = ("session", "page", "claim")
 # Words (4+ letters) allowed in run ids and engine names besides hex runs.
 ID_WORDS = frozenset(
     {
-        "dream", "canary", "ingest", "recall", "materialize", "manual", "test", "fixture",
+        "dream", "canary", "ingest", "forget", "recall", "materialize", "manual", "test", "fixture",
         "local", "none", "memoryfs", "skill", "engine", "embedded", "extractive", "default",
         "openai", "agent", "external", "endpoint", "command", "chat", "model", "stub", "fake",
         "mock", "noop",
@@ -91,8 +105,11 @@ RECEIPT_VOCABULARY = frozenset(
     | {"file", "commit", "pass", "fail"}
 )  # fmt: skip
 
+# Two writers appending to one day's log on diverging branches (an ingest on main,
+# a Dream run on its stage) merge by keeping both sides' lines: no rebase conflict.
+UNION_MERGE = ".dream/receipts/*.jsonl merge=union"
 _RUN_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
-_SCOPE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_SCOPE_RE = re.compile(r"^[0-9a-f]{16}$")
 _ITEM_RE = re.compile(r"^(session|page|claim):[0-9a-f]{16}$")
 _HEX_RE = re.compile(r"^[0-9a-f]{7,64}$")
 _TIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
@@ -115,8 +132,8 @@ class Receipt:
     """One tier transition of one item. Built only from ids, hashes, enums and times."""
 
     run_id: str
-    user_scope: str
-    assistant_scope: str
+    user_scope: str  # scope_id(user name)
+    assistant_scope: str  # scope_id(assistant name)
     item: str  # opaque_item(...): "<kind>:<16 hex>"
     tier: str  # one of TIERS
     version: str  # content hash (or commit) of the item at this tier; "" if none yet
@@ -247,6 +264,21 @@ def opaque_item(kind: str, ident: str, key: bytes = b"") -> str:
     else:
         digest = hashlib.sha256(b"memoryfs-receipt\0" + msg).hexdigest()
     return f"{kind}:{digest[:16]}"
+
+
+def scope_id(name: str, key: bytes = b"") -> str:
+    """16 hex digits naming a user or assistant scope (``key``: as for ``opaque_item``)."""
+    if not name:
+        raise ReceiptError("a scope needs a non-empty name")
+    msg = f"scope\0{name}".encode()
+    if key:
+        return hmac.new(key, msg, hashlib.sha256).hexdigest()[:16]
+    return hashlib.sha256(b"memoryfs-receipt\0" + msg).hexdigest()[:16]
+
+
+def scope_ids(user: str, assistant: str, key: bytes = b"") -> tuple[str, str]:
+    """``(scope_id(user), scope_id(assistant))``: the two scope fields of a receipt."""
+    return scope_id(user, key), scope_id(assistant, key)
 
 
 def session_item(session_id: str, key: bytes = b"") -> str:
@@ -416,5 +448,57 @@ def _ends_without_newline(fd: int) -> bool:
 
 
 def store_receipt_dir(root: Path) -> Path:
-    """Where a store keeps its receipts: ``<store root>/.dream/receipts``."""
+    """Where a store keeps its generation-side receipts: ``<store root>/.dream/receipts``.
+
+    Committed: each writer appends its lines and commits them with the commit they
+    describe (Git merges concurrent appends with the ``union`` driver).
+    """
     return Path(root) / ".dream" / "receipts"
+
+
+def local_receipt_dir(root: Path) -> Path:
+    """A store's own read log (recalls without a sandbox): ``.memoryfs/receipts``, git-ignored."""
+    return Path(root) / ".memoryfs" / "receipts"
+
+
+def sandbox_receipt_dir(sandbox: Path) -> Path:
+    """A sandbox's read log, beside its manifest: ``<sandbox>/.receipts``."""
+    return Path(sandbox) / ".receipts"
+
+
+def ensure_union_merge(root: Path) -> bool:
+    """Make sure ``<root>/.gitattributes`` holds ``UNION_MERGE``; True when it wrote it.
+
+    Stores made before receipts were committed lack the line; the first writer of
+    a receipt adds it (and commits ``.gitattributes`` with its receipts).
+    """
+    path = Path(root) / ".gitattributes"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    if UNION_MERGE in text.splitlines():
+        return False
+    if text and not text.endswith("\n"):
+        text += "\n"
+    atomic_write_text(path, text + UNION_MERGE + "\n")
+    return True
+
+
+def record_ingested(
+    root: Path, user: str, assistant: str, versions: Mapping[str, str], run_id: str
+) -> list[str]:
+    """Append an ``ingested`` receipt per session (id -> transcript content hash) to the
+    store's log at ``root``; returns the paths (relative to ``root``) to commit with them.
+
+    The folder is returned whole, so lines a killed writer appended are committed too.
+    """
+    at, source = format_utc(), source_version()
+    scope = scope_ids(user, assistant)
+    ReceiptLog(store_receipt_dir(root)).append(
+        Receipt(run_id, *scope, session_item(sid), "ingested", version, source, "committed", at)
+        for sid, version in sorted(versions.items())
+    )
+    ensure_union_merge(root)
+    folder = store_receipt_dir(Path("."))
+    return [folder.as_posix(), ".gitattributes"] if (root / folder).is_dir() else [".gitattributes"]

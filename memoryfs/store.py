@@ -26,6 +26,7 @@ from memoryfs.config import (
     validate_scope_name,
 )
 from memoryfs.errors import LockedError, MemoryFSError, StoreExistsError, StoreNotFoundError
+from memoryfs.receipts import ensure_union_merge
 
 __all__ = [
     "CONFIG_NAME",
@@ -300,6 +301,7 @@ def init_store(path: Path | str, user: str, assistant: str) -> Store:
     )
     atomic_write_text(root / CONFIG_NAME, render_config(cfg))
     atomic_write_text(root / ".gitignore", _STORE_GITIGNORE)
+    ensure_union_merge(root)  # receipts logs: concurrent appends merge line by line
     mem = root / "memory"
     for sub in KNOWLEDGE_FOLDERS:
         _keep(mem / "knowledge" / sub)

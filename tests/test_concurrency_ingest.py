@@ -83,8 +83,8 @@ def _check_store(
     for line in _git(store.root, "log", "--format=%H %P %s").splitlines()[:-1]:
         sha, parent, subject = line.split(" ", 2)
         assert len(parent) == 40, "a merge or a root commit appeared"
-        files = _git(store.root, "show", "--name-only", "--format=", sha).split()
-        if subject.startswith("ingest:"):  # only what one worker wrote
+        files = _git(store.root, "show", "--name-only", "--format=", sha, "--", "memory").split()
+        if subject.startswith("ingest:"):  # only what one worker wrote (and its receipts)
             assert files and any(set(files) <= _sessions(job) for job in jobs), files
         else:
             assert subject.startswith("index:")
@@ -147,5 +147,6 @@ def test_an_ingest_commits_only_its_own_paths(tmp_store: Store, tmp_path: Path) 
     jobs, _ = _workload(tmp_path / "in", 1)
     result = ingest(tmp_store, jobs[0][:1])
     files = _git(tmp_store.root, "show", "--name-only", "--format=", result.commit).split()
-    assert files == ["memory/sessions/transcripts/s00.md"]
+    receipts = [f for f in files if f.startswith(".dream/receipts/")]
+    assert files == [*receipts, "memory/sessions/transcripts/s00.md"] and len(receipts) == 1
     assert "A  memory/notes/draft.md" in _git(tmp_store.root, "status", "--porcelain")

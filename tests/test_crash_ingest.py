@@ -42,7 +42,7 @@ SESSIONS = 14
 class Setup:
     template: Path  # a store with one session committed (the runs grow it)
     inputs: list[Path]
-    tree: str  # HEAD^{tree} after an uninterrupted ingest
+    tree: str  # HEAD:memory after an uninterrupted ingest (receipts differ in time)
     turns: dict[str, list[Turn]]  # session id -> turns after an uninterrupted ingest
     duration: float  # from the first transcript written to HEAD moving, uninterrupted
 
@@ -116,7 +116,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Setup:
         p.stem: _turns(p.read_text()) for p in (ref.memory / "sessions/transcripts").glob("*.md")
     }
     assert len(turns) == SESSIONS + 1
-    tree = _git(reference, "rev-parse", "HEAD^{tree}").stdout.strip()
+    tree = _git(reference, "rev-parse", "HEAD:memory").stdout.strip()
     return Setup(template, inputs, tree, turns, duration)
 
 
@@ -180,7 +180,7 @@ def _check_after_kill(store: Path, setup: Setup) -> None:
 def _recover_and_compare(store: Path, setup: Setup) -> None:
     result = ingest(Store.open(store), setup.inputs)
     assert result is not None
-    assert _git(store, "rev-parse", "HEAD^{tree}").stdout.strip() == setup.tree
+    assert _git(store, "rev-parse", "HEAD:memory").stdout.strip() == setup.tree
     assert _git(store, "status", "--porcelain", "--untracked-files=all").stdout == ""
     _git(store, "fsck", "--no-progress")
 

@@ -25,7 +25,14 @@ from dream.staging import Stage, kept_runs
 from memoryfs.atomic import atomic_write_text
 from memoryfs.hashing import content_hash, turn_hash
 from memoryfs.ingest import ingest
-from memoryfs.receipts import ReceiptLog, page_item, session_item, store_receipt_dir
+from memoryfs.receipts import (
+    ReceiptLog,
+    page_item,
+    parse_receipts,
+    scope_ids,
+    session_item,
+    store_receipt_dir,
+)
 from memoryfs.store import Store, init_store
 from memoryfs.transcript import Transcript
 from memoryfs.validate import validate_store
@@ -55,9 +62,8 @@ def worktrees(store: Store) -> list[str]:
 
 
 def clean(store: Store) -> bool:
-    """No change to the live tree but the run's own bookkeeping (.dream/receipts/)."""
-    status = git(store, "status", "--porcelain").splitlines()
-    return all(line == "?? .dream/" or line.startswith("?? .dream/receipts") for line in status)
+    """No change to the live tree (a run's receipts are committed with its commit)."""
+    return git(store, "status", "--porcelain", "--untracked-files=all") == ""
 
 
 def head(store: Store) -> str:
@@ -108,8 +114,12 @@ def test_a_run_commits_once_with_trailers_and_validates(store: Store, tmp_path: 
 def test_the_run_id_never_enters_the_tree(store: Store, tmp_path: Path) -> None:
     add_sessions(store, tmp_path / "in", [S1])
     result = run_dream(store, ScriptedEngine())
-    proc = subprocess.run(["git", "grep", "-q", result.run_id, "HEAD"], cwd=store.root)
-    assert proc.returncode == 1  # not found anywhere in the committed tree
+    proc = subprocess.run(
+        ["git", "grep", "-q", result.run_id, "HEAD", "--", "memory", "memory.toml"], cwd=store.root
+    )
+    assert proc.returncode == 1  # not found anywhere in the committed memory
+    receipts = git(store, "show", "--name-only", "--format=", "HEAD", "--", ".dream")
+    assert receipts.startswith(".dream/receipts/")  # only in the receipts it committed
 
 
 def test_a_grown_session_is_reprocessed_and_only_its_pages_change(
@@ -124,9 +134,9 @@ def test_a_grown_session_is_reprocessed_and_only_its_pages_change(
     assert [(p.id, p.reason, p.turns) for p in pending] == [(S2[0], "grown", 3)]
     result = run_dream(store, ScriptedEngine())
     assert result.status == "committed" and result.sessions == (S2[0],)
-    changed = git(store, "diff", "--name-only", "HEAD~1", "HEAD").splitlines()
+    changed = git(store, "diff", "--name-only", "HEAD~1", "HEAD", "--", "memory").splitlines()
     assert changed == ["memory/sessions/index.md", f"memory/sessions/summaries/{S2[0]}.md"]
-    assert git(store, "diff", "--name-only", before, "HEAD~1").splitlines() == [
+    assert git(store, "diff", "--name-only", before, "HEAD~1", "--", "memory").splitlines() == [
         f"memory/sessions/transcripts/{S2[0]}.md"
     ]
 
@@ -138,7 +148,8 @@ def test_same_input_and_base_give_identical_trees(tmp_path: Path) -> None:
         add_sessions(s, tmp_path / f"in-{name}", [S1, S2, S3])
         result = run_dream(s, ScriptedEngine(), RunOptions(allow_unapproved=True))
         assert result.status == "committed"
-        trees.append((git(s, "rev-parse", "HEAD~1^{tree}"), git(s, "rev-parse", "HEAD^{tree}")))
+        # the memory trees; the receipts beside them carry times and run ids
+        trees.append((git(s, "rev-parse", "HEAD~1:memory"), git(s, "rev-parse", "HEAD:memory")))
     assert trees[0] == trees[1]
 
 
@@ -164,7 +175,7 @@ def test_a_recycled_worktree_gives_the_same_tree_as_a_fresh_one(tmp_path: Path) 
         assert (
             run_dream(s, ScriptedEngine(), RunOptions(allow_unapproved=True)).status == "committed"
         )
-        trees.append(git(s, "rev-parse", "HEAD^{tree}"))
+        trees.append(git(s, "rev-parse", "HEAD:memory"))
         assert "junk" not in git(s, "ls-tree", "-r", "--name-only", "HEAD")
     assert trees[0] == trees[1]
 
@@ -256,6 +267,9 @@ def test_main_moving_meanwhile_is_rebased_and_both_land(store: Store, tmp_path: 
     assert f"| {S3[0]} |" in (store.memory / "sessions/index.md").read_text()
     assert validate_store(store) == []
     assert clean(store)
+    # both appended to today's receipts: Git's union merge kept the lines of each
+    tiers = {(r.item, r.tier) for r in ReceiptLog(store_receipt_dir(store.root)).read()}
+    assert {(session_item(S3[0]), "ingested"), (session_item(S1[0]), "committed")} <= tiers
     assert run_dream(store, ScriptedEngine()).sessions == (S3[0],)
 
 
@@ -450,32 +464,41 @@ def test_summary_hash_matches_what_orient_expects(store: Store, tmp_path: Path) 
     assert ingest(store, [tmp_path / "in" / f"{S1[0]}.md"]).commit == ""
 
 
-def test_runs_leave_content_free_receipts(store: Store, tmp_path: Path) -> None:
+def test_runs_commit_content_free_receipts_with_what_they_describe(
+    store: Store, tmp_path: Path
+) -> None:
     add_sessions(store, tmp_path / "in", [S1])
+    item = session_item(S1[0])
     failed = run_dream(store, ScriptedEngine(claim=_bad_claim))
+    # a gate failure records its failure on the kept branch only: main never saw the run
+    day = git(store, "ls-tree", "--name-only", f"dream/{failed.run_id}", ".dream/receipts/")
+    kept, _ = parse_receipts(git(store, "show", f"dream/{failed.run_id}:{day}").encode())
+    assert (failed.run_id, "validated", "failed") in [(r.run_id, r.tier, r.status) for r in kept]
     discard_run(store, failed.run_id)
     result = run_dream(store, ScriptedEngine())
+    assert git(store, "status", "--porcelain", "--untracked-files=all") == ""
     receipts = ReceiptLog(store_receipt_dir(store.root)).read()
     transcript = (store.memory / f"sessions/transcripts/{S1[0]}.md").read_bytes()
     summary = (store.memory / f"sessions/summaries/{S1[0]}.md").read_bytes()
-    session = [(r.run_id, r.tier, r.status) for r in receipts if r.item == session_item(S1[0])]
+    session = [(r.tier, r.status) for r in receipts if r.item == item]
     assert session == [
-        (failed.run_id, "validated", "failed"),
-        (result.run_id, "summarized", "committed"),
-        (result.run_id, "validated", "verified"),
-        (result.run_id, "committed", "committed"),
+        ("ingested", "committed"),
+        ("summarized", "verified"),
+        ("validated", "verified"),
+        ("committed", "committed"),
     ]
-    assert {r.version for r in receipts if r.item == session_item(S1[0])} == {
-        content_hash(transcript)
+    assert {r.run_id for r in receipts if r.item == item and r.tier != "ingested"} == {
+        result.run_id
     }
+    assert {r.version for r in receipts if r.item == item} == {content_hash(transcript)}
     page = [r for r in receipts if r.item == page_item(f"sessions/summaries/{S1[0]}.md")]
     assert [(r.tier, r.version) for r in page] == [
         ("validated", content_hash(summary)),
         ("committed", content_hash(summary)),
     ]
-    assert page[-1].outcome_receipt == f"commit:{result.commit}"
+    assert {(r.user_scope, r.assistant_scope) for r in receipts} == {scope_ids("dana", "atlas")}
     text = (store_receipt_dir(store.root)).joinpath(receipts[0].at_utc[:10] + ".jsonl").read_text()
-    assert "figures" not in text and "Reefsong" not in text
+    assert "figures" not in text and "Reefsong" not in text and "dana" not in text
 
 
 def _person_page(ctx: EngineContext, t: Transcript) -> None:

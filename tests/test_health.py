@@ -26,6 +26,7 @@ from memoryfs.receipts import (
     page_item,
     parse_receipts,
     parse_utc,
+    scope_ids,
     session_item,
     source_version,
     store_receipt_dir,
@@ -34,6 +35,7 @@ from memoryfs.store import Store
 from memoryfs.transcript import Transcript, Turn, render_transcript
 
 FIXTURES = Path(__file__).parent / "fixtures" / "health"
+DANA, ATLAS = scope_ids("dana", "atlas")
 CASES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
 
 
@@ -94,7 +96,7 @@ def test_precedence_is_documented_in_the_same_order() -> None:
 
 
 def test_no_evidence_is_never_green() -> None:
-    facts = StoreFacts(user_scope="dana", assistant_scope="atlas", active_skill="none")
+    facts = StoreFacts(user_scope=DANA, assistant_scope=ATLAS, active_skill="none")
     report = classify([], facts, now=dt.datetime(2026, 1, 20, tzinfo=dt.UTC))
     assert report.overall == "uncertain" and report.exit_code == EXIT_CODES["uncertain"]
 
@@ -224,7 +226,7 @@ def _full_lineage(store: Store, now: dt.datetime) -> None:
     at = format_utc(now - dt.timedelta(hours=1))
     item = session_item(sid)
     ReceiptLog(store_receipt_dir(store.root)).append(
-        Receipt("dream-0a1b", "dana", "atlas", item, tier, version, sv, status, at)
+        Receipt("dream-0a1b", DANA, ATLAS, item, tier, version, sv, status, at)
         for tier, status in [
             ("ingested", "committed"),
             ("summarized", "committed"),
@@ -256,7 +258,7 @@ def test_health_command_json_and_exit_codes(tmp_store: Store) -> None:
     ReceiptLog(store_receipt_dir(tmp_store.root)).append(
         [
             Receipt(
-                "dream-0a1b", "dana", "atlas", page_item("knowledge/topics/x.md"), "committed",
+                "dream-0a1b", DANA, ATLAS, page_item("knowledge/topics/x.md"), "committed",
                 "c3d4e5f607182930", source_version(), "committed", format_utc(now),
             )
         ]

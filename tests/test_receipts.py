@@ -16,14 +16,19 @@ from memoryfs.receipts import (
     RECEIPT_VOCABULARY,
     STATUSES,
     TIERS,
+    UNION_MERGE,
     Receipt,
     ReceiptError,
     ReceiptLog,
+    ensure_union_merge,
     format_utc,
     guard_content_free,
     opaque_item,
     page_item,
     parse_receipts,
+    record_ingested,
+    scope_id,
+    scope_ids,
     session_item,
     source_version,
     store_receipt_dir,
@@ -35,8 +40,8 @@ SV = source_version("3f9a2c1e5b7d9e01", "embedded/1", "0.1.0")
 def _r(**changes: str) -> Receipt:
     fields = {
         "run_id": "20260118T231000Z-0a1b",
-        "user_scope": "dana",
-        "assistant_scope": "atlas",
+        "user_scope": scope_id("dana"),
+        "assistant_scope": scope_id("atlas"),
         "item": session_item("2026-01-12-lisbon-prep"),
         "tier": "summarized",
         "version": "a1b2c3d4e5f60718",
@@ -78,6 +83,7 @@ def test_json_is_camel_case_and_omits_empty_optional_keys() -> None:
         ("tier", "remembered"),
         ("status", "fine"),
         ("user_scope", "Dana Scully"),
+        ("user_scope", "dana"),  # a scope goes in as its scope_id, never its name
     ],
 )
 def test_content_never_fits_in_a_receipt(field: str, value: str) -> None:
@@ -190,8 +196,8 @@ _hex = st.text("0123456789abcdef", min_size=7, max_size=64)
 _receipts = st.builds(
     Receipt,
     run_id=st.from_regex(r"\A[0-9]{8}T[0-9]{6}Z-[0-9a-f]{4}\Z"),
-    user_scope=st.from_regex(r"\A[a-z0-9][a-z0-9_.-]{0,20}\Z"),
-    assistant_scope=st.just("atlas"),
+    user_scope=st.text(min_size=1).map(scope_id),
+    assistant_scope=st.just(scope_id("atlas")),
     item=st.builds(opaque_item, st.sampled_from(ITEM_KINDS), st.text(min_size=1)),
     tier=st.sampled_from(TIERS),
     version=_hex | st.just(""),
@@ -220,3 +226,32 @@ def test_reader_never_raises_on_any_bytes(data: bytes) -> None:
     receipts, problems = parse_receipts(data, "x.jsonl")
     assert all(isinstance(r, Receipt) for r in receipts)
     assert all(p.file == "x.jsonl" for p in problems)
+
+
+def test_scopes_are_hashed_and_keyed() -> None:
+    a, b = scope_ids("dana", "atlas")
+    assert a == scope_id("dana") and b == scope_id("atlas") and a != b
+    assert len(a) == 16 and set(a) <= set("0123456789abcdef")
+    assert scope_id("dana", key=b"k") != a
+    with pytest.raises(ReceiptError):
+        scope_id("")
+
+
+def test_union_merge_attribute_is_added_once(tmp_path: Path) -> None:
+    (tmp_path / ".gitattributes").write_text("*.png binary")  # no final newline
+    assert ensure_union_merge(tmp_path) is True
+    assert ensure_union_merge(tmp_path) is False
+    assert (tmp_path / ".gitattributes").read_text() == f"*.png binary\n{UNION_MERGE}\n"
+
+
+def test_record_ingested_appends_and_names_what_to_commit(tmp_path: Path) -> None:
+    paths = record_ingested(
+        tmp_path, "dana", "atlas", {"2026-01-05-a": "a1b2c3d4e5f60718"}, "ingest-0a1b"
+    )
+    assert paths == [".dream/receipts", ".gitattributes"]
+    [r] = ReceiptLog(store_receipt_dir(tmp_path)).read()
+    assert (r.tier, r.status, r.item) == ("ingested", "committed", session_item("2026-01-05-a"))
+    assert (r.user_scope, r.assistant_scope) == scope_ids("dana", "atlas")
+    assert record_ingested(tmp_path / "none", "dana", "atlas", {}, "ingest-0a1b") == [
+        ".gitattributes"
+    ]
