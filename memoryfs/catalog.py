@@ -38,13 +38,18 @@ class FileRow:
 
 def _inbound(conn: sqlite3.Connection, file_ids: Sequence[int]) -> Counter[int]:
     out: Counter[int] = Counter()
-    for fid in file_ids:
-        row = conn.execute(
-            "SELECT coalesce(sum(c.n), 0) FROM keys k JOIN linkcount c ON c.key = k.key "
-            "WHERE k.file_id = ?",
-            (fid,),
-        ).fetchone()
-        out[fid] = int(row[0])
+    ids = list(dict.fromkeys(file_ids))
+    for i in range(0, len(ids), 500):  # SQLite's bound-parameter limit, with room to spare
+        chunk = ids[i : i + 500]
+        out.update(
+            dict(
+                conn.execute(
+                    "SELECT k.file_id, sum(c.n) FROM keys k JOIN linkcount c ON c.key = k.key "
+                    f"WHERE k.file_id IN ({','.join('?' * len(chunk))}) GROUP BY k.file_id",
+                    chunk,
+                ).fetchall()
+            )
+        )
     return out
 
 
@@ -93,9 +98,12 @@ def candidates(conn: sqlite3.Connection, limit: int) -> list[FileRow]:
     add("WHERE kind = 'summary' ORDER BY date DESC LIMIT ?", (limit,))
     add("WHERE layer = 'notes' AND kind = 'page' ORDER BY updated DESC LIMIT ?", (limit,))
     most_linked = ", ".join(f"f.{c.strip()}" for c in _COLS.split(","))
+    # CROSS JOIN fixes the join order: walk linkcount by its n index, most first
+    # (left to the planner, it scans every page and sorts).
     for r in conn.execute(
-        f"SELECT {most_linked} FROM linkcount c JOIN keys k ON k.key = c.key "
-        "JOIN files f ON f.id = k.file_id WHERE f.kind = 'page' ORDER BY c.n DESC LIMIT ?",
+        f"SELECT {most_linked} FROM linkcount c CROSS JOIN keys k ON k.key = c.key "
+        "CROSS JOIN files f ON f.id = k.file_id WHERE f.kind = 'page' "
+        "ORDER BY c.n DESC LIMIT ?",
         (limit,),
     ):
         picked.setdefault(int(r[0]), r)

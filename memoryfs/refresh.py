@@ -37,7 +37,7 @@ from memoryfs.scan import (
     Listing,
     Seen,
     dir_state,
-    list_dir,
+    list_names,
     read_file,
     stat_file,
     walk,
@@ -100,6 +100,10 @@ def refresh_index(
         full = committed is None
     if full:
         listings = list(walk(store.memory, WALK_DIRS))
+        folders = [
+            _Folder(x.rel, x.state, {f.rel.rsplit("/", 1)[1]: f.inode for f in x.files})
+            for x in listings
+        ]
         known = {
             str(r[0]): (int(r[1]), int(r[2]), str(r[3]))
             for r in conn.execute("SELECT path, mtime_ns, size, hash FROM files")
@@ -108,8 +112,8 @@ def refresh_index(
         todo, removed = _compare(listings, known)
         scanned = sum(len(listing.files) for listing in listings)
     else:
-        listings, gone = _changed_folders(store, {k: v[0] for k, v in stored.items()})
-        todo, removed, known = _folder_changes(store, conn, listings, gone, stored, committed or [])
+        folders, gone = _changed_folders(store, {k: v[0] for k, v in stored.items()})
+        todo, removed, known = _folder_changes(store, conn, folders, gone, stored, committed or [])
         scanned = len(todo)
     counts = {"added": 0, "changed": 0, "touched": 0, "units": 0, "removed": 0}
     old_hash = {p: v[2] for p, v in known.items()}
@@ -119,7 +123,7 @@ def refresh_index(
             progress(min(i + _BATCH, len(todo)), len(todo))
     if removed:
         _remove(store, conn, removed, counts)
-    _record(conn, listings, gone, full, stored, now_ns, head)
+    _record(conn, folders, gone, full, stored, now_ns, head)
     return RefreshStats(
         scanned=scanned,
         added=counts["added"],
@@ -170,13 +174,22 @@ def _committed_changes(store: Store, old: str, new: str) -> list[str] | None:
     return [p[len("memory/") :] for p in out.split("\0") if p.startswith("memory/")]
 
 
-def _changed_folders(store: Store, stored: dict[str, DirState]) -> tuple[list[Listing], list[str]]:
-    """Listings (names and inodes, no stat) of folders changed since last listed; gone ones."""
+@dataclass(frozen=True)
+class _Folder:
+    """A listed folder: its state and its files' inode numbers by name."""
+
+    rel: str
+    state: DirState
+    inodes: dict[str, int]
+
+
+def _changed_folders(store: Store, stored: dict[str, DirState]) -> tuple[list[_Folder], list[str]]:
+    """Folders changed since last listed (read without stat-ing their files); gone ones."""
     children: dict[str, list[str]] = defaultdict(list)
     for path in stored:
         parent = path.rsplit("/", 1)[0] if "/" in path else ""
         children[parent].append(path)
-    listings: list[Listing] = []
+    folders: list[_Folder] = []
     gone: list[str] = []
     stack = list(WALK_DIRS)
     visited: set[str] = set()
@@ -189,43 +202,39 @@ def _changed_folders(store: Store, stored: dict[str, DirState]) -> tuple[list[Li
         if state is not None and stored.get(rel) == state:
             stack.extend(children.get(rel, ()))
             continue
-        listing = list_dir(store.memory, rel, with_stat=False) if state is not None else None
-        if listing is None:
+        listed = list_names(store.memory, rel) if state is not None else None
+        if listed is None:
             if rel in stored:
                 gone.append(rel)
             stack.extend(children.get(rel, ()))  # they are gone too, or moved
             continue
-        listings.append(listing)
-        stack.extend(listing.dirs)
+        folders.append(_Folder(rel, listed[0], listed[1]))
+        stack.extend(listed[2])
         stack.extend(children.get(rel, ()))
-    return listings, gone
+    return folders, gone
 
 
 def _folder_changes(
     store: Store,
     conn: sqlite3.Connection,
-    listings: list[Listing],
+    folders: list[_Folder],
     gone: list[str],
     stored: dict[str, tuple[DirState, str]],
     committed: list[str],
 ) -> tuple[list[Seen], list[str], dict[str, tuple[int, int, str]]]:
-    """What a folder scan must re-check: new names and new inodes in changed folders,
+    """What a folder scan must re-check: new names and new inodes in changed folders and
     files named by new commits; removed: names gone from their folder."""
     candidates = {rel for rel in committed if _indexable(rel)}
     removed: set[str] = set()
-    for listing in listings:
-        before = _listing_of(stored.get(listing.rel, (None, ""))[1])
+    for folder in folders:
+        before = _listing_of(stored.get(folder.rel, (None, ""))[1])
         if before is None:  # never listed with inodes: compare every file
-            candidates.update(f.rel for f in listing.files)
-            removed.update(_known_in(conn, [listing.rel]))
+            candidates.update(f"{folder.rel}/{name}" for name in folder.inodes)
+            removed.update(_known_in(conn, [folder.rel]))
             continue
-        names = set()
-        for item in listing.files:
-            name = item.rel.rsplit("/", 1)[1]
-            names.add(name)
-            if before.get(name) != item.inode:
-                candidates.add(item.rel)
-        removed.update(f"{listing.rel}/{n}" for n in before if n not in names)
+        now = folder.inodes
+        candidates.update(f"{folder.rel}/{n}" for n, ino in now.items() if before.get(n) != ino)
+        removed.update(f"{folder.rel}/{n}" for n in before.keys() - now.keys())
     removed.update(_known_in(conn, gone))
     todo: list[Seen] = []
     for rel in sorted(candidates):
@@ -354,7 +363,7 @@ def _remove(
 
 def _record(
     conn: sqlite3.Connection,
-    listings: list[Listing],
+    folders: list[_Folder],
     gone: list[str],
     full: bool,
     stored: dict[str, tuple[DirState, str]],
@@ -368,19 +377,19 @@ def _record(
     """
     rows = [
         (
-            listing.rel,
+            f.rel,
             *(
-                (listing.state.mtime_ns, listing.state.ctime_ns)
-                if now_ns - max(listing.state.mtime_ns, listing.state.ctime_ns) > _RACY_NS
+                (f.state.mtime_ns, f.state.ctime_ns)
+                if now_ns - max(f.state.mtime_ns, f.state.ctime_ns) > _RACY_NS
                 else (0, 0)
             ),
-            json.dumps({f.rel.rsplit("/", 1)[1]: f.inode for f in listing.files}),
+            json.dumps(f.inodes),
         )
-        for listing in listings
+        for f in folders
     ]
     with immediate(conn):
         if full:
-            listed = {listing.rel for listing in listings}
+            listed = {f.rel for f in folders}
             gone = [path for path in stored if path not in listed]
             conn.execute(
                 "INSERT OR REPLACE INTO meta(key, value) VALUES ('full_scan_at', ?)",

@@ -21,6 +21,7 @@ __all__ = [
     "FileBytes",
     "dir_state",
     "list_dir",
+    "list_names",
     "stat_file",
     "walk",
     "read_file",
@@ -30,8 +31,8 @@ __all__ = [
 @dataclass(frozen=True)
 class Seen:
     rel: str  # relative to the walked root, posix
-    mtime_ns: int  # -1 when listed without stat-ing
-    size: int  # -1 when listed without stat-ing
+    mtime_ns: int
+    size: int
     inode: int = 0
 
 
@@ -70,12 +71,8 @@ def dir_state(root: Path, rel: str) -> DirState | None:
     return DirState(st.st_mtime_ns, st.st_ctime_ns)
 
 
-def list_dir(root: Path, rel: str, suffix: str = ".md", with_stat: bool = True) -> Listing | None:
-    """Files and subfolders of ``root/rel``; hidden entries and symlinks skipped.
-
-    Without ``with_stat`` only the directory itself is read (names, inode numbers
-    and entry types come with it), which is what makes a folder scan cheap.
-    """
+def list_dir(root: Path, rel: str, suffix: str = ".md") -> Listing | None:
+    """Files (stat-ed) and subfolders of ``root/rel``; hidden entries and symlinks skipped."""
     # Plain strings, not pathlib: a full scan runs this over every file of the store.
     state = dir_state(root, rel)
     if state is None:
@@ -93,12 +90,6 @@ def list_dir(root: Path, rel: str, suffix: str = ".md", with_stat: bool = True) 
         if name.startswith("."):
             continue
         try:
-            if not with_stat:
-                if entry.is_dir(follow_symlinks=False):
-                    dirs.append(f"{rel}/{name}")
-                elif entry.is_file(follow_symlinks=False) and name.endswith(suffix):
-                    files.append(Seen(f"{rel}/{name}", -1, -1, entry.inode()))
-                continue
             st = entry.stat(follow_symlinks=False)
         except OSError:
             continue
@@ -107,6 +98,31 @@ def list_dir(root: Path, rel: str, suffix: str = ".md", with_stat: bool = True) 
         elif stat.S_ISREG(st.st_mode) and name.endswith(suffix):
             files.append(Seen(f"{rel}/{name}", st.st_mtime_ns, st.st_size, st.st_ino))
     return Listing(rel, state, files, dirs)
+
+
+def list_names(
+    root: Path, rel: str, suffix: str = ".md"
+) -> tuple[DirState, dict[str, int], list[str]] | None:
+    """A folder read without stat-ing its entries: state, ``suffix`` file name -> inode,
+    and real subfolders (relative to the root). Symlinks and hidden entries skipped."""
+    state = dir_state(root, rel)
+    if state is None:
+        return None
+    inodes: dict[str, int] = {}
+    dirs: list[str] = []
+    try:
+        with os.scandir(os.path.join(root, rel)) as it:
+            for entry in it:
+                name = entry.name
+                if name[0] == ".":
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    dirs.append(f"{rel}/{name}")
+                elif name.endswith(suffix) and entry.is_file(follow_symlinks=False):
+                    inodes[name] = entry.inode()
+    except OSError:
+        return None
+    return state, inodes, dirs
 
 
 def stat_file(root: Path, rel: str) -> Seen | None:

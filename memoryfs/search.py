@@ -43,6 +43,7 @@ _SNIPPET_TOKENS = 48
 _CANDIDATES = 60  # FTS rows fetched per search before re-scoring, at least
 _ROW_BUDGET = 4000  # rows BM25 may rank per query before rare terms are preferred
 _COMMON_CAP = 2000  # a term in more rows than this only boosts, in a large index
+_PROBE = 10_000  # newest rows sampled to size the window when every query word is common
 
 
 @dataclass(frozen=True)
@@ -155,14 +156,16 @@ class SearchIndex:
                 wanted = None
         limit = max(_CANDIDATES, 3 * k)
         extra: dict[str, int] = {}
+        floor = 0
         if paths is None:
-            match, extra = self._selective(terms)
+            match, extra, floor = self._selective(terms)
         else:
             match = fts_query(terms)
-        rows = self._rows(match, limit, wanted, paths)
-        if not rows and extra:  # the selective terms found nothing: the slow, full query
+        rows = self._rows(match, limit, wanted, paths, floor)
+        if not rows and extra:  # the rare words found nothing: any word, newest rows first
             extra = {}
-            rows = self._rows(fts_query(terms), limit, wanted, paths)
+            match = fts_query(terms)
+            rows = self._rows(match, limit, wanted, paths, self._window(match))
         newest = self._meta("newest")
         total = int(self._meta("units") or 0)
         # Score every candidate (cheap), build hits with snippets for the k best only.
@@ -172,18 +175,21 @@ class SearchIndex:
         )
         return [self._hit(row, terms, score) for score, row in scored[:k]]
 
-    def _selective(self, terms: list[str]) -> tuple[str, dict[str, int]]:
-        """The MATCH expression, and the common terms left out of it with their counts.
+    def _selective(self, terms: list[str]) -> tuple[str, dict[str, int], int]:
+        """The MATCH expression, the common terms left out of it (with their counts),
+        and the rowid above which rows are ranked (0: all).
 
         BM25 costs time per matching row, so in a large index the query matches on
         its rarest terms only (as many as fit ``_ROW_BUDGET`` rows); terms found in
         more than ``_COMMON_CAP`` rows then only add to the score of what the rare
-        terms found. When every term is that common, all of them must match (AND).
-        A small index (or a one-word query) is queried as it is.
+        terms found. When every term is that common, the newest units are ranked,
+        as many as hold about ``_ROW_BUDGET`` matches. A small index is queried as
+        it is.
         """
+        match = fts_query(terms)
         total = int(self._meta("units") or 0)
-        if total <= _ROW_BUDGET or len(terms) == 1:
-            return fts_query(terms), {}
+        if total <= _ROW_BUDGET:
+            return match, {}, 0
         counts = {t: self._bounded_count(t, _COMMON_CAP + 1) for t in terms}
         chosen: list[str] = []
         used = 0
@@ -194,8 +200,24 @@ class SearchIndex:
             chosen.append(term)
             used += c
         if not chosen:
-            return " AND ".join(fts_query([t]) for t in terms), {}
-        return fts_query(chosen), {t: counts[t] for t in terms if t not in chosen}
+            return match, {}, self._window(match)
+        return fts_query(chosen), {t: counts[t] for t in terms if t not in chosen}, 0
+
+    def _window(self, match: str) -> int:
+        """The rowid above which the newest rows hold about ``_ROW_BUDGET`` matches.
+
+        The density of matches among the newest ``_PROBE`` rows sets the window.
+        """
+        top = int(self._conn.execute("SELECT max(id) FROM units").fetchone()[0] or 0)
+        probe = min(_PROBE, top)
+        if probe <= 0:
+            return 0
+        found = self._conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? AND rowid > ? LIMIT ?)",
+            (match, top - probe, probe),
+        ).fetchone()[0]
+        window = int(_ROW_BUDGET * probe / max(int(found), 1))
+        return max(0, top - window)
 
     def _bounded_count(self, term: str, cap: int) -> int:
         """Rows holding ``term``, counted up to ``cap`` (so a common term costs little)."""
@@ -211,22 +233,23 @@ class SearchIndex:
         limit: int,
         layers: list[str] | None,
         paths: Sequence[str] | None,
+        floor: int = 0,
     ) -> list[tuple[object, ...]]:
         weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
         cols = (
             "u.line, u.kind, u.layer, u.date, u.citations, u.anchor, u.speaker, u.superseded, "
             "u.title, u.summary, u.body, f.path, f.title, f.names, u.context"
         )
-        params: list[object] = [match]
+        params: list[object] = [match, floor]
         if layers is None and paths is None:
             # Rank inside FTS first, then join only the best rows.
             sql = (
                 f"SELECT x.r, {cols} FROM (SELECT rowid AS id, bm25(fts, {weights}) AS r "
-                "FROM fts WHERE fts MATCH ? ORDER BY r LIMIT ?) x "
+                "FROM fts WHERE fts MATCH ? AND rowid > ? ORDER BY r LIMIT ?) x "
                 "JOIN units u ON u.id = x.id JOIN files f ON f.id = u.file_id ORDER BY x.r"
             )
         else:
-            where = ["fts MATCH ?"]
+            where = ["fts MATCH ?", "fts.rowid > ?"]
             if layers is not None:
                 where.append(f"u.layer IN ({','.join('?' * len(layers))})")
                 params.extend(layers)

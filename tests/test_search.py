@@ -386,13 +386,16 @@ def test_large_index_matches_rare_terms_and_lets_common_ones_boost(
     monkeypatch.setattr(search_mod, "_COMMON_CAP", 8)
     with SearchIndex.open(store) as idx:
         idx.refresh()
-        match, extra = idx._selective(["weather", "heron"])
+        match, extra, _floor = idx._selective(["weather", "heron"])
         assert match == '"heron"' and set(extra) == {"weather"}
         hits = idx.search("weather heron", k=5)
         assert [h.anchor for h in hits[:2]] == ["t32", "t31"]  # both words beat the rare one alone
-        assert idx._selective(["weather", "fine"])[0] == '"weather" AND "fine"'
-        assert idx.search("weather fine", k=3)
-        assert idx.search("weather zzzunknown", k=3)  # nothing rare matches: the full query runs
+        # only common words: the newest rows holding about _ROW_BUDGET matches
+        match, extra, floor = idx._selective(["weather", "fine"])
+        assert (match, extra) == ('"weather" OR "fine"', {}) and floor > 0
+        hits = idx.search("weather fine", k=30)
+        assert 0 < len(hits) <= 12
+        assert idx.search("weather zzzunknown", k=3)  # nothing rare matches: any word runs
 
 
 def test_folder_scans_between_full_scans_on_a_large_store(
