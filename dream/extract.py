@@ -17,7 +17,9 @@ import datetime
 import re
 from dataclasses import dataclass
 
+from dream.distill import asked, glue, needs_question, question_claim, topic_of, trim, vague
 from dream.entities import EntityTable
+from dream.gates.verification import check_claim, support_for
 from dream.lexicon import CHAT_WORDS, ROLE_NOUNS
 from dream.phrasing import dated, third_person, tidy
 from dream.records import Evidence, Fact
@@ -144,7 +146,7 @@ def informative(text: str, has_name: bool) -> bool:
         return False
     anchored = (
         has_name
-        or bool(_FIRST_PERSON_RE.search(text))
+        or bool(_FIRST_PERSON_RE.search(text) or _WE_RE.search(text))
         or any(ch.isdigit() for ch in text)
         or bool(_DECISION_RE.search(text) or _PREFERENCE_RE.search(text))
     )
@@ -241,13 +243,23 @@ def extract_facts(t: Transcript) -> list[Fact]:
     a = analyze(t)
     sentences, people, table = a.sentences, a.people, a.table
     main = _main_subject(table, sentences)
+    names = speaker_names(t)
     recent: list[_Seen] = []  # most recent last
     facts: list[Fact] = []
     prefs_turn = -1  # the turn whose earlier sentence stated a preference
+    turn_n = -1
+    question: _Asked | None = None  # the question the current turn may answer
     for s in sentences:
+        if s.turn.n != turn_n:
+            turn_n = s.turn.n
+            question = _question_before(t, s.turn, names)
         mentions = table.mentions(s.text)
         if s.speaker and s.turn.text:
-            found = _facts_of(t, s, mentions, recent, people, base, prefs_turn == s.turn.n, main)
+            found = _facts_of(
+                t, s, mentions, recent, people, base, prefs_turn == s.turn.n, main, question
+            )
+            if found:
+                question = None  # answered by the turn's first claim, or not at all
             if any(f.kind == "preference" for f in found):
                 prefs_turn = s.turn.n
             facts.extend(found)
@@ -255,6 +267,32 @@ def extract_facts(t: Transcript) -> list[Fact]:
             recent.append((name, kind, s.turn, s.text[start:end]))
         del recent[:-12]
     return facts
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """A question the turn before asked: its text, turn and who asked ("" the assistant)."""
+
+    text: str
+    turn: Turn
+    asker: str
+    topic: str = ""  # what a vague question refers to, from the talk before it
+
+
+def _question_before(t: Transcript, turn: Turn, names: dict[str, str]) -> _Asked | None:
+    i = turn.n - 2  # turns are numbered from 1, in order
+    prev = t.turns[i] if 0 <= i < len(t.turns) and t.turns[i].n == turn.n - 1 else None
+    if prev is None or prev.speaker == turn.speaker:
+        return None
+    q = asked(prev.text)
+    if not q:
+        return None
+    topic = ""
+    if vague(q):
+        before = t.turns[i - 1] if i >= 1 and t.turns[i - 1].n == prev.n - 1 else None
+        texts = [x.text for x in (before, prev) if x is not None]
+        topic = topic_of(texts, {n.lower() for n in names.values() if n})
+    return _Asked(q, prev, names.get(prev.speaker, prev.speaker), topic)
 
 
 def _listener(speaker: str, people: tuple[str, ...]) -> str:
@@ -293,9 +331,11 @@ def _facts_of(
     base: datetime.date,
     prefs_in_turn: bool,
     main: tuple[str, str] | None,
+    question: _Asked | None = None,
 ) -> list[Fact]:
     photo = PHOTO_RE.fullmatch(s.text)
     said = tidy(s.text)
+    listener = _listener(s.speaker, people)
     if photo:
         caption = photo.group("caption").strip()
         said = (
@@ -303,7 +343,18 @@ def _facts_of(
             if caption.lower().startswith("a photo")
             else (f"{s.speaker} shared a photo: {caption}")
         )
-    if not photo and not informative(said, bool(mentions) or bool(_PRONOUN_RE.match(said))):
+    else:
+        said = trim(said, listener)
+        if not said:
+            return []
+    fused = (
+        question is not None
+        and not photo
+        and not said.endswith("?")
+        and needs_question(said, listener)
+    )
+    has_name = bool(mentions) or bool(_PRONOUN_RE.match(said))
+    if not photo and not fused and not informative(said, has_name):
         return []
     standing = False
     if _IMPERATIVE_RE.match(said) or _INSTRUCTION_RE.match(said):
@@ -313,13 +364,24 @@ def _facts_of(
         if not standing:
             return []
     text, dates = dated(said, base)
-    listener = _listener(s.speaker, people)
+    others = [n for n, _, _, _ in mentions if n != listener]
+    anchored = bool(dates or others or re.search(r"\d", said))
+    if not photo and not standing and not fused and glue(said, listener, anchored):
+        return []
     text = third_person(text, s.speaker, listener)
     text = text[:1].upper() + text[1:]
     evidence = [Evidence(t.id, s.turn.n, s.turn.hash, t.date)]
+    if fused and question is not None:
+        q_text, q_dates = dated(question.text, base)
+        q_text = third_person(q_text, question.asker, s.speaker)
+        text = question_claim(q_text, text, s.speaker, question.topic)
+        dates = dates + q_dates
+        if check_claim(text, support_for([(t, s.turn)], (s.speaker,))):
+            # the question names something the answer does not: cite it too
+            evidence.append(Evidence(t.id, question.turn.n, question.turn.hash, t.date))
     primary: tuple[str, str] | None = None
     typed = [(n, k) for n, k, _, _ in mentions]
-    if photo or _OPENS_FIRST_RE.match(said) or said.startswith(s.speaker):
+    if photo or fused or _OPENS_FIRST_RE.match(said) or said.startswith(s.speaker):
         primary = (s.speaker, "person")
     elif mentions and said.startswith(mentions[0][0].split()[0]):
         primary = (mentions[0][0], mentions[0][1])
@@ -340,7 +402,7 @@ def _facts_of(
     targets: list[tuple[str, str]] = []
     if primary:
         targets.append(primary)
-    if listener and listener in text and listener not in said:
+    if listener and listener in text and listener not in said and not fused:
         targets.append((listener, "person"))  # "Melanie is proud of Caroline ..."
     if s.speaker not in [n for n, _ in targets] and (
         _FIRST_PERSON_RE.search(said) or _WE_RE.search(said) or not (typed or primary)
@@ -361,7 +423,7 @@ def _facts_of(
             subject_type = "preference"  # filed on the speaker's preferences page
             is_primary = True
         aliases = [name, name.split()[0], *([] if name != s.speaker else ["We"])]
-        slot = claim_slot(text, aliases, kind) if is_primary else ""
+        slot = claim_slot(text, aliases, kind) if is_primary and not fused else ""
         if slot and not slot.startswith("preference") and subject_type != "person":
             slot = ""
         out.append(

@@ -25,6 +25,7 @@ __all__ = [
     "PLACE_NOUNS",
     "CONNECTORS",
     "CHAT_WORDS",
+    "GENERIC_WORDS",
 ]
 
 
@@ -177,5 +178,29 @@ CHAT_WORDS = _wordset(
     going thing things stuff lot lots much way it's that's i'm you're i've don't can't
     what's gonna wanna kinda such some any all more most well right okay ok pretty super
     quite always never something anything everything
+    """
+)
+# Words that say how a conversation feels, not what happened: a sentence made only of
+# these (and chat words) is glue ("It made me think we can make a difference").
+GENERIC_WORDS = _wordset(
+    """
+    appreciate appreciated appreciates mean means meant hope hoping hoped wish wishes glad
+    happy proud thanks thank thankful grateful agree agreed know knew think thought guess
+    feel feels felt feeling sure wait hear heard see seen saw tell told say said talk talking
+    chat chatting chatted share sharing keep keeps kept going make makes made making
+    difference impact support supported supporting supportive journey great awesome amazing
+    cool nice wonderful fantastic incredible inspiring inspired inspiration inspires lovely
+    beautiful special important true right cute fun blast exciting excited stoked thrilled
+    bet exactly absolutely means lot lots little bit way kind thing things stuff people world
+    life time times moment moments day days good best better well hard tough rough easy
+    sweet heartwarming rewarding motivated motivating motivation motivates encouragement
+    encouraging encourage strength courage proud awesome totally definitely super tho though
+    yeah wow sounds sound looks look looking seems seem hear glad wonderful gonna wanna let
+    lets let's really truly honestly actually literally basically cool wish luck congrats
+    congratulations sorry care caring happen happened happening come comes came get gets
+    got getting give gives gave take takes took done doing does did want wants wanted need
+    needs needed try trying tried yes sure ok okay pic pics picture photo photos cheers
+    forward can't won't don't didn't isn't it's that's what's there's here's i'm you're
+    we're they're i've you've we've awesome awesomeness hug hugs love loved loves
     """
 )

@@ -19,7 +19,6 @@ from typing import Any
 
 import yaml
 
-from dream.dates import format_date
 from dream.records import Evidence, KeyPoint, SummaryDraft
 from memoryfs.errors import PageError
 from memoryfs.page import KEY_ORDER, Page, render_page, split_frontmatter
@@ -324,12 +323,10 @@ def render_summary(draft: SummaryDraft, names: list[str], transcript_hash: str, 
         outcome = "Outcome: none recorded"
     threads = _cited(draft.open_threads, sources) or ["- none recorded"]
     when = as_date(draft.date)
-    pretty = format_date(when) if isinstance(when, datetime.date) else draft.date
+    # date and participants live in the frontmatter: as body lines they were indexed as
+    # key points of their own ("Date: 9 November 2022") and matched every question of that day
     body = [
         f"# {draft.title}",
-        "",
-        f"Date: {pretty} ({draft.date})",
-        f"Participants: {', '.join(names)}",
         "",
         "## Key points",
         "",
@@ -348,7 +345,8 @@ def render_summary(draft: SummaryDraft, names: list[str], transcript_hash: str, 
         "title": draft.title,
         "type": "summary",
         "updated": when,
-        "participants": list(draft.participants),
+        "date": when,
+        "participants": list(draft.participants) or list(names),
         "transcript_hash": transcript_hash,
         "turns": turns,
     }

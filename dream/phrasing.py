@@ -176,7 +176,21 @@ def _third_person(text: str, name: str) -> str:
     text = re.sub(r"\bI\b", name, text)
     for regex, repl in _OBJECT_FORMS:
         text = regex.sub(repl.format(n=name), text)
+    for regex, repl in _WE_FORMS:
+        text = regex.sub(repl.format(n=name), text)
     return text
+
+
+# "we" is the speaker and someone else: the claim names the speaker ("We went camping" ->
+# "Melanie and others went camping"); "us" stays, it rarely carries the fact
+_WE_FORMS = [
+    (re.compile(rf"\b[Ww]e{_APOS}re\b"), "{n} and others are"),
+    (re.compile(rf"\b[Ww]e{_APOS}ve\b"), "{n} and others have"),
+    (re.compile(rf"\b[Ww]e{_APOS}ll\b"), "{n} and others will"),
+    (re.compile(rf"\b[Ww]e{_APOS}d\b"), "{n} and others would"),
+    (re.compile(r"\b[Ww]e\b"), "{n} and others"),
+    (re.compile(r"\b(?:[Oo]urs|[Oo]ur)\b"), "{n}'s"),
+]
 
 
 _LEADING_RE = re.compile(

@@ -1,0 +1,115 @@
+"""Distilling what people say into claims: glue dropped, filler trimmed, answers asked."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dream.distill import asked, glue, needs_question, question_claim, topic_of, trim, vague
+from dream.extract import extract_facts
+from memoryfs.transcript import Transcript, Turn
+
+GLUE = [
+    "Thanks for letting me help.",
+    "It made me think we can make a difference.",
+    "You're always dreaming up ways to make a difference and I'm sure your drive will pay off.",
+    "Let's make a difference.",
+    "Glad you felt accepted and supported.",
+    "Congrats on the promotion!",
+    "It's one of my favorites.",
+]
+KEPT = [
+    "I ran a charity race for mental health last Saturday.",
+    "We had a great time throwing a small party and inviting some veterans.",
+    "Thanks to my aunt, I got a scholarship to study in Spain.",
+    "That's great, I love hiking too!",
+    "It was great and helped clear my head.",
+]
+
+
+@pytest.mark.parametrize("said", GLUE)
+def test_conversation_glue_is_not_a_claim(said: str) -> None:
+    assert glue(said, "Maria")
+
+
+@pytest.mark.parametrize("said", KEPT)
+def test_facts_are_kept(said: str) -> None:
+    assert not glue(said, "Maria")
+
+
+def test_trim_drops_vocatives_openers_and_filler() -> None:
+    assert trim("Wow, Melanie!", "Melanie") == ""
+    assert trim("Hey Maria, I just started a really cool pottery class.", "Maria") == (
+        "I started a cool pottery class."
+    )
+    assert trim("Since we last chatted, I've been blogging about politics.", "") == (
+        "I've been blogging about politics."
+    )
+    assert trim("I ran 5K on Saturday, Maria!", "Maria") == "I ran 5K on Saturday!"
+
+
+def test_the_question_a_short_answer_answers() -> None:
+    assert asked("Great news John! How often do you all workout together?") == (
+        "How often do you all workout together?"
+    )
+    assert asked("How are you?") == ""  # small talk
+    assert asked("That's so cool. I went too.") == ""
+    assert needs_question("Three times a week; it keeps us on track.")
+    assert not needs_question("Thanks, that's so sweet.")
+    claim = question_claim("How often do you all workout together?", "Three times a week.", "John")
+    assert claim == "How often do John and others workout together? John: Three times a week."
+
+
+def test_a_vague_question_gets_its_topic() -> None:
+    q = "How did they react when they saw it?"
+    assert vague(q)
+    before = (
+        "Last week, we had a meaningful experience at a military memorial. "
+        "It made an impact on my kids."
+    )
+    assert topic_of([before, "That's so moving! " + q], {"john", "maria"}) == (
+        "military memorial, kids"
+    )
+    assert question_claim(q, "They were awestruck.", "John", "military memorial, kids") == (
+        "How did they react when they saw it? (re: military memorial, kids) John: "
+        "They were awestruck."
+    )
+
+
+def _talk(turns: list[tuple[str, str]]) -> Transcript:
+    started = "2023-05-20T10:00"
+    return Transcript(
+        id="2023-05-20-talk",
+        started=started,
+        participants=("John", "Maria"),
+        scope={"user": "locomo", "assistant": "eval"},
+        turns=tuple(Turn(i, who, started, text) for i, (who, text) in enumerate(turns, 1)),
+    )
+
+
+def test_answers_are_filed_with_their_question_and_glue_is_not() -> None:
+    t = _talk(
+        [
+            ("Maria", "Great news John! How often do you all work out together?"),
+            ("John", "Thanks, Maria! Three times a week; it keeps us on track."),
+            ("Maria", "Awesome, keep it up!"),
+            ("John", "We threw a small party for some veterans last Friday."),
+        ]
+    )
+    texts = [f.text for f in extract_facts(t) if f.subject == "John"]
+    assert "How often do John and others work out together? John: Three times a week; " in texts[0]
+    assert [e.turn for f in extract_facts(t) for e in f.evidence if f.text == texts[0]] == [2]
+    assert any(
+        x.startswith("John and others threw a small party for some veterans on 19 May 2023")
+        for x in texts
+    )
+    assert not any("keep it up" in f.text for f in extract_facts(t))
+
+
+@given(st.text(max_size=200))
+def test_never_raises(text: str) -> None:
+    glue(text, "Maria")
+    trim(text, "Maria")
+    asked(text)
+    topic_of([text], set())
