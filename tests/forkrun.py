@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -45,11 +46,17 @@ def fork_cli(
             os.dup2(devnull, 0)
             os.dup2(devnull, 1)
             os.dup2(err, 2)
+            # pytest's capture replaced sys.stdout/sys.stderr with its own objects; the
+            # child must write to its real fds 1 and 2 (the log), as the real CLI does.
+            sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
+            sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
             try:
                 app(args, prog_name=prog_name)
                 code = 0
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else 1
+            sys.stdout.flush()
+            sys.stderr.flush()
         finally:
             os._exit(code)
     return pid
