@@ -189,14 +189,13 @@ class Registry:
         self._keys.setdefault(sid, sid)
         return s
 
-    def archive_of(self, s: Subject, year: str) -> Subject:
-        """The yearly archive page of ``s`` (``dream.rollover``), created on first use."""
-        sid = f"{s.id}-archive-{year}"
+    def archive_of(self, s: Subject, period: str) -> Subject:
+        """The archive page of ``s`` for ``period`` (``dream.rollover``), created on first use."""
+        sid = f"{s.id}-archive-{period}"
         if sid not in self.subjects:
             folder = s.path.rsplit("/", 1)[0]
-            self._add(
-                Subject(sid, f"{s.title} ({year} archive)", s.type, f"{folder}/{sid}.md", new=True)
-            )
+            title = f"{s.title} ({period} archive)"
+            self._add(Subject(sid, title, s.type, f"{folder}/{sid}.md", new=True))
         return self.subjects[sid]
 
     def new_id(self, base: str) -> str:

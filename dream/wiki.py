@@ -272,6 +272,13 @@ class WikiPage:
                 meta["created"] = as_date(first)
             last = max([*self.dates, str(meta.get("updated") or "")])
             meta["updated"] = as_date(last)
+        if not meta.get("updated"):
+            # A page that got no dated claim this run (e.g. created as a link target) still
+            # needs 'updated': the newest evidence it holds, else when it was created.
+            ats = [str(e.get("at")) for e in self.sources.entries if e.get("at")]
+            fallback = max(ats) if ats else str(meta.get("created") or "")
+            if fallback:
+                meta["updated"] = as_date(fallback)
         if self.sources.entries:
             meta["sources"] = self.sources.entries
         return page_text(self.page or Page(meta={}, body=""), meta, self.outline.render())

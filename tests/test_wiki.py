@@ -159,6 +159,7 @@ def test_rollover_keeps_a_hub_page_bounded() -> None:
     filled = rollover.roll(page, archive_of)
     assert filled and page.current_count() == rollover.ROLL_KEEP
     assert "postdoc" in page.outline.render()  # a slot claim stays for supersession
+    assert all(len(k) == 7 and k[4] == "-" for k in archives)  # monthly: YYYY-MM
     moved = sum(a.current_count() for a in archives.values())
     assert moved == rollover.ROLL_AT + 21 - rollover.ROLL_KEEP
     cited = {n for _, _, c in page.outline.claims() for n in c.cites}
