@@ -160,6 +160,9 @@ def read_file(root: Path, rel: str, max_bytes: int) -> FileBytes | None:
         except OSError:
             return None
     try:
+        # lstat first: a symlink is never even opened (O_NOFOLLOW still guards a race).
+        if not stat.S_ISREG(os.lstat(cur / parts[-1]).st_mode):
+            return None
         fd = os.open(cur / parts[-1], os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
         return None
