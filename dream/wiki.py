@@ -33,6 +33,8 @@ from dream.pagewriter import (
     Section,
     Sources,
     as_date,
+    day_of,
+    day_title,
     load_page_text,
     new_subject_body,
     page_text,
@@ -48,11 +50,11 @@ from memoryfs.store import Store
 
 __all__ = ["MAX_CITES", "run", "WikiPage"]
 
-_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _LINK_RE = re.compile(r"\[\[([^\[\]|\n]+)")
 _MERGE_RATIO = 92
 MAX_CITES = 8  # citations kept on one claim; later repetitions do not touch the page
 _SUMMARY_CHARS = 140
+STAGE_INDEX_CACHE = "index-facts-stage.json"
 
 
 def _norm(text: str) -> str:
@@ -78,7 +80,7 @@ class _Entry:
 
     @property
     def current(self) -> bool:
-        return bool(_DATE_RE.match(self.sec.title))
+        return bool(day_of(self.sec.title))
 
 
 class WikiPage:
@@ -135,7 +137,7 @@ class WikiPage:
         return e.slot
 
     def first_date(self) -> str:
-        dated = [sec.title for sec in self.outline.sections if _DATE_RE.match(sec.title)]
+        dated = [d for sec in self.outline.sections if (d := day_of(sec.title))]
         return min(dated) if dated else ""
 
     def take(self, e: _Entry) -> None:
@@ -145,8 +147,8 @@ class WikiPage:
     def put(self, title: str, claim: Claim) -> None:
         if not any(e.claim.cites == claim.cites for e in self._by_norm.get(_norm(claim.text), [])):
             self._append(title, claim)
-            if _DATE_RE.match(title):
-                self.dates.append(title)
+            if day_of(title):
+                self.dates.append(day_of(title))
 
     # -- indexes -------------------------------------------------------------------
 
@@ -227,9 +229,9 @@ class WikiPage:
         claim = Claim(fact.text, tuple(dict.fromkeys(self.sources.cite(e) for e in fact.evidence)))
         if fact.slot and (not fact.slot.startswith("preference") or CHANGE_RE.search(fact.text)):
             older = self._slots(fact.slot)
-            if any(e.sec.title > day for e in older):
+            if any(day_of(e.sec.title) > day for e in older):
                 # a session read late: the page already holds a newer value
-                later = min(e.sec.title for e in older if e.sec.title > day)
+                later = min(day_of(e.sec.title) for e in older if day_of(e.sec.title) > day)
                 self._append(HISTORY, Claim(claim.text, claim.cites, f" (superseded on {later})"))
                 return "superseded"
             for e in older:
@@ -237,9 +239,9 @@ class WikiPage:
                 self.outline.remove(e.sec, e.line)
                 tail = f"{e.claim.tail} (superseded on {day})"
                 self._append(HISTORY, Claim(e.claim.text, e.claim.cites, tail))
-            self._append(day, claim)
+            self._append(day_title(day), claim)
             return "superseded" if older else "added"
-        self._append(day, claim)
+        self._append(day_title(day), claim)
         return "added"
 
     def link(self, targets: list[tuple[str, str]]) -> None:
@@ -285,7 +287,7 @@ class WikiPage:
 
     def _summary(self) -> str:
         """One line for INDEX.md: the current role and city claims, else the first claim."""
-        current = [c for sec, _, c in self.outline.claims() if _DATE_RE.match(sec.title)]
+        current = [c for sec, _, c in self.outline.claims() if day_of(sec.title)]
         if not current:
             return str(self.meta.get("summary") or "")
         slotted = [
@@ -345,7 +347,14 @@ def run(ctx: EngineContext, ws: Workset) -> None:
         elif rel.startswith("knowledge/"):
             ws.report.pages_created.append(rel)
     ws.report.pages_updated.extend(r for r in updated if not r.startswith("sessions/"))
-    write_indexes(Store(root=ctx.stage_root, config=ctx.store.config))
+    # The staged worktree's own .memoryfs/ is cleaned away when it is recycled: keep its
+    # index facts in the live store's cache folder, so the next run re-reads only what
+    # changed (the cache is keyed by content; stats match because checkouts of a recycled
+    # worktree rewrite only the files that differ).
+    write_indexes(
+        Store(root=ctx.stage_root, config=ctx.store.config),
+        cache_path=ctx.store.cache_dir / STAGE_INDEX_CACHE,
+    )
     ctx.progress("wiki", len(ws.filings), len(ws.filings))
 
 

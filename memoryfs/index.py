@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 from memoryfs.atomic import atomic_write_text
 from memoryfs.index_cache import IndexCache, PageFacts
@@ -307,10 +308,13 @@ def prompt_index(store: Store, max_tokens: int) -> str:
     return _render(store, entries, rows, _note_folders(store, entries), max_tokens=max_tokens)
 
 
-def write_indexes(store: Store) -> list[str]:
-    """Regenerate both files; returns the paths (relative to memory/) that changed."""
+def write_indexes(store: Store, cache_path: Path | None = None) -> list[str]:
+    """Regenerate both files; returns the paths (relative to memory/) that changed.
+
+    ``cache_path``: the facts cache to use (``memoryfs.index_cache``), by default the
+    store's own."""
     changed: list[str] = []
-    cache = IndexCache(store)
+    cache = IndexCache(store, cache_path)
     entries, rows = _entries(store, cache), _rows(store, cache)
     cache.save()
     targets = {

@@ -15,7 +15,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
+import stat
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from memoryfs.atomic import atomic_write_text
@@ -53,14 +56,19 @@ class SessionFacts:
 class IndexCache:
     """Facts of a store's files by content hash; ``save`` keeps only what was used."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, path: Path | None = None) -> None:
+        """``path``: where the cache lives (default ``.memoryfs/index-facts.json`` of
+        ``store``); a staged worktree, whose own ``.memoryfs`` each run cleans away,
+        keeps its cache in the live store's."""
         self.store = store
+        self.path = path if path is not None else store.cache_dir / _NAME
         self._old: dict[str, Any] = {}
         self._used: dict[str, Any] = {}
         self._old_stats: dict[str, Any] = {}
         self._stats: dict[str, Any] = {}
+        self._dirs: dict[str, Path | None] = {}  # folder (rel) -> its resolved path
         try:
-            data = json.loads((store.cache_dir / _NAME).read_text(encoding="utf-8"))
+            data = json.loads(self.path.read_text(encoding="utf-8"))
             if isinstance(data, dict) and data.get("version") == _VERSION:
                 entries, stats = data.get("entries"), data.get("stats")
                 self._old = entries if isinstance(entries, dict) else {}
@@ -75,8 +83,7 @@ class IndexCache:
         is not read again; any other file is read and keyed by its content.
         """
         try:
-            path = self.store.resolve(rel)
-            st = path.stat()
+            path, st = self._stat(rel)
             sig = [st.st_size, st.st_mtime_ns, st.st_ino]
             old = self._old_stats.get(rel)
             if isinstance(old, list) and old[:3] == sig and old[3] in self._old:
@@ -89,6 +96,28 @@ class IndexCache:
         key = f"{kind}:{hashlib.sha1(data).hexdigest()}"
         self._stats[rel] = [*sig, key]
         return key, text
+
+    def _stat(self, rel: str) -> tuple[Path, os.stat_result]:
+        """``store.resolve(rel)`` and its stat, resolving each folder once: a store of
+        thousands of files has a few dozen folders, and resolving every file's path
+        was most of what an unchanged store cost."""
+        folder, _, name = rel.rpartition("/")
+        plain = name not in ("", ".", "..") and not any(
+            part in ("", ".", "..") for part in folder.split("/") if folder
+        )
+        if plain and folder not in self._dirs:
+            try:
+                self._dirs[folder] = self.store.resolve(folder) if folder else None
+            except MemoryFSError:
+                self._dirs[folder] = None
+        base = self._dirs.get(folder) if plain else None
+        if base is not None and not any(c in name for c in ("\x00", "\n", "\\", "://")):
+            path = base / name
+            st = os.lstat(path)
+            if not stat.S_ISLNK(st.st_mode):
+                return path, st
+        path = self.store.resolve(rel)
+        return path, path.stat()
 
     def page(self, rel: str) -> PageFacts | None:
         found = self._key(rel, "page")
@@ -113,11 +142,11 @@ class IndexCache:
     def save(self) -> None:
         if (self._used, self._stats) == (self._old, self._old_stats):
             return
-        if self.store.cache_dir.is_symlink():
+        if self.store.cache_dir.is_symlink() or self.path.parent.is_symlink():
             return
         with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
             atomic_write_text(
-                self.store.cache_dir / _NAME,
+                self.path,
                 json.dumps(
                     {"version": _VERSION, "entries": self._used, "stats": self._stats},
                     separators=(",", ":"),
