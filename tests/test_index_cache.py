@@ -69,3 +69,30 @@ def test_a_corrupt_cache_is_ignored(tmp_path: Path) -> None:
     assert (store.memory / "sessions/index.md").read_text() == render_sessions_index(
         session_rows(store)
     )
+
+
+def test_a_cache_kept_elsewhere_gives_the_same_files(tmp_path: Path) -> None:
+    """Dream's staged worktree keeps its cache in the live store's .memoryfs/ (the
+    worktree's own is cleaned each run): same bytes cold and warm, and a symlinked
+    folder or a changed page is still read afresh."""
+    store = _store(tmp_path)
+    write_indexes(store)
+    expected = (store.memory / "INDEX.md").read_text()
+    elsewhere = tmp_path / "other-cache" / "facts.json"
+    elsewhere.parent.mkdir()
+    (store.memory / "INDEX.md").unlink()
+    write_indexes(store, cache_path=elsewhere)
+    assert elsewhere.is_file()
+    assert (store.memory / "INDEX.md").read_text() == expected
+    (store.memory / "INDEX.md").unlink()
+    write_indexes(store, cache_path=elsewhere)  # warm
+    assert (store.memory / "INDEX.md").read_text() == expected
+    page = store.memory / "knowledge/people/ana-ruiz.md"
+    page.write_text(PAGE.format(title="Ana Ruiz-Ortega", summary="moved to Porto"))
+    write_indexes(store, cache_path=elsewhere)
+    assert "Ana Ruiz-Ortega" in (store.memory / "INDEX.md").read_text()
+    # a folder that is a symlink inside the store resolves as before
+    (store.memory / "knowledge/teams").symlink_to(store.memory / "knowledge/people")
+    warm = render_index(store)
+    (store.cache_dir / "index-facts.json").unlink()
+    assert render_index(store) == warm
