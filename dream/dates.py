@@ -62,6 +62,7 @@ class DateMention:
     end: int
     date: datetime.date
     granularity: str
+    since: bool = False  # a duration up to the session ("for 10 years"): `date` is its start
 
     def __post_init__(self) -> None:
         if self.granularity not in _GRANULARITIES:
@@ -276,6 +277,74 @@ def _week_from(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> 
     return base + (8 if m["when"].lower() == "tomorrow" else 7) * _DAY, "day"
 
 
+def _on_weekday(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved | None:
+    """ "on Friday" in a clause told in the past: the latest Friday before the session."""
+    if not _told_in_past(m.string, m.start(), m.end()):
+        return None
+    return _before(base, _WEEKDAYS[m["wd"].lower()]), "day"
+
+
+def _since(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved | None:
+    """ "have known them for 4 years": a duration running up to the session, so it started
+    that long before it (a year for years, a month for months, a week for weeks)."""
+    if not _HAVE_RE.search(m.string[_clause_start(m.string, m.start()) : m.start()]):
+        return None
+    n, unit = _count(m["n"]), m["unit"].lower()
+    if unit == "year":
+        return datetime.date(base.year - n, 1, 1), "year"
+    if unit == "month":
+        return _add_months(base, -n), "month"
+    return _monday(base - 7 * n * _DAY), "week"
+
+
+# Tense of the clause around a bare "on <weekday>": past verbs (irregular or -ed) and no
+# word that points ahead. No grammar model: a short word list, like dream.phrasing's.
+def _wordset(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_PAST_WORDS = _wordset(
+    """
+    was were did had went got made took came told said found gave felt thought bought brought
+    left met began wrote ran saw kept heard sent spent won lost taught caught built sat stood
+    held knew grew drew flew threw wore broke chose drove rode ate drank swam sang forgot
+    became fell paid led slept spoke woke sold hung fought
+    """
+)
+_NOT_PAST_ED = _wordset("need feed seed bed red shed speed proceed exceed indeed")
+_AHEAD_RE = re.compile(
+    r"\b(?:will|won['\u2019]t|['\u2019]ll|going\s+to|gonna|plan|plans|planning|planned\s+to|"
+    r"hope|hoping|can['\u2019]t\s+wait|next|tomorrow|upcoming|coming|soon|every|each)\b",
+    re.IGNORECASE,
+)
+_HAVE_RE = re.compile(r"\b(?:have|has|['\u2019]ve)\b", re.IGNORECASE)
+_CLAUSE_END_RE = re.compile(r"[.!?;]")
+
+
+def _clause_start(text: str, start: int) -> int:
+    """Where the sentence holding ``text[start]`` begins (a bounded look back)."""
+    lo = max(0, start - 400)
+    ends = [e.end() for e in _CLAUSE_END_RE.finditer(text, lo, start)]
+    return ends[-1] if ends else lo
+
+
+def _clause(text: str, start: int, end: int) -> str:
+    """The sentence around ``text[start:end]`` (at most 400 characters either side)."""
+    stop = _CLAUSE_END_RE.search(text, end, end + 400)
+    return text[_clause_start(text, start) : stop.start() if stop else min(len(text), end + 400)]
+
+
+def _told_in_past(text: str, start: int, end: int) -> bool:
+    clause = _clause(text, start, end)
+    if _AHEAD_RE.search(clause):
+        return False
+    for w in re.findall(r"[A-Za-z]+", clause):
+        low = w.lower()
+        if low in _PAST_WORDS or (len(low) > 4 and low.endswith("ed") and low not in _NOT_PAST_ED):
+            return True
+    return False
+
+
 def _rule(pattern: str, resolve: _Resolver) -> tuple[re.Pattern[str], _Resolver]:
     return re.compile(r"\b" + pattern + r"\b", re.IGNORECASE), resolve
 
@@ -309,6 +378,14 @@ _RULES = [
     _rule(_N + r"\s+" + _UNIT + r"\s+ago", _shift(-1)),
     _rule(r"in\s+" + _N + r"\s+" + _UNIT + _NOT_POSSESSIVE, _shift(1)),
     _rule(r"a\s+week\s+(?:from\s+)?(?P<when>today|tomorrow)", _week_from),
+    _rule(r"on\s+" + _WD + r"(?![s\u2019'])", _on_weekday),
+    _rule(
+        r"for\s+(?:(?:about|almost|nearly|over|around|roughly|the\s+(?:past|last))\s+)?"
+        + _N
+        + r"\s+"
+        + r"(?P<unit>week|month|year)s?(?!\s+(?:ago|old|from|later|before|after|in\s+a\s+row)\b)",
+        _since,
+    ),
 ]
 
 
@@ -355,6 +432,8 @@ def find_relative_dates(text: str, base: datetime.date) -> list[DateMention]:
         if resolved is None:
             continue
         day, granularity = resolved
-        mentions.append(DateMention(text[start:end], start, end, day, granularity))
-        anchor = day
+        since = resolve is _since
+        mentions.append(DateMention(text[start:end], start, end, day, granularity, since))
+        if not since:
+            anchor = day
     return mentions

@@ -36,7 +36,7 @@ __all__ = [
 
 _GLUE_OPENER_RE = re.compile(
     r"^(?:thanks(?!\s+to\b)|thank\s+you|thx|ty\b|congrats|congratulations|welcome|"
-    r"(?:so\s+|really\s+)?sorry\s+(?:to\s+hear|about|for)|glad\s+(?:to\s+hear|you|it)|"
+    r"(?:so\s+|really\s+)?sorry\b|glad\s+(?:to\s+hear|you|it)|crossing\s+\w+\s+fingers|"
     r"good\s+luck|best\s+of\s+luck|take\s+care|see\s+you|see\s+ya|catch\s+you|"
     r"talk\s+(?:to\s+you\s+)?soon|bye|goodbye|cheers|no\s+problem|no\s+worries|of\s+course|"
     r"sure\s+thing|you\s+bet|(?:great|good|awesome|amazing|wonderful|fantastic)\s+news\b|(?:that|it|this)\s+(?:sounds|looks|seems)|sounds|looks\s+like|"
@@ -54,6 +54,16 @@ _GLUE_OPENER_RE = re.compile(
 )
 _LISTENER_SUBJECT_RE = re.compile(
     r"^(?:and\s+|but\s+|so\s+)?(?:you|you['’](?:re|ve|ll|d)|your|yours|yourself)\b", re.IGNORECASE
+)
+# the speaker reacting to the other person ("I'm so glad you met them", "I hope your
+# party goes well", "I appreciate your kind words"): about the talk, not a fact
+_REACTION_RE = re.compile(
+    r"^(?:I|I['’]m|I\s+am)\s+(?:(?:so|really|very|just|truly|super|totally|also|too)\s+)*"
+    r"(?:glad|happy|proud|sorry|thrilled|excited|stoked|hope|hoping|wish|appreciate|"
+    r"bet|know|believe|love\s+(?:that|how|it\s+when)|can\s+imagine|can['’]t\s+imagine|"
+    r"can['’]t\s+wait|admire|respect|sure|thankful|grateful|rooting|crossing)\b"
+    r"(?=[^.!?]*\b(?:you|your|you['’](?:re|ve|ll|d))\b)",
+    re.IGNORECASE,
 )
 _LETS_RE = re.compile(r"^let['’]?s\b", re.IGNORECASE)
 _IMPERSONAL_RE = re.compile(
@@ -91,7 +101,7 @@ def glue(said: str, listener: str = "", anchored: bool = False) -> bool:
         return True
     if _GLUE_OPENER_RE.match(text) and not _SPEAKER_CLAUSE_RE.search(text):
         return True
-    if listener and _LISTENER_SUBJECT_RE.match(text):
+    if listener and (_LISTENER_SUBJECT_RE.match(text) or _REACTION_RE.match(text)):
         return True
     if _LETS_RE.match(text) and not anchored:
         return True
@@ -265,7 +275,9 @@ def topic_of(texts: list[str], names: set[str]) -> str:
     together as a phrase): what a vague question that follows them is about."""
     phrases: list[list[str]] = []
     for text in texts:
-        text = re.sub(r"\[shared a photo:[^\]]*\]", " ", text)
+        # a photo's caption is what it shows, often what "them" points at
+        text = re.sub(r"\[shared a photo:\s*([^\]]*)\]", r" \1.", text)
+        text = re.sub(r"\ba\s+(?:photo|photography|picture)\s+of\s+", " ", text)
         for sentence in _QUESTION_SPLIT_RE.split(text):
             if sentence.strip().endswith("?") or _GLUE_OPENER_RE.match(trim(sentence)):
                 continue

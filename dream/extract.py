@@ -17,6 +17,7 @@ import datetime
 import re
 from dataclasses import dataclass
 
+from dream.dates import DateMention
 from dream.distill import asked, glue, needs_question, question_claim, topic_of, trim, vague
 from dream.entities import EntityTable
 from dream.gates.verification import check_claim, support_for
@@ -248,18 +249,18 @@ def extract_facts(t: Transcript) -> list[Fact]:
     facts: list[Fact] = []
     prefs_turn = -1  # the turn whose earlier sentence stated a preference
     turn_n = -1
-    question: _Asked | None = None  # the question the current turn may answer
+    state = _TurnState()
     for s in sentences:
         if s.turn.n != turn_n:
             turn_n = s.turn.n
-            question = _question_before(t, s.turn, names)
+            state = _TurnState(_question_before(t, s.turn, names))
         mentions = table.mentions(s.text)
         if s.speaker and s.turn.text:
             found = _facts_of(
-                t, s, mentions, recent, people, base, prefs_turn == s.turn.n, main, question
+                t, s, mentions, recent, people, base, prefs_turn == s.turn.n, main, state
             )
             if found:
-                question = None  # answered by the turn's first claim, or not at all
+                state.question = None  # answered by the turn's first claim, or not at all
             if any(f.kind == "preference" for f in found):
                 prefs_turn = s.turn.n
             facts.extend(found)
@@ -267,6 +268,15 @@ def extract_facts(t: Transcript) -> list[Fact]:
             recent.append((name, kind, s.turn, s.text[start:end]))
         del recent[:-12]
     return facts
+
+
+@dataclass
+class _TurnState:
+    """What one turn's sentences pass on to the next: the question the turn may answer, and
+    the date a dropped sentence gave ("Last night was amazing! We celebrated ...")."""
+
+    question: _Asked | None = None
+    carried: DateMention | None = None
 
 
 @dataclass(frozen=True)
@@ -331,8 +341,10 @@ def _facts_of(
     base: datetime.date,
     prefs_in_turn: bool,
     main: tuple[str, str] | None,
-    question: _Asked | None = None,
+    state: _TurnState | None = None,
 ) -> list[Fact]:
+    state = state or _TurnState()
+    question = state.question
     photo = PHOTO_RE.fullmatch(s.text)
     said = tidy(s.text)
     listener = _listener(s.speaker, people)
@@ -355,6 +367,7 @@ def _facts_of(
     )
     has_name = bool(mentions) or bool(_PRONOUN_RE.match(said))
     if not photo and not fused and not informative(said, has_name):
+        _carry(state, dated(said, base)[1])
         return []
     standing = False
     if _IMPERATIVE_RE.match(said) or _INSTRUCTION_RE.match(said):
@@ -367,9 +380,16 @@ def _facts_of(
     others = [n for n, _, _, _ in mentions if n != listener]
     anchored = bool(dates or others or re.search(r"\d", said))
     if not photo and not standing and not fused and glue(said, listener, anchored):
+        _carry(state, dates)
         return []
     text = third_person(text, s.speaker, listener)
     text = text[:1].upper() + text[1:]
+    carried = state.carried
+    state.carried = None
+    if carried and not dates and not photo and _told_before(said):
+        prep = "On" if carried.granularity in ("day", "weekend") else "In"
+        text = f'{prep} {carried.render()} ("{carried.phrase}"), {text}'
+        dates = [carried]
     evidence = [Evidence(t.id, s.turn.n, s.turn.hash, t.date)]
     if fused and question is not None:
         q_text, q_dates = dated(question.text, base)
@@ -439,6 +459,18 @@ def _facts_of(
             )
         )
     return out
+
+
+def _carry(state: _TurnState, dates: list[DateMention]) -> None:
+    """A dropped sentence's date is kept for the turn's next sentence."""
+    when = [d for d in dates if not d.since]
+    if when:
+        state.carried = when[-1]
+
+
+def _told_before(said: str) -> bool:
+    """A sentence about something done (past tense), not a plan or a standing fact."""
+    return bool(_PAST_RE.search(said)) and not _PLAN_RE.search(said)
 
 
 def _name_pronoun(text: str, m: re.Match[str], name: str) -> str:

@@ -201,6 +201,7 @@ GENERIC_WORDS = _wordset(
     got getting give gives gave take takes took done doing does did want wants wanted need
     needs needed try trying tried yes sure ok okay pic pics picture photo photos cheers
     forward can't won't don't didn't isn't it's that's what's there's here's i'm you're
-    we're they're i've you've we've awesome awesomeness hug hugs love loved loves
+    we're they're i've you've we've awesome awesomeness hug hugs love loved loves ones around
+    sitting standing holding check out off
     """
 )

@@ -3,8 +3,9 @@
 Job: edit a page body line by line without disturbing what Dream did not write (a human's
 paragraph, another engine's section), and render the pages Dream creates. A claim is one
 list line ``- <text> [cite:1][cite:4]`` optionally followed by a tail such as
-`` (superseded on 2026-02-11)``; claims live under ``## YYYY-MM-DD`` sections (the session
-date), superseded ones under ``## History``, context edges under ``## Related``.
+`` (superseded on 2026-02-11)``; claims live under dated sections (the session date,
+``## 2023-06-03 (3 June 2023)``; plain ``## 2023-06-03`` is read as the same section),
+superseded ones under ``## History``, context edges under ``## Related``.
 
 Boundary: text in, text out; no file access, no decisions about what to write.
 """
@@ -19,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from dream.dates import format_date
 from dream.records import Evidence, KeyPoint, SummaryDraft
 from memoryfs.errors import PageError
 from memoryfs.page import KEY_ORDER, Page, render_page, split_frontmatter
@@ -36,6 +38,8 @@ __all__ = [
     "render_note",
     "new_subject_body",
     "as_date",
+    "day_of",
+    "day_title",
     "dump_meta",
     "load_page_text",
     "page_text",
@@ -46,7 +50,8 @@ RELATED = "Related"
 _CLAIM_RE = re.compile(r"^- (?P<text>.*?)\s?(?P<cites>(?:\[cite:\d+\])+)(?P<tail>[^\[\]]*)$")
 _CITE_RE = re.compile(r"\[cite:(\d+)\]")
 _HEADING_RE = re.compile(r"^## (?P<title>.+?)\s*$")
-_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+# a dated section: "## 2023-06-03 (3 June 2023)"; the plain ISO form of older pages is read too
+_DAY_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:\s+\([^()\n]*\))?$")
 _FENCE_RE = re.compile(r"^\s{0,3}(```|~~~)")
 
 
@@ -102,6 +107,19 @@ def page_text(page: Page, meta: dict[str, Any], body: str) -> str:
     if meta == page.meta and page.raw_meta is not None:
         return render_page(page.with_body(body))
     return "---\n" + dump_meta(meta) + "---\n" + body
+
+
+def day_of(title: str) -> str:
+    """The ISO day of a dated section title ("" for any other section)."""
+    m = _DAY_RE.match(title)
+    return m.group(1) if m else ""
+
+
+def day_title(iso: str) -> str:
+    """The title of the dated section for ``iso``: the ISO day, then the day as people
+    write it, so a question that says "on 3 June 2023" finds what was said that day."""
+    day = as_date(iso)
+    return f"{iso} ({format_date(day)})" if isinstance(day, datetime.date) else iso
 
 
 def as_date(iso: str) -> datetime.date | str:
@@ -233,7 +251,7 @@ class Outline:
             current.lines.append(line)
         self._by_title = {}
         for sec in reversed(self.sections):
-            self._by_title[sec.title] = sec
+            self._by_title[_key(sec.title)] = sec
         self.changed = False
 
     def render(self) -> str:
@@ -246,7 +264,7 @@ class Outline:
         return "\n".join(out) + "\n"
 
     def get(self, title: str) -> Section | None:
-        return self._by_title.get(title)
+        return self._by_title.get(_key(title))
 
     def claims(self) -> Iterator[tuple[Section, str, Claim]]:
         """(section, raw line, claim) of every claim line under a ``## `` heading."""
@@ -259,18 +277,17 @@ class Outline:
     def _position(self, title: str) -> int:
         """Where a new section goes: dated ones in date order before History and Related,
         History before Related, anything else at the end."""
+        day = day_of(title)
         for i, sec in enumerate(self.sections):
             t = sec.title
-            if _DATE_RE.match(title) and (
-                _DATE_RE.match(t) and t > title or t in (HISTORY, RELATED)
-            ):
+            if day and (day_of(t) > day or t in (HISTORY, RELATED)):
                 return i
             if title == HISTORY and t == RELATED:
                 return i
         return len(self.sections)
 
     def ensure(self, title: str) -> Section:
-        sec = self._by_title.get(title)
+        sec = self._by_title.get(_key(title))
         if sec is not None:
             return sec
         at = self._position(title)
@@ -281,7 +298,7 @@ class Outline:
             before.lines.append("")
         sec = Section(title)
         self.sections.insert(at, sec)
-        self._by_title[title] = sec
+        self._by_title[_key(title)] = sec
         self.changed = True
         return sec
 
@@ -300,9 +317,14 @@ class Outline:
     def remove(self, sec: Section, line: str) -> None:
         sec.lines.remove(line)
         self.changed = True
-        if sec.title and _DATE_RE.match(sec.title) and not any(x.strip() for x in sec.lines):
+        if day_of(sec.title) and not any(x.strip() for x in sec.lines):
             self.sections.remove(sec)
-            del self._by_title[sec.title]
+            del self._by_title[_key(sec.title)]
+
+
+def _key(title: str) -> str:
+    """Sections are found by their day when dated, so both title forms name one section."""
+    return day_of(title) or title
 
 
 def new_subject_body(title: str) -> str:

@@ -61,6 +61,11 @@ def dated(text: str, base: datetime.date) -> tuple[str, list[DateMention]]:
     pos = 0
     for d in mentions:
         before = text[pos : d.start]
+        if d.since:  # "for 4 years" stays as said; when it began follows it
+            pieces.append(before)
+            pieces.append(f"{d.phrase} (since {d.render()})")
+            pos = d.end
+            continue
         prev_word = re.findall(r"[A-Za-z]+", before[-12:])
         phrase_word = d.phrase.split()[0].lower()
         prep = ""
@@ -113,8 +118,12 @@ _SUBJECT_FORMS = [
     ),  # fmt: skip
     (re.compile(rf"\bI{_APOS}d\b"), "{n} would"),
     (re.compile(rf"\bI don{_APOS}t\b|\bI do not\b"), "{n} doesn't"),
+    (re.compile(rf"\bI haven{_APOS}t\b|\bI have not\b"), "{n} hasn't"),
 ]
-_I_VERB_RE = re.compile(r"\bI\b((?:\s+(?:" + "|".join(sorted(_ADVERBS)) + r"))*)\s+([a-z]+)\b")
+# a verb with a contraction ("didn't", "wasn't", "can't") keeps its form
+_I_VERB_RE = re.compile(
+    r"\bI\b((?:\s+(?:" + "|".join(sorted(_ADVERBS)) + r"))*+)\s+([a-z]+)\b(?![’'])"
+)
 _OBJECT_FORMS = [
     (re.compile(r"\s+myself(?=\s*(?:[.,;:!?]|$))"), ""),  # emphatic: "I'll do it myself"
     (re.compile(r"\bmyself\b", re.IGNORECASE), "themself"),

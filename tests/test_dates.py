@@ -293,3 +293,54 @@ def test_linear_time_on_huge_input() -> None:
         started = time.perf_counter()
         find_relative_dates(chunk, BASE)
         assert time.perf_counter() - started < 2.0, chunk[:30]
+
+
+# "on <weekday>" is read only in a sentence told in the past: the latest such day before base.
+ON_WEEKDAY = [
+    ("I won my fourth video game tournament on Friday!", "5 May 2023"),
+    ("On Saturday, I got great news.", "6 May 2023"),
+    ("We went hiking on Monday and it rained.", "1 May 2023"),  # never base itself
+]
+ON_WEEKDAY_SKIPPED = [
+    "I'm going to the concert on Friday.",
+    "We will meet on Friday.",
+    "I work on Fridays.",
+    "Can't wait for the party on Saturday, it was planned for ages.",
+]
+
+
+@pytest.mark.parametrize(("text", "rendered"), ON_WEEKDAY)
+def test_on_weekday_in_the_past(text: str, rendered: str) -> None:
+    mention = only(text)
+    assert mention.render() == rendered and mention.granularity == "day"
+
+
+@pytest.mark.parametrize("text", ON_WEEKDAY_SKIPPED)
+def test_on_weekday_not_in_the_past_is_left_alone(text: str) -> None:
+    assert find_relative_dates(text, BASE) == []
+
+
+# a duration that runs up to the session ("have ... for N years") says when it started
+SINCE = [
+    ("I have known these friends for 4 years.", "2019", "year"),
+    ("I've been painting for seven years now.", "2016", "year"),
+    ("We've lived here for the past 3 months.", "February 2023", "month"),
+    ("She has been training for two weeks.", "the week of 24 April 2023", "week"),
+]
+SINCE_SKIPPED = [
+    "I will be away for 2 weeks.",
+    "We worked there for 3 years in college.",
+    "I have a 5 year old.",
+    "I've had it for 3 years old",  # "years old" is an age
+]
+
+
+@pytest.mark.parametrize(("text", "rendered", "granularity"), SINCE)
+def test_duration_up_to_now_gives_its_start(text: str, rendered: str, granularity: str) -> None:
+    mention = only(text)
+    assert mention.since and mention.render() == rendered and mention.granularity == granularity
+
+
+@pytest.mark.parametrize("text", SINCE_SKIPPED)
+def test_other_durations_are_left_alone(text: str) -> None:
+    assert not [m for m in find_relative_dates(text, BASE) if m.since]

@@ -60,6 +60,9 @@ SUPPORTED = [
     # regression (conv-41): the unit of "5K" is not a name 'K'
     ("Ran a 5K charity run.", "I ran a 5K charity run last weekend."),
     ("Ran 10KM by 3PM, the 2ND time.", "Ran 10KM by 3PM, the 2ND time."),
+    # what dream.dates resolves, the gate accepts: a past "on Friday", a duration's start
+    ('Won a tournament on 5 May 2023 ("on Friday").', "I won a tournament on Friday!"),
+    ("Has known them for 4 years (since 2019).", "I have known them for 4 years."),
 ]
 
 

@@ -183,6 +183,22 @@ def test_outline_leaves_foreign_text_alone() -> None:
     assert titles == ["Notes by hand", "2025-12-01", "2026-01-05", "History"]
 
 
+def test_dated_sections_say_the_day_as_people_write_it() -> None:
+    page = WikiPage(Subject("dana", "Dana", "person", "knowledge/people/dana.md"), None, set())
+    page.add(_fact("Dana ran a charity race.", "2023-05-25", 3))
+    assert "## 2023-05-25 (25 May 2023)\n" in page.outline.render()
+    # a page written with plain ISO headings keeps them: the same day is the same section
+    text = "---\nid: dana\ntitle: Dana\ntype: person\nupdated: 2023-05-25\n---\n# Dana\n\n"
+    old = WikiPage(
+        Subject("dana", "Dana", "person", "knowledge/people/dana.md"),
+        text + "## 2023-05-25\n\n- Dana ran a race. [cite:1]\n",
+        set(),
+    )
+    old.add(_fact("Dana baked bread for the neighbours.", "2023-05-25", 4))
+    body = old.outline.render()
+    assert body.count("## 2023-05-25") == 1 and "baked bread" in body
+
+
 needs_sample = pytest.mark.skipif(
     not (SAMPLE / "transcripts").is_dir(), reason="sample_memory is not there"
 )
