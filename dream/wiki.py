@@ -25,6 +25,7 @@ from rapidfuzz import fuzz
 from dream import notes, rollover
 from dream.engine import EngineContext
 from dream.extract import CHANGE_RE, claim_slot
+from dream.facets import profile
 from dream.pagewriter import (
     HISTORY,
     RELATED,
@@ -54,6 +55,7 @@ _LINK_RE = re.compile(r"\[\[([^\[\]|\n]+)")
 _MERGE_RATIO = 92
 MAX_CITES = 8  # citations kept on one claim; later repetitions do not touch the page
 _SUMMARY_CHARS = 140
+_PERSON_SUMMARY_CHARS = 200
 STAGE_INDEX_CACHE = "index-facts-stage.json"
 
 
@@ -286,17 +288,23 @@ class WikiPage:
         return page_text(self.page or Page(meta={}, body=""), meta, self.outline.render())
 
     def _summary(self) -> str:
-        """One line for INDEX.md: the current role and city claims, else the first claim."""
+        """One line for INDEX.md: the current role and city claims, else the first claim; for
+        a person, the role and city, then the things their claims keep coming back to."""
         current = [c for sec, _, c in self.outline.claims() if day_of(sec.title)]
         if not current:
             return str(self.meta.get("summary") or "")
         slotted = [
             c.text for c in current if claim_slot(c.text, self.names, self.kind) in ("role", "city")
         ]
-        picked = slotted[-2:] if slotted else [current[0].text]
-        line = " ".join(picked)
-        if len(line) > _SUMMARY_CHARS:
-            line = line[:_SUMMARY_CHARS].rsplit(" ", 1)[0].rstrip(",;:") + " …"
+        if self.subject.type == "person":
+            # a person: the role and city, then what their claims keep coming back to
+            parts = [t.rstrip(".") for t in slotted[-2:]]
+            parts += profile([c.text for c in current], tuple(self.names))
+            line, limit = "; ".join(parts), _PERSON_SUMMARY_CHARS
+        else:
+            line, limit = " ".join(slotted[-2:] if slotted else [current[0].text]), _SUMMARY_CHARS
+        if len(line) > limit:
+            line = line[:limit].rsplit(" ", 1)[0].rstrip(",;:") + " …"
         return line
 
 

@@ -199,6 +199,22 @@ def test_dated_sections_say_the_day_as_people_write_it() -> None:
     assert body.count("## 2023-05-25") == 1 and "baked bread" in body
 
 
+def test_a_person_summary_says_what_their_claims_come_back_to() -> None:
+    page = WikiPage(Subject("mel", "Melanie", "person", "knowledge/people/mel.md"), None, set())
+    said = [
+        "Melanie signed up for a pottery class.",
+        "Melanie made a bowl in pottery class.",
+        "Melanie painted a sunset.",
+        "Melanie's painting of a lake won a prize.",
+        "Melanie took the kids camping.",
+    ]
+    for i, text in enumerate(said, 1):
+        page.add(_fact(text, f"2023-07-{i:02d}", i, subject="Melanie"))
+    summary = str(page.render().split("summary: ", 1)[1].split("\n", 1)[0])
+    assert "arts, crafts and music: painting, pottery" in summary
+    assert "camping" not in summary  # said once: not yet what she keeps coming back to
+
+
 needs_sample = pytest.mark.skipif(
     not (SAMPLE / "transcripts").is_dir(), reason="sample_memory is not there"
 )

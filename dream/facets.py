@@ -1,0 +1,179 @@
+"""Facets of a person's life: the sections a person page is organised by.
+
+Job: say which part of a person's life a claim is about (sports and exercise; arts, crafts
+and music; books, films and games; outdoors and travel; food and cooking; family; friends;
+pets; work; school; community and causes; home; health; beliefs; plans; events), so a
+person page reads like a profile rather than a diary, and so the words of its section
+headings ("hobbies", "exercise", "family", "pets", "causes") stand next to every claim
+filed under them, where search finds them. A claim goes to the facet whose cue words it
+uses most; ties go to the facet listed first.
+
+Boundary: claim text and kind in, a section title out. No model; English cue words (like
+``dream.lexicon``); a deployment in another language would swap this module.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["FACETS", "facet_of", "profile"]
+
+# heading -> cue words (a word also matches without a trailing "s")
+_CUES: dict[str, str] = {
+    "Sports, exercise and fitness (hobbies, activities)": """
+        sport sports game team match workout workouts exercise exercising fitness gym yoga
+        pilates run runs ran running runner race marathon 5k jog jogging hike hikes hiked
+        hiking trail swim swims swimming surf surfing ski skiing snowboard cycling bike
+        biking climb climbing bouldering kickboxing boxing martial karate tennis soccer
+        football basketball baseball volleyball golf frisbee training trained coach
+        bootcamp boot weights lifting dance dancing kayak kayaking sailing
+    """,
+    "Arts, crafts and music (hobbies, activities)": """
+        art arts artwork artist paint paints painted painting paintings draw draws drew
+        drawing drawings sketch sketching pottery ceramics clay bowl bowls vase craft
+        crafts knit knitting sew sewing photography photographer camera music musical song
+        songs guitar piano violin clarinet cello drum drums flute instrument instruments
+        sing sings sang singing singer band bands concert concerts album sculpture
+        glass canvas poetry poem poems
+    """,
+    "Books, films, games and media (hobbies, activities)": """
+        book books read reads reading novel novels author library write writes writing
+        wrote story stories blog blogging screenplay script scripts movie movies film films
+        watch watched watching series show shows episode tv video videos game games gaming
+        gamer console tournament tournaments chess puzzle comic comics anime podcast
+        podcasts board streaming
+    """,
+    "Outdoors, nature and travel (trips, places)": """
+        trip trips travel travels traveled travelled traveling travelling vacation holiday
+        visit visits visited visiting tour toured flight flew road roadtrip beach beaches
+        mountain mountains lake lakes ocean sea island camp camping camped tent campfire
+        nature outdoors park parks forest hike abroad country countries city cities state
+        states europe sunset sunrise waterfall meteor stars garden gardening flowers
+    """,
+    "Food and cooking": """
+        food foods cook cooks cooking cooked bake bakes baking baked recipe recipes dessert
+        desserts cake cakes cookies pie dinner lunch breakfast meal meals restaurant eat
+        ate eating snack chocolate coffee tea dish dishes kitchen vegan ingredients
+    """,
+    "Family and relationships": """
+        family families fam kid kids child children son sons daughter daughters husband
+        wife partner mom mum mother moms dad father dads parent parents brother brothers
+        sister sisters sibling siblings grandma grandpa grandmother grandfather
+        grandparents grandchild grandkids baby babies cousin cousins aunt uncle niece
+        nephew married marriage marry wedding divorce divorced boyfriend girlfriend fiance
+        spouse missus hubby relatives relative adopt adopted adopting adoption pregnant
+        dating relationship anniversary birthday
+    """,
+    "Friends and social life": """
+        friend friends friendship bestie buddy buddies mate mates party parties hangout
+        neighbor neighbors neighbour neighbours group meetup
+    """,
+    "Pets and animals": """
+        pet pets dog dogs puppy puppies pup cat cats kitten kittens turtle turtles fish
+        bird birds parrot hamster rabbit bunny horse horses snake lizard vet leash animal
+        animals
+    """,
+    "Work and career (job)": """
+        work works worked working job jobs career boss colleague colleagues coworker
+        coworkers workmate workmates office company companies business startup client
+        clients promotion promoted hired fired interview salary manager shift employer
+        profession professional entrepreneur store shop customers sales product products
+        brand marketing investors deadline meeting conference
+    """,
+    "School and education (studies)": """
+        school schools college university course courses degree study studies studying
+        exam exams teacher student students graduate graduated graduation internship
+        intern class classes lecture research thesis certification scholarship learn
+        learning lesson lessons
+    """,
+    "Community, volunteering and causes (events)": """
+        community volunteer volunteers volunteering volunteered charity nonprofit shelter
+        fundraiser fundraising donation donations donate donated petition campaign cause
+        causes activism activist rights veterans homeless awareness protest march
+        support mentor mentoring mentorship politics policy election office military
+        memorial parade pride lgbtq advocacy
+    """,
+    "Home and where they live": """
+        moved move moving live lives lived living home house apartment flat neighborhood
+        neighbourhood town village hometown rent
+    """,
+    "Health and wellbeing": """
+        health healthy sick ill illness doctor doctors hospital injury injured hurt
+        accident surgery therapy therapist anxiety depression stress stressed mental
+        diagnosis medication allergy allergic allergies diet sleep pain recovery
+        recovering cancer disease symptoms checkup self-care meditation
+    """,
+    "Beliefs, values and identity": """
+        faith church religion religious god pray prayer spiritual belief beliefs values
+        identity transgender trans gender queer gay culture heritage
+    """,
+}
+FACETS = (*_CUES, "Plans and goals", "Events", "Other facts")
+_PLAN_FACET, _EVENT_FACET, _OTHER_FACET = FACETS[-3:]
+_WORDS = {facet: frozenset(words.split()) for facet, words in _CUES.items()}
+_WORD_RE = re.compile(r"[a-z0-9][a-z0-9'’-]*")
+_PHOTO_RE = re.compile(r"\bshared (?:a photo|a photography|a picture)\b[: ]*(?:of\s+)?", re.I)
+
+
+def facet_of(text: str, kind: str = "", names: tuple[str, ...] = ()) -> str:
+    """The section a claim about a person goes under."""
+    text = _PHOTO_RE.sub(" ", text)
+    for name in names:
+        if name:
+            text = text.replace(name, " ")
+    words = _WORD_RE.findall(text.lower())
+    best, score = "", 0
+    for facet, cues in _WORDS.items():
+        hits = sum(1 for w in words if w in cues or w.rstrip("s") in cues)
+        if hits > score:
+            best, score = facet, hits
+    if best:
+        return best
+    if kind == "plan":
+        return _PLAN_FACET
+    if kind == "event":
+        return _EVENT_FACET
+    return _OTHER_FACET
+
+
+_SHORT = {facet: facet.split(" (")[0].lower() for facet in _CUES}
+
+
+def profile(texts: list[str], names: tuple[str, ...] = (), per_facet: int = 3) -> list[str]:
+    """What a person's claims keep coming back to, facet by facet: ``["arts, crafts and
+    music: painting, pottery", ...]``, busiest facet first. A thing counts once it is
+    named in two claims (in any form: "painted", "painting"); the person's own names never
+    count."""
+    skip = {n.lower() for n in names if n}
+    counts: dict[str, dict[str, int]] = {facet: {} for facet in _WORDS}
+    forms: dict[str, dict[str, int]] = {}
+    for text in texts:
+        seen: set[str] = set()
+        for w in _WORD_RE.findall(_PHOTO_RE.sub(" ", text).lower()):
+            if w in skip:
+                continue
+            for facet, cues in _WORDS.items():
+                if w in cues or w.rstrip("s") in cues:
+                    stem = _stem(w)
+                    forms.setdefault(stem, {})
+                    forms[stem][w] = forms[stem].get(w, 0) + 1
+                    if stem not in seen:
+                        counts[facet][stem] = counts[facet].get(stem, 0) + 1
+                        seen.add(stem)
+                    break
+    ranked = []
+    for facet, found in counts.items():
+        items = sorted((w for w, n in found.items() if n >= 2), key=lambda w: (-found[w], w))
+        if items:
+            shown = [max(forms[w], key=lambda f: (forms[w][f], f)) for w in items[:per_facet]]
+            ranked.append((sum(found[w] for w in items), _SHORT[facet], shown))
+    ranked.sort(key=lambda r: (-r[0], r[1]))
+    return [f"{name}: {', '.join(items)}" for _, name, items in ranked]
+
+
+def _stem(word: str) -> str:
+    """One key for the forms of a word ("paints", "painted", "painting" -> "paint")."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
