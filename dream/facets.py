@@ -1,14 +1,12 @@
-"""Facets of a person's life: the sections a person page is organised by.
+"""Facets of a person's life, and what a person keeps coming back to in each.
 
-Job: say which part of a person's life a claim is about (sports and exercise; arts, crafts
-and music; books, films and games; outdoors and travel; food and cooking; family; friends;
-pets; work; school; community and causes; home; health; beliefs; plans; events), so a
-person page reads like a profile rather than a diary, and so the words of its section
-headings ("hobbies", "exercise", "family", "pets", "causes") stand next to every claim
-filed under them, where search finds them. A claim goes to the facet whose cue words it
-uses most; ties go to the facet listed first.
+Job: a person page's summary (``dream.wiki``) says, facet by facet (sports and exercise;
+arts, crafts and music; books, films and games; outdoors and travel; food; family; friends;
+pets; work; school; community and causes; home; health; beliefs), the things the person's
+claims name again and again ("arts, crafts and music: painting, pottery"): a synthesis
+across sessions that one claim cannot give, and the line INDEX.md shows for the person.
 
-Boundary: claim text and kind in, a section title out. No model; English cue words (like
+Boundary: claim texts in, summary parts out. No model; English cue words (like
 ``dream.lexicon``); a deployment in another language would swap this module.
 """
 
@@ -16,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["FACETS", "facet_of", "profile"]
+__all__ = ["profile"]
 
 # heading -> cue words (a word also matches without a trailing "s")
 _CUES: dict[str, str] = {
@@ -108,34 +106,9 @@ _CUES: dict[str, str] = {
         identity transgender trans gender queer gay culture heritage
     """,
 }
-FACETS = (*_CUES, "Plans and goals", "Events", "Other facts")
-_PLAN_FACET, _EVENT_FACET, _OTHER_FACET = FACETS[-3:]
 _WORDS = {facet: frozenset(words.split()) for facet, words in _CUES.items()}
 _WORD_RE = re.compile(r"[a-z0-9][a-z0-9'’-]*")
 _PHOTO_RE = re.compile(r"\bshared (?:a photo|a photography|a picture)\b[: ]*(?:of\s+)?", re.I)
-
-
-def facet_of(text: str, kind: str = "", names: tuple[str, ...] = ()) -> str:
-    """The section a claim about a person goes under."""
-    text = _PHOTO_RE.sub(" ", text)
-    for name in names:
-        if name:
-            text = text.replace(name, " ")
-    words = _WORD_RE.findall(text.lower())
-    best, score = "", 0
-    for facet, cues in _WORDS.items():
-        hits = sum(1 for w in words if w in cues or w.rstrip("s") in cues)
-        if hits > score:
-            best, score = facet, hits
-    if best:
-        return best
-    if kind == "plan":
-        return _PLAN_FACET
-    if kind == "event":
-        return _EVENT_FACET
-    return _OTHER_FACET
-
-
 _SHORT = {facet: facet.split(" (")[0].lower() for facet in _CUES}
 
 
