@@ -39,13 +39,8 @@ from dream.staging import run_git
 from memoryfs.ingest import ingest
 from memoryfs.materialize import materialize
 from memoryfs.recall import recall
-from memoryfs.receipts import (
-    ReceiptLog,
-    page_item,
-    sandbox_receipt_dir,
-    session_item,
-    store_receipt_dir,
-)
+from memoryfs.receipt_log import ReceiptLog, sandbox_receipt_dir, store_receipt_dir
+from memoryfs.receipts import page_item, session_item
 from memoryfs.store import Store
 from memoryfs.transcript import Transcript, Turn, render_transcript
 from memoryfs.validate import validate_store

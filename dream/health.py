@@ -37,15 +37,13 @@ from dream.lineage import (
     classify_lineage,
 )
 from dream.store_facts import gather_store_facts
-from memoryfs.receipts import (
-    Receipt,
+from memoryfs.receipt_log import (
     ReceiptLog,
-    format_utc,
     local_receipt_dir,
     sandbox_receipt_dir,
     store_receipt_dir,
-    utc_now,
 )
+from memoryfs.receipts import Receipt, format_utc, utc_now
 from memoryfs.store import Store
 
 __all__ = [

@@ -41,7 +41,7 @@ from dream.staging import (
 )
 from dream.sync import describe
 from memoryfs.hashing import content_hash
-from memoryfs.receipts import ReceiptLog, store_receipt_dir
+from memoryfs.receipt_log import ReceiptLog, store_receipt_dir
 from memoryfs.store import Store
 
 __all__ = ["PageDiff", "StatusReport", "apply_run", "discard_run", "review_run", "dream_status"]

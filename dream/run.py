@@ -50,7 +50,8 @@ from dream.staging import (
 from dream.sync import MAX_ATTEMPTS, SyncConflict, commit_message, describe, sync
 from memoryfs.errors import LockedError
 from memoryfs.hashing import content_hash
-from memoryfs.receipts import ensure_union_merge, scope_ids
+from memoryfs.receipt_log import ensure_union_merge
+from memoryfs.receipts import scope_ids
 from memoryfs.store import Store
 
 __all__ = [

@@ -22,15 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from memoryfs.atomic import atomic_write_text
+from memoryfs.receipt_log import ReceiptLog, store_receipt_dir
 from memoryfs.receipts import (
     Receipt,
     ReceiptError,
-    ReceiptLog,
     format_utc,
     page_item,
     session_item,
     source_version,
-    store_receipt_dir,
 )
 from memoryfs.store import Store
 

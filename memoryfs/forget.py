@@ -45,7 +45,7 @@ from memoryfs.errors import MemoryFSError, PageError
 from memoryfs.hashing import content_hash
 from memoryfs.index import write_indexes
 from memoryfs.page import parse_page
-from memoryfs.receipts import record_ingested, store_receipt_dir
+from memoryfs.receipt_log import record_ingested, store_receipt_dir
 from memoryfs.redact import scrub_transcript
 from memoryfs.scrub import scrub_page, unlink_pages
 from memoryfs.store import Store

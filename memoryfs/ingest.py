@@ -27,7 +27,7 @@ from memoryfs.deletions import load_deletions
 from memoryfs.errors import IngestError, MemoryFSError, PageError
 from memoryfs.hashing import content_hash
 from memoryfs.locomo import load_locomo
-from memoryfs.receipts import record_ingested, store_receipt_dir
+from memoryfs.receipt_log import record_ingested, store_receipt_dir
 from memoryfs.redact import scrub_incoming
 from memoryfs.store import Store
 from memoryfs.transcript import (

@@ -42,7 +42,7 @@ from memoryfs.catalog import FileRow
 from memoryfs.errors import MemoryFSError
 from memoryfs.hashing import content_hash
 from memoryfs.readlog import record_reads
-from memoryfs.receipts import sandbox_receipt_dir
+from memoryfs.receipt_log import sandbox_receipt_dir
 from memoryfs.scan import read_file
 from memoryfs.search import SearchIndex
 from memoryfs.store import Store

@@ -30,15 +30,8 @@ from pathlib import Path
 
 from memoryfs.errors import MemoryFSError
 from memoryfs.hashing import content_hash
-from memoryfs.receipts import (
-    Receipt,
-    ReceiptLog,
-    format_utc,
-    page_item,
-    sandbox_receipt_dir,
-    scope_ids,
-    source_version,
-)
+from memoryfs.receipt_log import ReceiptLog, sandbox_receipt_dir
+from memoryfs.receipts import Receipt, format_utc, page_item, scope_ids, source_version
 from memoryfs.store import Store
 
 __all__ = ["PAGE_ROOTS", "is_page", "record_reads", "record_use"]

@@ -21,7 +21,7 @@ from pathlib import Path
 from memoryfs.errors import MemoryFSError
 from memoryfs.ranking import STOPWORDS, excerpt, query_terms
 from memoryfs.readlog import record_reads
-from memoryfs.receipts import local_receipt_dir, sandbox_receipt_dir
+from memoryfs.receipt_log import local_receipt_dir, sandbox_receipt_dir
 from memoryfs.search import Hit, SearchIndex
 from memoryfs.store import LAYERS, Store
 from memoryfs.tokens import count_tokens

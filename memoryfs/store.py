@@ -26,7 +26,7 @@ from memoryfs.config import (
     validate_scope_name,
 )
 from memoryfs.errors import LockedError, MemoryFSError, StoreExistsError, StoreNotFoundError
-from memoryfs.receipts import ensure_union_merge
+from memoryfs.receipt_log import ensure_union_merge
 
 __all__ = [
     "CONFIG_NAME",

@@ -25,14 +25,8 @@ from dream.staging import Stage, kept_runs
 from memoryfs.atomic import atomic_write_text
 from memoryfs.hashing import content_hash, turn_hash
 from memoryfs.ingest import ingest
-from memoryfs.receipts import (
-    ReceiptLog,
-    page_item,
-    parse_receipts,
-    scope_ids,
-    session_item,
-    store_receipt_dir,
-)
+from memoryfs.receipt_log import ReceiptLog, parse_receipts, store_receipt_dir
+from memoryfs.receipts import page_item, scope_ids, session_item
 from memoryfs.store import Store, init_store
 from memoryfs.transcript import Transcript
 from memoryfs.validate import validate_store

@@ -19,17 +19,15 @@ from dream.skills import SKILL_ENV, approve
 from dream.store_facts import gather_store_facts, summary_outcome
 from memoryfs.hashing import content_hash
 from memoryfs.page import parse_page
+from memoryfs.receipt_log import ReceiptLog, parse_receipts, store_receipt_dir
 from memoryfs.receipts import (
     Receipt,
-    ReceiptLog,
     format_utc,
     page_item,
-    parse_receipts,
     parse_utc,
     scope_ids,
     session_item,
     source_version,
-    store_receipt_dir,
 )
 from memoryfs.store import Store
 from memoryfs.transcript import Transcript, Turn, render_transcript

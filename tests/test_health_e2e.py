@@ -23,16 +23,13 @@ from memoryfs.materialize import materialize
 from memoryfs.page import parse_page
 from memoryfs.readlog import record_use
 from memoryfs.recall import recall
-from memoryfs.receipts import (
-    READ_TIERS,
-    RECEIPT_VOCABULARY,
+from memoryfs.receipt_log import (
     ReceiptLog,
     local_receipt_dir,
-    page_item,
     sandbox_receipt_dir,
-    session_item,
     store_receipt_dir,
 )
+from memoryfs.receipts import READ_TIERS, RECEIPT_VOCABULARY, page_item, session_item
 from memoryfs.store import Store, init_store
 from memoryfs.transcript import Turn, parse_transcript, render_transcript
 from memoryfs.validate import validate_store

@@ -12,13 +12,13 @@ from memoryfs.hashing import content_hash
 from memoryfs.materialize import materialize
 from memoryfs.readlog import record_use
 from memoryfs.recall import recall
-from memoryfs.receipts import (
+from memoryfs.receipt_log import (
     ReceiptLog,
     local_receipt_dir,
-    page_item,
     sandbox_receipt_dir,
     store_receipt_dir,
 )
+from memoryfs.receipts import page_item
 
 PAGE = "knowledge/people/melanie.md"
 

@@ -11,6 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memoryfs.receipt_log import (
+    ReceiptLog,
+    ensure_union_merge,
+    parse_receipts,
+    record_ingested,
+    store_receipt_dir,
+)
 from memoryfs.receipts import (
     ITEM_KINDS,
     RECEIPT_VOCABULARY,
@@ -19,19 +26,14 @@ from memoryfs.receipts import (
     UNION_MERGE,
     Receipt,
     ReceiptError,
-    ReceiptLog,
-    ensure_union_merge,
     format_utc,
     guard_content_free,
     opaque_item,
     page_item,
-    parse_receipts,
-    record_ingested,
     scope_id,
     scope_ids,
     session_item,
     source_version,
-    store_receipt_dir,
 )
 
 SV = source_version("3f9a2c1e5b7d9e01", "embedded/1", "0.1.0")
