@@ -3,6 +3,9 @@
 ``memoryfs.search`` decides what to index and how to rank; this module only
 knows tables. Units live in ``units``; ``fts`` is an FTS5 index over their text
 columns (external content, kept in step by triggers), so text is stored once.
+``dirs`` holds, per folder, the count and the XOR of the stamps of its indexed
+files (``memoryfs.scan``), kept in step with ``files`` by triggers inside the very
+transaction that changes a row, so it always describes what the index holds.
 A file of another schema version is dropped and rebuilt: the database is a cache.
 """
 
@@ -15,9 +18,17 @@ from pathlib import Path
 
 from memoryfs.units import FileInfo, Unit
 
-__all__ = ["SCHEMA_VERSION", "BUSY_MS", "connect", "immediate", "delete_file", "insert_file"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "BUSY_MS",
+    "connect",
+    "immediate",
+    "delete_file",
+    "insert_file",
+    "touch_file",
+]
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 BUSY_MS = 60_000
 
 _SCHEMA = """
@@ -27,8 +38,10 @@ CREATE TABLE IF NOT EXISTS files(
     path TEXT NOT NULL UNIQUE,
     layer TEXT NOT NULL,
     kind TEXT NOT NULL,
+    folder TEXT NOT NULL,
     mtime_ns INTEGER NOT NULL,
     size INTEGER NOT NULL,
+    stamp INTEGER NOT NULL,
     hash TEXT NOT NULL,
     page_id TEXT NOT NULL DEFAULT '',
     title TEXT NOT NULL DEFAULT '',
@@ -38,12 +51,24 @@ CREATE TABLE IF NOT EXISTS files(
     date TEXT NOT NULL DEFAULT '',
     preference INTEGER NOT NULL DEFAULT 0
 );
+CREATE INDEX IF NOT EXISTS files_folder ON files(folder);
 CREATE TABLE IF NOT EXISTS dirs(
     path TEXT PRIMARY KEY,
-    mtime_ns INTEGER NOT NULL,
-    ctime_ns INTEGER NOT NULL,
-    listing TEXT NOT NULL DEFAULT ''
+    n INTEGER NOT NULL,
+    x INTEGER NOT NULL
 );
+CREATE TRIGGER IF NOT EXISTS files_ai AFTER INSERT ON files BEGIN
+    INSERT INTO dirs(path, n, x) VALUES (new.folder, 1, new.stamp)
+    ON CONFLICT(path) DO UPDATE SET n = n + 1, x = (x | excluded.x) - (x & excluded.x);
+END;
+CREATE TRIGGER IF NOT EXISTS files_ad AFTER DELETE ON files BEGIN
+    UPDATE dirs SET n = n - 1, x = (x | old.stamp) - (x & old.stamp) WHERE path = old.folder;
+    DELETE FROM dirs WHERE path = old.folder AND n = 0;
+END;
+CREATE TRIGGER IF NOT EXISTS files_au AFTER UPDATE OF stamp ON files BEGIN
+    UPDATE dirs SET x = (x | old.stamp) - (x & old.stamp) WHERE path = old.folder;
+    UPDATE dirs SET x = (x | new.stamp) - (x & new.stamp) WHERE path = new.folder;
+END;
 CREATE TABLE IF NOT EXISTS keys(key TEXT NOT NULL, file_id INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS keys_key ON keys(key);
 CREATE INDEX IF NOT EXISTS keys_file ON keys(file_id);
@@ -170,20 +195,23 @@ def insert_file(
     rel: str,
     mtime_ns: int,
     size: int,
+    stamp: int,
     digest: str,
     info: FileInfo | None,
     units: list[Unit],
 ) -> None:
     layer = info.layer if info else rel.split("/", 1)[0]
     cur = conn.execute(
-        "INSERT INTO files(path, layer, kind, mtime_ns, size, hash, page_id, title, names, type, "
-        "updated, date, preference) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "INSERT INTO files(path, layer, kind, folder, mtime_ns, size, stamp, hash, page_id, "
+        "title, names, type, updated, date, preference) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (
             rel,
             layer,
             info.kind if info else "other",
+            rel.rsplit("/", 1)[0] if "/" in rel else "",
             mtime_ns,
             size,
+            stamp,
             digest,
             info.id if info else "",
             info.title if info else "",
@@ -228,6 +256,16 @@ def insert_file(
             )
             for u in units
         ],
+    )
+
+
+def touch_file(
+    conn: sqlite3.Connection, file_id: int, mtime_ns: int, size: int, stamp: int
+) -> None:
+    """A file whose stamp moved but whose content did not."""
+    conn.execute(
+        "UPDATE files SET mtime_ns = ?, size = ?, stamp = ? WHERE id = ?",
+        (mtime_ns, size, stamp, file_id),
     )
 
 

@@ -1,54 +1,52 @@
 """Finding and reading store files safely: no symlink is ever followed.
 
-Used by the search index (which files exist, and their bytes) and by the
-materializer (the bytes to copy). A path that is absolute, holds ``..``, or
-passes through a symlinked folder or names a symlink is refused (None), so
+Used by the search index (which files exist, their stat stamps, their bytes) and
+by the materializer (the bytes to copy). A path that is absolute, holds ``..``,
+or passes through a symlinked folder or names a symlink is refused (None), so
 nothing outside ``memory/`` is ever read, whatever the tree holds.
+
+A file's *stamp* folds its name, inode number, mtime, ctime and size into one
+62-bit number. Every way of changing a file through the file system changes one
+of them: an in-place write changes mtime and ctime (and ctime cannot be set back:
+``touch -d``/``utime`` restore only mtime and themselves set ctime to now), an
+atomic replace or a re-creation brings a new inode, a rename a new name. A
+folder's stamp is the XOR of its files' stamps and its file count, so a folder is
+compared with the index in O(1) and only a folder whose stamp moved is compared
+file by file.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = [
-    "Seen",
-    "DirState",
-    "Listing",
-    "FileBytes",
-    "dir_state",
-    "list_dir",
-    "list_names",
-    "stat_file",
-    "walk",
-    "read_file",
-]
+__all__ = ["FolderScan", "FileBytes", "file_stamp", "scan_folder", "walk", "read_file", "is_file"]
+
+_MASK = (1 << 62) - 1
+
+
+def file_stamp(name: str, st: os.stat_result) -> int:
+    """The stamp of the file ``name`` (its base name) with stat result ``st``.
+
+    Integer tuples hash the same in every process (only str and bytes hashes are
+    salted), so the stamp of an unchanged file is the same in every refresher.
+    """
+    key = (zlib.crc32(name.encode()), st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
+    return hash(key) & _MASK
 
 
 @dataclass(frozen=True)
-class Seen:
-    rel: str  # relative to the walked root, posix
-    mtime_ns: int
-    size: int
-    inode: int = 0
+class FolderScan:
+    """One folder as a refresh sees it."""
 
-
-@dataclass(frozen=True)
-class DirState:
-    """What changes when a folder gains, loses or renames an entry."""
-
-    mtime_ns: int
-    ctime_ns: int
-
-
-@dataclass(frozen=True)
-class Listing:
     rel: str  # the folder, relative to the root
-    state: DirState
-    files: list[Seen]  # regular ``suffix`` files directly inside
+    count: int  # regular ``suffix`` files directly inside
+    xor: int  # XOR of their stamps
+    files: list[tuple[str, int]]  # (name, stamp)
     dirs: list[str]  # real (not symlinked) subfolders, relative to the root
 
 
@@ -58,96 +56,64 @@ class FileBytes:
     mtime_ns: int
     size: int
     oversize: bool = False
+    ctime_ns: int = 0
+    stamp: int = 0  # ``file_stamp`` of the version read
 
 
-def dir_state(root: Path, rel: str) -> DirState | None:
-    """The folder's state, or None if it is missing or not a real folder."""
-    try:
-        st = os.lstat(os.path.join(root, rel))
-    except OSError:
-        return None
-    if not stat.S_ISDIR(st.st_mode):
-        return None
-    return DirState(st.st_mtime_ns, st.st_ctime_ns)
+def scan_folder(root: Path, rel: str, suffix: str = ".md") -> FolderScan | None:
+    """Stat every ``suffix`` file directly in ``root/rel`` (hidden entries and symlinks
+    skipped); None if the folder is missing or not a real folder.
 
-
-def list_dir(root: Path, rel: str, suffix: str = ".md") -> Listing | None:
-    """Files (stat-ed) and subfolders of ``root/rel``; hidden entries and symlinks skipped."""
-    # Plain strings, not pathlib: a full scan runs this over every file of the store.
-    state = dir_state(root, rel)
-    if state is None:
-        return None
+    The loop runs once per file of the store on every refresh, so it does no more
+    than one ``lstat`` and one hash per file (entry types come from ``readdir``).
+    """
     folder = os.path.join(root, rel)
-    files: list[Seen] = []
-    dirs: list[str] = []
     try:
-        with os.scandir(folder) as it:
-            entries = list(it)
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            return None
+        it = os.scandir(folder)
     except OSError:
         return None
-    for entry in entries:
-        name = entry.name
-        if name.startswith("."):
-            continue
-        try:
-            st = entry.stat(follow_symlinks=False)
-        except OSError:
-            continue
-        if stat.S_ISDIR(st.st_mode):
-            dirs.append(f"{rel}/{name}")
-        elif stat.S_ISREG(st.st_mode) and name.endswith(suffix):
-            files.append(Seen(f"{rel}/{name}", st.st_mtime_ns, st.st_size, st.st_ino))
-    return Listing(rel, state, files, dirs)
-
-
-def list_names(
-    root: Path, rel: str, suffix: str = ".md"
-) -> tuple[DirState, dict[str, int], list[str]] | None:
-    """A folder read without stat-ing its entries: state, ``suffix`` file name -> inode,
-    and real subfolders (relative to the root). Symlinks and hidden entries skipped."""
-    state = dir_state(root, rel)
-    if state is None:
-        return None
-    inodes: dict[str, int] = {}
+    files: list[tuple[str, int]] = []
     dirs: list[str] = []
-    try:
-        with os.scandir(os.path.join(root, rel)) as it:
-            for entry in it:
-                name = entry.name
-                if name[0] == ".":
-                    continue
+    xor = 0
+    crc = zlib.crc32
+    with it:
+        for entry in it:
+            name = entry.name
+            if name[0] == ".":
+                continue
+            try:
                 if entry.is_dir(follow_symlinks=False):
                     dirs.append(f"{rel}/{name}")
-                elif name.endswith(suffix) and entry.is_file(follow_symlinks=False):
-                    inodes[name] = entry.inode()
-    except OSError:
-        return None
-    return state, inodes, dirs
+                    continue
+                if not name.endswith(suffix) or not entry.is_file(follow_symlinks=False):
+                    continue
+                st = entry.stat(follow_symlinks=False)
+            except OSError:  # gone meanwhile
+                continue
+            # file_stamp, inlined: this is the hot loop of every refresh.
+            s = (
+                hash((crc(name.encode()), st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size))
+                & _MASK
+            )
+            xor ^= s
+            files.append((name, s))
+    return FolderScan(rel, len(files), xor, files, dirs)
 
 
-def stat_file(root: Path, rel: str) -> Seen | None:
-    """The regular file ``root/rel`` (not a symlink), or None."""
-    try:
-        st = os.lstat(os.path.join(root, rel))
-    except OSError:
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        return None
-    return Seen(rel, st.st_mtime_ns, st.st_size, st.st_ino)
-
-
-def walk(root: Path, subdirs: Sequence[str], suffix: str = ".md") -> Iterator[Listing]:
+def walk(root: Path, subdirs: Sequence[str], suffix: str = ".md") -> Iterator[FolderScan]:
     """Every folder under ``root/subdir`` (symlinked folders are not entered)."""
     stack = list(subdirs)
     while stack:
-        listing = list_dir(root, stack.pop(), suffix)
-        if listing is not None:
-            stack.extend(listing.dirs)
-            yield listing
+        scanned = scan_folder(root, stack.pop(), suffix)
+        if scanned is not None:
+            stack.extend(scanned.dirs)
+            yield scanned
 
 
-def read_file(root: Path, rel: str, max_bytes: int) -> FileBytes | None:
-    """The bytes of the regular file ``root/rel``, or None if missing or unsafe to read."""
+def _safe_parts(root: Path, rel: str) -> tuple[Path, str] | None:
+    """The real folder holding ``rel`` and its base name, if no component is a symlink."""
     parts = rel.split("/")
     if not rel or rel.startswith("/") or "\x00" in rel or any(p in ("", ".", "..") for p in parts):
         return None
@@ -159,17 +125,40 @@ def read_file(root: Path, rel: str, max_bytes: int) -> FileBytes | None:
                 return None  # a symlinked (or missing) folder
         except OSError:
             return None
+    return cur, parts[-1]
+
+
+def is_file(root: Path, rel: str) -> bool:
+    """Whether ``root/rel`` is a regular file reached through real folders only."""
+    found = _safe_parts(root, rel)
+    if found is None:
+        return False
+    try:
+        return stat.S_ISREG(os.lstat(found[0] / found[1]).st_mode)
+    except OSError:
+        return False
+
+
+def read_file(root: Path, rel: str, max_bytes: int) -> FileBytes | None:
+    """The bytes of the regular file ``root/rel``, or None if missing or unsafe to read."""
+    found = _safe_parts(root, rel)
+    if found is None:
+        return None
+    path = found[0] / found[1]
     try:
         # lstat first: a symlink is never even opened (O_NOFOLLOW still guards a race).
-        if not stat.S_ISREG(os.lstat(cur / parts[-1]).st_mode):
+        if not stat.S_ISREG(os.lstat(path).st_mode):
             return None
-        fd = os.open(cur / parts[-1], os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
         return None
     with os.fdopen(fd, "rb") as fh:
         st = os.fstat(fh.fileno())
         if not stat.S_ISREG(st.st_mode):
             return None
+        stamp = file_stamp(found[1], st)
         if st.st_size > max_bytes:
-            return FileBytes(b"", st.st_mtime_ns, st.st_size, oversize=True)
-        return FileBytes(fh.read(), st.st_mtime_ns, st.st_size)
+            return FileBytes(b"", st.st_mtime_ns, st.st_size, True, st.st_ctime_ns, stamp)
+        # The stamp is taken before reading: a write during the read moves the
+        # file's stamp away from the recorded one, so the next refresh reads again.
+        return FileBytes(fh.read(), st.st_mtime_ns, st.st_size, False, st.st_ctime_ns, stamp)

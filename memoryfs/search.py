@@ -2,8 +2,9 @@
 
 The index lives in ``.memoryfs/index.sqlite`` (Git ignores it). It is a cache:
 deleting it loses nothing, and a missing, corrupt or older-schema file is rebuilt.
-``refresh`` is incremental: files are compared by (mtime, size) and then by
-content hash, and only added, changed and removed files are re-indexed. Two
+``refresh`` is incremental and sees every change: files are compared by their
+stat stamp (folder by folder, see ``memoryfs.refresh``) and then by content hash,
+and only added, changed and removed files are re-indexed. Two
 processes may refresh at once: the database runs in WAL mode with a busy timeout,
 and every write happens in a ``BEGIN IMMEDIATE`` transaction that re-checks the
 row it replaces, so the last writer never installs an older version.
@@ -115,10 +116,10 @@ class SearchIndex:
     ) -> RefreshStats:
         """Bring the index in line with the files; returns what it did.
 
-        Incremental (see ``memoryfs.refresh``): a full scan on small stores, a
-        folder scan between periodic full scans on large ones; ``full=True``
-        forces a full scan. ``progress(done, total)`` is called per batch of
-        re-read files.
+        Incremental (see ``memoryfs.refresh``): every file is stat-ed, only folders
+        whose stamp moved are compared file by file (``full=True``: every folder),
+        and only files whose stamp moved are read. ``progress(done, total)`` is
+        called per batch of re-read files.
         """
         stats = refresh_index(
             self.store, self._conn, full=full, rebuilt=self._rebuilt, progress=progress

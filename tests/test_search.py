@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
-import shutil
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +15,6 @@ from read_fixtures import S1, S2, build_store, write_page, write_transcript
 from typer.testing import CliRunner
 
 from cli.memoryfs_app import app
-from memoryfs.atomic import atomic_write_text
 from memoryfs.claims import extract_claims
 from memoryfs.errors import PageError
 from memoryfs.links import extract_links
@@ -396,58 +393,6 @@ def test_large_index_matches_rare_terms_and_lets_common_ones_boost(
         hits = idx.search("weather fine", k=30)
         assert 0 < len(hits) <= 12
         assert idx.search("weather zzzunknown", k=3)  # nothing rare matches: any word runs
-
-
-def test_folder_scans_between_full_scans_on_a_large_store(
-    store: Store, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import memoryfs.refresh as refresh_mod
-
-    monkeypatch.setattr(refresh_mod, "FULL_SCAN_MAX", 0)  # "large": folder scans by default
-    monkeypatch.setattr(refresh_mod, "_RACY_NS", 0)
-    idx = SearchIndex.open(store)
-    assert idx.refresh().full  # the first scan is always full
-    time.sleep(0.02)  # past the file-system clock's tick
-    quiet = idx.refresh()
-    assert not quiet.full and quiet.scanned == 0  # no folder changed: no file stat-ed
-    page = store.memory / MELANIE
-    atomic_write_text(page, page.read_text(encoding="utf-8").replace("charity race", "fun run"))
-    write_page(
-        store,
-        "knowledge/topics/deep/kayak.md",
-        {"id": "kayak", "title": "Kayak", "type": "topic", "updated": "2023-06-01"},
-        "- Sea kayaking on Sundays.\n",
-    )
-    shutil.rmtree(store.memory / "notes" / "support")
-    time.sleep(0.02)
-    stats = idx.refresh()
-    assert not stats.full and (stats.added, stats.changed, stats.removed) == (1, 1, 1)
-    assert idx.search("fun run")[0].path == MELANIE and idx.search("kayaking")
-    assert not idx.search("support group", layers=["notes"])
-    # An in-place rewrite leaves its folder untouched: only a full scan sees it.
-    pottery = store.memory / "knowledge/topics/pottery.md"
-    with open(pottery, "r+", encoding="utf-8") as fh:
-        text = fh.read().replace("Thursdays", "Saturdays")
-        fh.seek(0)
-        fh.write(text)
-        fh.truncate()
-    time.sleep(0.02)
-    assert idx.refresh().changed == 0
-    assert idx.refresh(full=True).changed == 1
-    assert idx.search("Saturdays")
-    # ...or a commit: the folder scan follows HEAD and re-checks what commits changed.
-    with open(pottery, "r+", encoding="utf-8") as fh:
-        text = fh.read().replace("Saturdays", "Sundays")
-        fh.seek(0)
-        fh.write(text)
-        fh.truncate()
-    store.commit("edit pottery in place")
-    time.sleep(0.02)
-    stats = idx.refresh()
-    assert not stats.full and stats.changed == 1 and idx.search("Sundays")
-    monkeypatch.setattr(refresh_mod, "FULL_SCAN_EVERY", -1.0)  # overdue: the next one is full
-    assert idx.refresh().full
-    idx.close()
 
 
 def test_inbound_link_counts_follow_edits(store: Store) -> None:

@@ -1,0 +1,283 @@
+"""Refresh sees every change to memory/ at once: atomic and in-place writes, renames,
+removals, symlinks, with or without a commit; folder stamps stay true to the rows,
+also when refreshers interleave."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+from read_fixtures import build_store, write_page
+
+import memoryfs.refresh as refresh_mod
+from memoryfs.atomic import atomic_write_text
+from memoryfs.scan import FileBytes, walk
+from memoryfs.search import INDEX_NAME, SearchIndex
+from memoryfs.store import Store
+
+MELANIE = "knowledge/people/melanie.md"
+POTTERY = "knowledge/topics/pottery.md"
+TICK = 0.02  # longer than a file-system clock tick
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    return build_store(tmp_path / "store")
+
+
+@pytest.fixture
+def no_racy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Record every stamp at once (the tests wait a clock tick between writes instead)."""
+    monkeypatch.setattr(refresh_mod, "_RACY_NS", -(10**18))
+
+
+def _refreshed(idx: SearchIndex) -> refresh_mod.RefreshStats:
+    stats = idx.refresh()
+    time.sleep(TICK)  # the next write gets a later time stamp than anything seen here
+    return stats
+
+
+def _paths(idx: SearchIndex, query: str) -> set[str]:
+    return {h.path for h in idx.search(query, k=50)}
+
+
+def _edit_in_place(path: Path, old: str, new: str, keep_mtime: bool = False) -> None:
+    """Rewrite a file through the same inode (an editor that truncates and writes)."""
+    before = os.stat(path)
+    with open(path, "r+", encoding="utf-8") as fh:
+        text = fh.read()
+        assert old in text
+        fh.seek(0)
+        fh.write(text.replace(old, new))
+        fh.truncate()
+    if keep_mtime:
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+        after = os.stat(path)
+        assert (after.st_mtime_ns, after.st_size, after.st_ino) == (
+            before.st_mtime_ns,
+            before.st_size,
+            before.st_ino,
+        )
+
+
+def _folder_stamps(store: Store) -> dict[str, tuple[int, int]]:
+    """What the index records per folder, and what it should record given its rows."""
+    conn = sqlite3.connect(store.cache_dir / INDEX_NAME)
+    try:
+        recorded = {str(p): (int(n), int(x)) for p, n, x in conn.execute("SELECT * FROM dirs")}
+        expected: dict[str, tuple[int, int]] = {}
+        for folder, stamp in conn.execute("SELECT folder, stamp FROM files"):
+            n, x = expected.get(folder, (0, 0))
+            expected[folder] = (n + 1, x ^ int(stamp))
+    finally:
+        conn.close()
+    assert recorded == expected
+    return recorded
+
+
+def test_every_kind_of_change_is_seen_by_the_next_refresh_without_a_commit(
+    store: Store, no_racy: None
+) -> None:
+    with SearchIndex.open(store) as idx:
+        first = _refreshed(idx)
+        assert first.added == 8 and first.scanned == 8
+        quiet = _refreshed(idx)
+        assert (quiet.scanned, quiet.compared, quiet.added, quiet.changed) == (8, 0, 0, 0)
+
+        # Atomic replace (what memoryfs, Dream and git do).
+        page = store.memory / MELANIE
+        atomic_write_text(page, page.read_text(encoding="utf-8").replace("charity race", "fun run"))
+        stats = _refreshed(idx)
+        assert (stats.changed, stats.compared) == (1, 1)  # only knowledge/people compared
+        assert _paths(idx, "fun run") == {MELANIE}
+
+        # In place, same size, mtime put back: only the ctime moved.
+        _edit_in_place(store.memory / POTTERY, "Thursdays", "Quokkaday", keep_mtime=True)
+        stats = _refreshed(idx)
+        assert stats.changed == 1 and _paths(idx, "Quokkaday") == {POTTERY}
+        assert POTTERY not in _paths(idx, "Thursdays")
+
+        # Added in a new folder, a folder removed, a file renamed.
+        write_page(
+            store,
+            "knowledge/topics/deep/kayak.md",
+            {"id": "kayak", "title": "Kayak", "type": "topic", "updated": "2023-06-01"},
+            "- Sea kayaking on Sundays.\n",
+        )
+        shutil.rmtree(store.memory / "notes" / "support")
+        studio = store.memory / "knowledge/places/community-studio.md"
+        studio.rename(studio.with_name("studio.md"))
+        stats = _refreshed(idx)
+        assert (stats.added, stats.changed, stats.removed) == (2, 0, 2)
+        assert _paths(idx, "kayaking") == {"knowledge/topics/deep/kayak.md"}
+        assert not idx.search("support group", layers=["notes"])
+        assert _paths(idx, "electric kilns") == {"knowledge/places/studio.md"}
+        assert idx.count()[0] == 8
+
+
+def test_two_files_swapping_names_are_both_reindexed(store: Store, no_racy: None) -> None:
+    a = store.memory / "knowledge/preferences/figures.md"
+    b = write_page(
+        store,
+        "knowledge/preferences/tables.md",
+        {"id": "tables", "title": "Tables", "type": "preference", "updated": "2023-05-08"},
+        "- Caroline wants tables as Markdown.\n",
+    )
+    with SearchIndex.open(store) as idx:
+        _refreshed(idx)
+        tmp = a.with_name("swap.tmp")
+        a.rename(tmp)
+        b.rename(a)
+        tmp.rename(b)
+        stats = _refreshed(idx)
+        assert stats.changed == 2
+        assert _paths(idx, "Markdown") == {"knowledge/preferences/figures.md"}
+        assert _paths(idx, "PDF") == {"knowledge/preferences/tables.md"}
+
+
+def test_a_touched_file_is_hashed_not_reindexed(store: Store, no_racy: None) -> None:
+    with SearchIndex.open(store) as idx:
+        _refreshed(idx)
+        os.utime(store.memory / POTTERY)
+        stats = _refreshed(idx)
+        assert (stats.touched, stats.changed, stats.units) == (1, 0, 0)
+        assert _refreshed(idx).compared == 0
+
+
+def test_full_refresh_compares_every_file(store: Store, no_racy: None) -> None:
+    with SearchIndex.open(store) as idx:
+        _refreshed(idx)
+        stats = idx.refresh(full=True)
+        assert stats.full and stats.compared == stats.scanned == 8
+        assert (stats.added, stats.changed, stats.removed, stats.touched) == (0, 0, 0, 0)
+
+
+def test_a_file_changed_within_the_clock_tick_is_read_again(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Git's racy-timestamp rule: a stamp taken within ``_RACY_NS`` of its change may not
+    move on the next change (same clock tick), so it is recorded as unknown (0)."""
+    with SearchIndex.open(store) as idx:
+        idx.refresh()  # the fixture's files are seconds old at most: all recorded as 0
+        conn = sqlite3.connect(store.cache_dir / INDEX_NAME)
+        stamps = dict(conn.execute("SELECT path, stamp FROM files").fetchall())
+        assert set(stamps.values()) == {0}
+        again = idx.refresh()
+        assert again.compared == 8 and (again.changed, again.touched) == (0, 0)
+        # Changed at once, keeping size and mtime (maybe within the very same tick).
+        _edit_in_place(store.memory / POTTERY, "Thursdays", "Quokkaday", keep_mtime=True)
+        assert idx.refresh().changed == 1 and _paths(idx, "Quokkaday") == {POTTERY}
+        # Seconds later the real stamps are recorded and a quiet refresh compares nothing.
+        later = time.time_ns() + 3 * 10**9
+        monkeypatch.setattr(refresh_mod, "_clock", lambda: later)
+        assert idx.refresh().touched == 8
+        assert 0 not in dict(conn.execute("SELECT path, stamp FROM files").fetchall()).values()
+        assert idx.refresh().compared == 0
+        conn.close()
+        _folder_stamps(store)
+
+
+def test_a_slow_refresher_installing_an_older_version_is_corrected_next_time(
+    store: Store, no_racy: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reads version 1; the file becomes version 2 and B indexes it; then A commits
+    version 1 over it. A's row carries version 1's stamp, so the next refresh reads again."""
+    with SearchIndex.open(store) as idx:
+        _refreshed(idx)
+    page = store.memory / POTTERY
+    atomic_write_text(page, page.read_text(encoding="utf-8").replace("Thursdays", "Mondays"))
+    real = refresh_mod.read_file
+    state = {"raced": False}
+
+    def racing_read(root: Path, rel: str, limit: int) -> FileBytes | None:
+        got = real(root, rel, limit)
+        if rel == POTTERY and not state["raced"]:
+            state["raced"] = True
+            time.sleep(TICK)
+            atomic_write_text(page, page.read_text(encoding="utf-8").replace("Mondays", "Fridays"))
+            with SearchIndex.open(store) as other:
+                assert other.refresh().changed == 1  # B indexes version 2
+                assert _paths(other, "Fridays") == {POTTERY}
+        return got
+
+    monkeypatch.setattr(refresh_mod, "read_file", racing_read)
+    with SearchIndex.open(store) as idx:
+        assert idx.refresh().changed == 1  # A installs version 1 over version 2
+        assert _paths(idx, "Mondays") == {POTTERY}
+        _folder_stamps(store)
+        stats = idx.refresh()
+        assert stats.changed == 1 and stats.compared >= 1
+        assert _paths(idx, "Fridays") == {POTTERY} and not _paths(idx, "Mondays")
+
+
+def test_folder_stamps_stay_true_to_the_rows_through_random_changes(
+    store: Store, no_racy: None
+) -> None:
+    rng = random.Random(7)
+    with SearchIndex.open(store) as idx:
+        _refreshed(idx)
+        for round_ in range(12):
+            files = [
+                f.rel + "/" + n
+                for f in walk(store.memory, refresh_mod.WALK_DIRS)
+                for n, _ in f.files
+            ]
+            for _ in range(3):
+                op = rng.choice(["add", "edit", "inplace", "remove", "rename", "touch"])
+                rel = rng.choice(files) if files else ""
+                path = store.memory / rel
+                if op == "add" or not files:
+                    folder = rng.choice(["notes/a", "notes/b/c", "knowledge/topics"])
+                    write_page(
+                        store,
+                        f"{folder}/r{round_}-{rng.randrange(10**6)}.md",
+                        {"id": f"r{round_}", "title": "R", "type": "note", "updated": "2023-06-01"},
+                        f"- random fact {rng.randrange(10**6)}\n",
+                    )
+                elif not path.exists():
+                    continue
+                elif op == "edit":
+                    atomic_write_text(path, path.read_text(encoding="utf-8") + "- more.\n")
+                elif op == "inplace":
+                    with open(path, "a", encoding="utf-8") as fh:
+                        fh.write("- appended in place.\n")
+                elif op == "remove":
+                    path.unlink()
+                elif op == "rename":
+                    path.rename(path.with_name(f"moved-{round_}-{path.name}"))
+                else:
+                    os.utime(path)
+            _refreshed(idx)
+            _folder_stamps(store)
+            check = idx.refresh(full=True)
+            assert (check.added, check.changed, check.removed, check.touched) == (0, 0, 0, 0)
+            indexed = {f.path for f in idx.files()}
+            on_disk = {
+                f"{f.rel}/{n}"
+                for f in walk(store.memory, refresh_mod.WALK_DIRS)
+                for n, _ in f.files
+            }
+            assert indexed == on_disk
+
+
+def test_a_file_or_folder_replaced_by_a_symlink_drops_out(
+    store: Store, no_racy: None, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "group.md").write_text("---\nid: secret\ntitle: Secret\n---\n- launch codes\n")
+    with SearchIndex.open(store) as idx:
+        _refreshed(idx)
+        (store.memory / POTTERY).unlink()
+        os.symlink(outside / "group.md", store.memory / POTTERY)
+        shutil.rmtree(store.memory / "notes" / "support")
+        os.symlink(outside, store.memory / "notes" / "support")
+        stats = _refreshed(idx)
+        assert stats.removed == 2 and stats.added == 0
+        assert not idx.search("launch codes") and POTTERY not in _paths(idx, "Thursdays")
+        assert not idx.search("support group", layers=["notes"])
