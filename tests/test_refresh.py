@@ -281,3 +281,24 @@ def test_a_file_or_folder_replaced_by_a_symlink_drops_out(
         assert stats.removed == 2 and stats.added == 0
         assert not idx.search("launch codes") and POTTERY not in _paths(idx, "Thursdays")
         assert not idx.search("support group", layers=["notes"])
+
+
+def test_the_threaded_walk_sees_what_the_sequential_one_sees_in_the_same_order(
+    store: Store,
+) -> None:
+    for i in range(30):
+        write_page(
+            store,
+            f"notes/n{i % 7}/deep{i % 3}/x{i}.md",
+            {"id": f"x{i}", "title": f"X {i}", "type": "note", "updated": "2023-06-01"},
+            f"- fact {i}\n",
+        )
+    (store.memory / "notes" / "n1" / "not-markdown.txt").write_text("ignored")
+    (store.memory / "notes" / "n1" / ".hidden.md").write_text("ignored")
+    one = walk(store.memory, refresh_mod.WALK_DIRS, workers=1)
+    four = walk(store.memory, refresh_mod.WALK_DIRS, workers=4)
+    assert one == four
+    assert sum(f.count for f in one) == 38
+    assert all(
+        not name.startswith(".") and name.endswith(".md") for f in one for name, _ in f.files
+    )
