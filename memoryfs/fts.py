@@ -4,8 +4,9 @@
 knows tables. Units live in ``units``; ``fts`` is an FTS5 index over their text
 columns (external content, kept in step by triggers), so text is stored once.
 ``dirs`` holds, per folder, the count and the XOR of the stamps of its indexed
-files (``memoryfs.scan``), kept in step with ``files`` by triggers inside the very
-transaction that changes a row, so it always describes what the index holds.
+files (``memoryfs.scan``), and ``buckets`` the same per folder and name bucket;
+triggers keep both in step with ``files`` inside the very transaction that changes
+a row, so they always describe what the index holds.
 A file of another schema version is dropped and rebuilt: the database is a cache.
 """
 
@@ -16,6 +17,7 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
+from memoryfs.scan import name_bucket
 from memoryfs.units import FileInfo, Unit
 
 __all__ = [
@@ -28,7 +30,7 @@ __all__ = [
     "touch_file",
 ]
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 BUSY_MS = 60_000
 
 _SCHEMA = """
@@ -39,6 +41,7 @@ CREATE TABLE IF NOT EXISTS files(
     layer TEXT NOT NULL,
     kind TEXT NOT NULL,
     folder TEXT NOT NULL,
+    bucket INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
     size INTEGER NOT NULL,
     stamp INTEGER NOT NULL,
@@ -51,23 +54,35 @@ CREATE TABLE IF NOT EXISTS files(
     date TEXT NOT NULL DEFAULT '',
     preference INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX IF NOT EXISTS files_folder ON files(folder);
-CREATE TABLE IF NOT EXISTS dirs(
-    path TEXT PRIMARY KEY,
+CREATE INDEX IF NOT EXISTS files_folder ON files(folder, bucket);
+CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, n INTEGER NOT NULL, x INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS buckets(
+    folder TEXT NOT NULL,
+    b INTEGER NOT NULL,
     n INTEGER NOT NULL,
-    x INTEGER NOT NULL
-);
+    x INTEGER NOT NULL,
+    PRIMARY KEY(folder, b)
+) WITHOUT ROWID;
 CREATE TRIGGER IF NOT EXISTS files_ai AFTER INSERT ON files BEGIN
     INSERT INTO dirs(path, n, x) VALUES (new.folder, 1, new.stamp)
     ON CONFLICT(path) DO UPDATE SET n = n + 1, x = (x | excluded.x) - (x & excluded.x);
+    INSERT INTO buckets(folder, b, n, x) VALUES (new.folder, new.bucket, 1, new.stamp)
+    ON CONFLICT(folder, b) DO UPDATE SET n = n + 1, x = (x | excluded.x) - (x & excluded.x);
 END;
 CREATE TRIGGER IF NOT EXISTS files_ad AFTER DELETE ON files BEGIN
     UPDATE dirs SET n = n - 1, x = (x | old.stamp) - (x & old.stamp) WHERE path = old.folder;
     DELETE FROM dirs WHERE path = old.folder AND n = 0;
+    UPDATE buckets SET n = n - 1, x = (x | old.stamp) - (x & old.stamp)
+    WHERE folder = old.folder AND b = old.bucket;
+    DELETE FROM buckets WHERE folder = old.folder AND b = old.bucket AND n = 0;
 END;
 CREATE TRIGGER IF NOT EXISTS files_au AFTER UPDATE OF stamp ON files BEGIN
     UPDATE dirs SET x = (x | old.stamp) - (x & old.stamp) WHERE path = old.folder;
     UPDATE dirs SET x = (x | new.stamp) - (x & new.stamp) WHERE path = new.folder;
+    UPDATE buckets SET x = (x | old.stamp) - (x & old.stamp)
+    WHERE folder = old.folder AND b = old.bucket;
+    UPDATE buckets SET x = (x | new.stamp) - (x & new.stamp)
+    WHERE folder = new.folder AND b = new.bucket;
 END;
 CREATE TABLE IF NOT EXISTS keys(key TEXT NOT NULL, file_id INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS keys_key ON keys(key);
@@ -201,14 +216,17 @@ def insert_file(
     units: list[Unit],
 ) -> None:
     layer = info.layer if info else rel.split("/", 1)[0]
+    folder, _, name = rel.rpartition("/")
     cur = conn.execute(
-        "INSERT INTO files(path, layer, kind, folder, mtime_ns, size, stamp, hash, page_id, "
-        "title, names, type, updated, date, preference) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "INSERT INTO files(path, layer, kind, folder, bucket, mtime_ns, size, stamp, hash, "
+        "page_id, title, names, type, updated, date, preference) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (
             rel,
             layer,
             info.kind if info else "other",
-            rel.rsplit("/", 1)[0] if "/" in rel else "",
+            folder,
+            name_bucket(name),
             mtime_ns,
             size,
             stamp,

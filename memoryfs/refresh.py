@@ -1,18 +1,19 @@
 """Keeping the search index in step with the files: every refresh sees every change.
 
-A refresh stats every indexable file (one ``lstat`` each, in ``memoryfs.scan``)
+A refresh stats every indexable file (one ``fstatat`` each, in ``memoryfs.scan``)
 and folds each file's stamp (name, inode, mtime, ctime, size) into its folder's
-XOR. The index keeps the same count and XOR per folder over the stamps of the
-files it indexed (``dirs``, maintained by triggers in the same transaction as the
-rows). A folder whose count and XOR match holds exactly the indexed versions, so
-it costs no database work; only a folder whose stamp moved is compared file by
-file, and only files whose stamp moved are read, hashed and (if their content
-changed) re-indexed. So an added, removed, renamed, atomically replaced or
-in-place edited file is seen by the next refresh, with or without a commit: an
-in-place edit with the size kept and the mtime put back still moves the ctime,
-which no user call can set back.
+count and XOR. The index keeps the same count and XOR over the stamps of the files
+it indexed, per folder (``dirs``) and per folder and name bucket (``buckets``, 256
+per folder), maintained by triggers in the same transaction as the rows. A folder
+whose count and XOR match holds exactly the indexed versions, so it costs no
+database work; in a folder whose stamp moved, only the buckets whose stamp moved
+are compared file by file, and only files whose stamp moved are read, hashed and
+(if their content changed) re-indexed. So an added, removed, renamed, atomically
+replaced or in-place edited file is seen by the next refresh, with or without a
+commit: an in-place edit with the size kept and the mtime put back still moves the
+ctime, which no user call can set back.
 
-``refresh(full=True)`` compares every folder file by file (a check of the XORs
+``refresh(full=True)`` compares every file with its row (a check of the XORs
 themselves). A file whose ctime is within ``_RACY_NS`` of the refresh is recorded
 with stamp 0 (git's "racy timestamp" rule: it may change again within the same
 clock tick), so the next refresh reads it again.
@@ -87,7 +88,7 @@ def refresh_index(
     changed = [s for s in scans if full or indexed.get(s.rel, (0, 0)) != (s.count, s.xor)]
     walked = {s.rel for s in scans}
     vanished = [rel for rel in indexed if rel not in walked]  # folders gone (or now symlinks)
-    todo, removed, rows = _differences(conn, changed, vanished)
+    todo, removed, rows, compared = _differences(conn, changed, vanished, full)
     counts = {"added": 0, "changed": 0, "touched": 0, "units": 0, "removed": 0}
     for i in range(0, len(todo), _BATCH):
         _apply(store, conn, todo[i : i + _BATCH], rows, counts, now_ns)
@@ -97,7 +98,7 @@ def refresh_index(
         _remove(store, conn, removed, rows, counts)
     return RefreshStats(
         scanned=sum(s.count for s in scans),
-        compared=sum(s.count for s in changed),
+        compared=compared,
         added=counts["added"],
         changed=counts["changed"],
         removed=counts["removed"],
@@ -110,29 +111,49 @@ def refresh_index(
 
 
 def _differences(
-    conn: sqlite3.Connection, changed: list[FolderScan], vanished: list[str]
-) -> tuple[list[str], list[str], dict[str, _Row]]:
-    """Files to read (new, or stamp moved) and indexed files gone, in the given folders;
-    the index rows of both."""
+    conn: sqlite3.Connection, changed: list[FolderScan], vanished: list[str], full: bool
+) -> tuple[list[str], list[str], dict[str, _Row], int]:
+    """Files to read (new, or stamp moved) and indexed files gone, in the name buckets
+    whose count or XOR moved (every bucket if ``full``) of the given folders, and in
+    vanished folders; the index rows of both; how many files were compared."""
     rows: dict[str, _Row] = {}
     todo: list[str] = []
-    removed: list[str] = []
-    for folder in [s.rel for s in changed] + vanished:
-        for r in conn.execute(
-            "SELECT path, id, stamp, hash FROM files WHERE folder = ?", (folder,)
-        ):
-            rows[str(r[0])] = _Row(int(r[1]), int(r[2]), str(r[3]))
     seen: set[str] = set()
     for scan in changed:
-        for name, stamp in scan.files:
+        walked = scan.buckets()
+        indexed = {
+            int(b): (int(n), int(x))
+            for b, n, x in conn.execute("SELECT b, n, x FROM buckets WHERE folder = ?", (scan.rel,))
+        }
+        moved = {
+            b for b in walked.keys() | indexed.keys() if full or walked.get(b) != indexed.get(b)
+        }
+        _load(conn, scan.rel, sorted(moved), rows)
+        for name, stamp, bucket in scan.files:
+            if bucket not in moved:
+                continue
             rel = f"{scan.rel}/{name}"
             seen.add(rel)
             row = rows.get(rel)
             if row is None or row.stamp != stamp:
                 todo.append(rel)
-    removed = [rel for rel in rows if rel not in seen]
+    for folder in vanished:
+        _load(conn, folder, None, rows)
     # Walk order, as a first build has always inserted: search reads high rowids as new.
-    return todo, sorted(removed), rows
+    return todo, sorted(rel for rel in rows if rel not in seen), rows, len(seen)
+
+
+def _load(
+    conn: sqlite3.Connection, folder: str, buckets: list[int] | None, rows: dict[str, _Row]
+) -> None:
+    """Index rows of ``folder`` (only those in ``buckets`` unless None) into ``rows``."""
+    sql = "SELECT path, id, stamp, hash FROM files WHERE folder = ?"
+    if buckets is not None:
+        if not buckets:
+            return
+        sql += f" AND bucket IN ({','.join(str(b) for b in buckets)})"
+    for r in conn.execute(sql, (folder,)):
+        rows[str(r[0])] = _Row(int(r[1]), int(r[2]), str(r[3]))
 
 
 def _apply(

@@ -30,6 +30,8 @@ __all__ = [
     "FolderScan",
     "FileBytes",
     "file_stamp",
+    "name_bucket",
+    "BUCKETS",
     "scan_folder",
     "walk",
     "read_file",
@@ -39,6 +41,12 @@ __all__ = [
 _MASK = (1 << 62) - 1
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 WORKERS = 2  # threads stat-ing folders at once
+BUCKETS = 256  # a changed folder is compared bucket by bucket, by file name
+
+
+def name_bucket(name: str) -> int:
+    """Which of a folder's ``BUCKETS`` buckets the file ``name`` belongs to."""
+    return zlib.crc32(name.encode()) % BUCKETS
 
 
 def file_stamp(name: str, st: os.stat_result) -> int:
@@ -58,8 +66,16 @@ class FolderScan:
     rel: str  # the folder, relative to the root
     count: int  # regular ``suffix`` files directly inside
     xor: int  # XOR of their stamps
-    files: list[tuple[str, int]]  # (name, stamp)
+    files: list[tuple[str, int, int]]  # (name, stamp, name_bucket(name))
     dirs: list[str]  # real (not symlinked) subfolders, relative to the root
+
+    def buckets(self) -> dict[int, tuple[int, int]]:
+        """Count and XOR of stamps per name bucket (``name_bucket``), non-empty ones."""
+        out: dict[int, tuple[int, int]] = {}
+        for _name, stamp, b in self.files:
+            n, x = out.get(b, (0, 0))
+            out[b] = (n + 1, x ^ stamp)
+        return out
 
 
 @dataclass(frozen=True)
@@ -85,7 +101,7 @@ def scan_folder(root: Path, rel: str, suffix: str = ".md") -> FolderScan | None:
         fd = os.open(os.path.join(root, rel), _DIR_FLAGS)
     except OSError:
         return None
-    files: list[tuple[str, int]] = []
+    files: list[tuple[str, int, int]] = []
     dirs: list[str] = []
     xor = 0
     crc = zlib.crc32
@@ -105,14 +121,10 @@ def scan_folder(root: Path, rel: str, suffix: str = ".md") -> FolderScan | None:
                 except OSError:  # gone meanwhile
                     continue
                 # file_stamp, inlined: this is the hot loop of every refresh.
-                s = (
-                    hash(
-                        (crc(name.encode()), st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
-                    )
-                    & _MASK
-                )
+                c = crc(name.encode())
+                s = hash((c, st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)) & _MASK
                 xor ^= s
-                files.append((name, s))
+                files.append((name, s, c % BUCKETS))
     except OSError:
         return None
     finally:

@@ -16,7 +16,7 @@ from read_fixtures import build_store, write_page
 
 import memoryfs.refresh as refresh_mod
 from memoryfs.atomic import atomic_write_text
-from memoryfs.scan import FileBytes, walk
+from memoryfs.scan import FileBytes, name_bucket, walk
 from memoryfs.search import INDEX_NAME, SearchIndex
 from memoryfs.store import Store
 
@@ -66,17 +66,27 @@ def _edit_in_place(path: Path, old: str, new: str, keep_mtime: bool = False) -> 
 
 
 def _folder_stamps(store: Store) -> dict[str, tuple[int, int]]:
-    """What the index records per folder, and what it should record given its rows."""
+    """What the index records per folder and bucket, checked against its rows."""
     conn = sqlite3.connect(store.cache_dir / INDEX_NAME)
     try:
         recorded = {str(p): (int(n), int(x)) for p, n, x in conn.execute("SELECT * FROM dirs")}
+        buckets = {
+            (str(f), int(b)): (int(n), int(x))
+            for f, b, n, x in conn.execute("SELECT folder, b, n, x FROM buckets")
+        }
         expected: dict[str, tuple[int, int]] = {}
-        for folder, stamp in conn.execute("SELECT folder, stamp FROM files"):
+        expected_buckets: dict[tuple[str, int], tuple[int, int]] = {}
+        for path, folder, bucket, stamp in conn.execute(
+            "SELECT path, folder, bucket, stamp FROM files"
+        ):
+            assert (folder, bucket) == (path.rpartition("/")[0], name_bucket(path.split("/")[-1]))
             n, x = expected.get(folder, (0, 0))
             expected[folder] = (n + 1, x ^ int(stamp))
+            n, x = expected_buckets.get((folder, bucket), (0, 0))
+            expected_buckets[(folder, bucket)] = (n + 1, x ^ int(stamp))
     finally:
         conn.close()
-    assert recorded == expected
+    assert recorded == expected and buckets == expected_buckets
     return recorded
 
 
@@ -225,7 +235,7 @@ def test_folder_stamps_stay_true_to_the_rows_through_random_changes(
             files = [
                 f.rel + "/" + n
                 for f in walk(store.memory, refresh_mod.WALK_DIRS)
-                for n, _ in f.files
+                for n, _, _ in f.files
             ]
             for _ in range(3):
                 op = rng.choice(["add", "edit", "inplace", "remove", "rename", "touch"])
@@ -260,7 +270,7 @@ def test_folder_stamps_stay_true_to_the_rows_through_random_changes(
             on_disk = {
                 f"{f.rel}/{n}"
                 for f in walk(store.memory, refresh_mod.WALK_DIRS)
-                for n, _ in f.files
+                for n, _, _ in f.files
             }
             assert indexed == on_disk
 
@@ -300,5 +310,25 @@ def test_the_threaded_walk_sees_what_the_sequential_one_sees_in_the_same_order(
     assert one == four
     assert sum(f.count for f in one) == 38
     assert all(
-        not name.startswith(".") and name.endswith(".md") for f in one for name, _ in f.files
+        not name.startswith(".") and name.endswith(".md") for f in one for name, _, _ in f.files
     )
+
+
+def test_a_change_in_a_large_folder_compares_only_its_name_bucket(
+    store: Store, no_racy: None
+) -> None:
+    for i in range(600):
+        (store.memory / "notes" / "bulk").mkdir(exist_ok=True)
+        (store.memory / "notes" / "bulk" / f"n{i}.md").write_text(
+            f"---\nid: n{i}\ntitle: N {i}\ntype: note\nupdated: 2023-06-01\n---\n- bulk fact {i}\n"
+        )
+    with SearchIndex.open(store) as idx:
+        _refreshed(idx)
+        target = store.memory / "notes" / "bulk" / "n123.md"
+        with open(target, "a", encoding="utf-8") as fh:
+            fh.write("- and a walrus\n")
+        stats = _refreshed(idx)
+        assert stats.changed == 1 and _paths(idx, "walrus") == {"notes/bulk/n123.md"}
+        bucket = name_bucket("n123.md")
+        in_bucket = sum(1 for i in range(600) if name_bucket(f"n{i}.md") == bucket)
+        assert stats.compared == in_bucket < 20
