@@ -1,6 +1,7 @@
 """Benchmark of the read side: search index, incremental refresh, search, materialize, grep.
 
     python bench/bench_read.py --sizes 1000,10000,100000 [--queries 300] [--workdir DIR]
+        [--repeat 5] [--keep-index] [--fresh] [--json]
 
 For each size a store of that many pages (1-4 KB each, realistic mix: 40% knowledge
 pages with cited claims and [[links]], 20% notes, 15% session summaries, 25%
@@ -8,16 +9,24 @@ transcripts) is generated deterministically. Words follow a Zipf law over a
 pseudo-English vocabulary, so term frequencies look like real text. Measured:
 
 - full index build (``SearchIndex.refresh`` on a store without a cache);
-- refresh with nothing changed, a forced full scan (every file stat-ed), and the
-  incremental refresh after 10 pages in different folders were rewritten the way
-  memoryfs, Dream and git write files (new file renamed into place);
+- refresh with nothing changed; the incremental refresh after 10 pages in different
+  folders were rewritten the way memoryfs, Dream and git write files (new file
+  renamed into place), and after 10 pages were edited in place (same inode, no
+  commit); each the median of ``--repeat`` runs; the stat walk alone (the floor of
+  any refresh that sees in-place edits) and a refresh comparing every file
+  (``full=True``). The edited pages are put back afterwards, so a kept store stays
+  as generated;
 - search p50 / p95 over queries made of 2-4 content words of a random claim;
 - ``materialize`` into a fresh sandbox (default 256 KB budget) versus a plain full
   copy of ``memory/`` (``shutil.copytree``), and the ratio;
 - ``grep -rl`` of a word over the materialized set versus over the full tree.
 
-Prints a Markdown table (and ``--json`` for machines). Not a test: numbers depend
-on the machine. Stores are kept under ``--workdir`` for reuse (``--fresh`` rebuilds).
+Prints a Markdown table (and ``--json`` for machines) with the load average seen;
+refresh figures are wall time with this process's CPU time (all threads) in
+parentheses, which a loaded machine inflates much less.
+Not a test: numbers depend on the machine. Stores are kept under ``--workdir`` for
+reuse (``--fresh`` regenerates them); ``--keep-index`` also reuses a store's search
+index when it has one (no build is measured then), to iterate on refresh quickly.
 """
 
 from __future__ import annotations
@@ -44,6 +53,8 @@ from memoryfs.atomic import atomic_write_text  # noqa: E402
 from memoryfs.index import write_indexes  # noqa: E402
 from memoryfs.materialize import materialize  # noqa: E402
 from memoryfs.page import render_meta  # noqa: E402
+from memoryfs.refresh import WALK_DIRS  # noqa: E402
+from memoryfs.scan import walk  # noqa: E402
 from memoryfs.search import INDEX_NAME, SearchIndex  # noqa: E402
 from memoryfs.store import Store, init_store  # noqa: E402
 
@@ -227,28 +238,77 @@ def _grep(word: str, folder: Path) -> float:
     return _time(lambda: subprocess.run(["grep", "-rl", word, str(folder)], capture_output=True))
 
 
-def bench(size: int, workdir: Path, n_queries: int, fresh: bool) -> dict[str, float]:
+def _timed(fn: Callable[[], object]) -> tuple[float, float]:
+    """(wall, CPU) seconds of ``fn``; CPU is this process's, all threads, user + system."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def _median_ms(runs: list[tuple[float, float]]) -> tuple[float, float]:
+    """Median wall and median CPU milliseconds of ``runs``."""
+    return (
+        statistics.median(w for w, _ in runs) * 1000,
+        statistics.median(c for _, c in runs) * 1000,
+    )
+
+
+def _refresh_after(
+    idx: SearchIndex, store: Store, pages: list[str], repeat: int, in_place: bool
+) -> tuple[float, float]:
+    """Median refresh time after changing 10 pages (other pages each repetition)."""
+    step = max(1, len(pages) // 10)
+    runs = []
+    for r in range(repeat):
+        for rel in pages[(r * 7) % step :: step][:10]:
+            path = store.memory / rel
+            if in_place:
+                with open(path, "a", encoding="utf-8") as fh:
+                    fh.write(f"- Edited in place about zebrafish {r}.\n")
+            else:
+                atomic_write_text(
+                    path, path.read_text() + "- Freshly added fact about zebrafish.\n"
+                )
+        wall, cpu = time.perf_counter(), time.process_time()
+        stats = idx.refresh()
+        runs.append((time.perf_counter() - wall, time.process_time() - cpu))
+        assert stats.changed == 10, stats  # the benchmark must measure real work
+    return _median_ms(runs)
+
+
+def bench(
+    size: int, workdir: Path, n_queries: int, fresh: bool, keep_index: bool, repeat: int
+) -> dict[str, float]:
     root = workdir / f"store-{size}"
     if fresh and root.exists():
         shutil.rmtree(root)
     gen = 0.0
     if not (root / "memory.toml").exists():
         gen = _time(lambda: generate(root, size))
+    load_before = os.getloadavg()[0]
     store = Store.open(root)
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{store.cache_dir / INDEX_NAME}{suffix}").unlink(missing_ok=True)
+    if not (keep_index and (store.cache_dir / INDEX_NAME).exists()):
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{store.cache_dir / INDEX_NAME}{suffix}").unlink(missing_ok=True)
     idx = SearchIndex.open(store)
-    build = _time(idx.refresh)
+    build = _time(idx.refresh) if idx.count()[0] == 0 else float("nan")
     files, units = idx.count()
-    full_scan = _time(lambda: idx.refresh(full=True))  # stat every file
-    noop = _time(idx.refresh)  # nothing changed: a folder scan on a large store
-    # Ten pages rewritten the way memoryfs, Dream and git write (a new file renamed
-    # into place), spread over the store's folders.
+    full_scan = _time(lambda: idx.refresh(full=True))  # every file compared with its row
+    walk_only = _median_ms([_timed(lambda: walk(store.memory, WALK_DIRS)) for _ in range(repeat)])
     pages = store.files("knowledge") + store.files("notes")
-    for rel in pages[:: max(1, len(pages) // 10)][:10]:
-        path = store.memory / rel
-        atomic_write_text(path, path.read_text() + "- Freshly added fact about zebrafish.\n")
-    incremental = _time(idx.refresh)
+    step = max(1, len(pages) // 10)
+    originals = {
+        rel: (store.memory / rel).read_text()
+        for r in range(repeat)
+        for rel in pages[(r * 7) % step :: step][:10]
+    }
+    time.sleep(2.1)  # past the racy window: files changed just now are read again
+    noop = _median_ms([_timed(idx.refresh) for _ in range(repeat)])
+    atomic = _refresh_after(idx, store, pages, repeat, in_place=False)
+    in_place = _refresh_after(idx, store, pages, repeat, in_place=True)
+    for rel, text in originals.items():
+        atomic_write_text(store.memory / rel, text)
+    idx.refresh()
     queries = _queries(store, n_queries)
     for q in queries[:20]:
         idx.search(q)  # warm the page cache
@@ -276,8 +336,14 @@ def bench(size: int, workdir: Path, n_queries: int, fresh: bool) -> dict[str, fl
         "units": units,
         "generate_s": gen,
         "build_s": build,
-        "refresh10_ms": incremental * 1000,
-        "refresh_noop_ms": noop * 1000,
+        "refresh10_ms": atomic[0],
+        "refresh10_cpu_ms": atomic[1],
+        "refresh10_inplace_ms": in_place[0],
+        "refresh10_inplace_cpu_ms": in_place[1],
+        "refresh_noop_ms": noop[0],
+        "refresh_noop_cpu_ms": noop[1],
+        "stat_walk_ms": walk_only[0],
+        "stat_walk_cpu_ms": walk_only[1],
         "full_scan_ms": full_scan * 1000,
         "search_p50_ms": statistics.median(lat),
         "search_p95_ms": lat[int(0.95 * (len(lat) - 1))],
@@ -288,24 +354,31 @@ def bench(size: int, workdir: Path, n_queries: int, fresh: bool) -> dict[str, fl
         "grep_sandbox_ms": grep_sandbox * 1000,
         "grep_full_ms": grep_full * 1000,
         "index_mb": os.path.getsize(store.cache_dir / INDEX_NAME) / 1e6,
+        "load_before": load_before,
+        "load_after": os.getloadavg()[0],
     }
 
 
 def table(rows: list[dict[str, float]]) -> str:
     head = (
-        "| pages | units | full build | refresh, 10 files | refresh, none | full scan "
-        "| search p50 | search p95 | materialize | full copy | ratio | grep set / full |\n"
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "| pages | units | full build | refresh, 10 replaced | refresh, 10 edited in place "
+        "| refresh, none | stat walk alone | compare every file "
+        "| search p50 | search p95 | materialize | full copy | ratio | grep set / full | load |\n"
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     )
     lines = [head]
     for r in rows:
         lines.append(
             f"| {r['pages']:,} | {r['units']:,} | {r['build_s']:.1f} s "
-            f"| {r['refresh10_ms']:.0f} ms "
-            f"| {r['refresh_noop_ms']:.0f} ms | {r['full_scan_ms']:.0f} ms "
+            f"| {r['refresh10_ms']:.0f} ({r['refresh10_cpu_ms']:.0f}) ms "
+            f"| {r['refresh10_inplace_ms']:.0f} ({r['refresh10_inplace_cpu_ms']:.0f}) ms "
+            f"| {r['refresh_noop_ms']:.0f} ({r['refresh_noop_cpu_ms']:.0f}) ms "
+            f"| {r['stat_walk_ms']:.0f} ({r['stat_walk_cpu_ms']:.0f}) ms "
+            f"| {r['full_scan_ms']:.0f} ms "
             f"| {r['search_p50_ms']:.1f} ms | {r['search_p95_ms']:.1f} ms "
             f"| {r['materialize_ms']:.0f} ms | {r['full_copy_ms']:.0f} ms | {r['copy_ratio']:.0f}x "
-            f"| {r['grep_sandbox_ms']:.0f} / {r['grep_full_ms']:.0f} ms |"
+            f"| {r['grep_sandbox_ms']:.0f} / {r['grep_full_ms']:.0f} ms "
+            f"| {r['load_before']:.1f}-{r['load_after']:.1f} |"
         )
     return "\n".join(lines)
 
@@ -318,13 +391,19 @@ def main() -> None:
         "--workdir", type=Path, default=Path(tempfile.gettempdir()) / "memoryfs-bench"
     )
     parser.add_argument("--fresh", action="store_true", help="regenerate the stores")
+    parser.add_argument(
+        "--keep-index", action="store_true", help="reuse a kept store's index (no build timed)"
+    )
+    parser.add_argument("--repeat", type=int, default=5, help="runs per refresh figure (median)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     rows = []
     for size in (int(s) for s in args.sizes.split(",")):
         print(f"bench: {size} pages ...", file=sys.stderr, flush=True)
-        rows.append(bench(size, args.workdir, args.queries, args.fresh))
+        rows.append(
+            bench(size, args.workdir, args.queries, args.fresh, args.keep_index, args.repeat)
+        )
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     print(json.dumps(rows, indent=2) if args.json else table(rows))
 

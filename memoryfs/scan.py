@@ -40,7 +40,7 @@ __all__ = [
 
 _MASK = (1 << 62) - 1
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-WORKERS = 2  # threads stat-ing folders at once
+WORKERS = 2  # threads stat-ing folders at once, when a core is free
 BUCKETS = 256  # a changed folder is compared bucket by bucket, by file name
 
 
@@ -133,14 +133,17 @@ def scan_folder(root: Path, rel: str, suffix: str = ".md") -> FolderScan | None:
 
 
 def walk(
-    root: Path, subdirs: Sequence[str], suffix: str = ".md", workers: int = WORKERS
+    root: Path, subdirs: Sequence[str], suffix: str = ".md", workers: int | None = None
 ) -> list[FolderScan]:
     """Every folder under ``root/subdir`` (symlinked folders are not entered), in the
     order of a depth-first walk whatever the number of ``workers``.
 
-    Folders are scanned by a small thread pool: ``fstatat`` releases the GIL, so on
-    a machine with a free core the system calls of two folders overlap.
+    Folders are scanned by a small thread pool when a core is free (``fstatat``
+    releases the GIL, so the system calls of two folders overlap); on a busy
+    machine threads only add overhead, so by default the walk then runs in one.
     """
+    if workers is None:
+        workers = WORKERS if _free_cores() >= 1 else 1
     scans: dict[str, FolderScan] = {}
     if workers <= 1:
         stack = list(subdirs)
@@ -167,6 +170,13 @@ def walk(
             out.append(found)
             stack.extend(found.dirs)
     return out
+
+
+def _free_cores() -> float:
+    try:
+        return (os.cpu_count() or 1) - os.getloadavg()[0]
+    except OSError:  # no load average on this platform
+        return 0.0
 
 
 def _safe_parts(root: Path, rel: str) -> tuple[Path, str] | None:
