@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime
 import re
+from collections.abc import Callable
 
 from dream.dates import DateMention, find_relative_dates
 
@@ -108,30 +109,39 @@ def _third(verb: str) -> str:
     return verb + "s"
 
 
+# (pattern, first mention, later mention): the first mention names the speaker, later
+# ones say "they" / "their", so a claim reads "Melanie is carving out time for running,
+# which refreshes them", not "... which refreshes Melanie and helps Melanie ..." (a name
+# said five times also outweighs the rest of the claim in search)
 _SUBJECT_FORMS = [
-    (re.compile(rf"\bI{_APOS}m\b|\bI am\b"), "{n} is"),
-    (re.compile(rf"\bI{_APOS}ve\b"), "{n} has"),
-    (re.compile(rf"\bI{_APOS}ll\b|\bI will\b"), "{n} will"),
+    (re.compile(rf"\bI{_APOS}m\b|\bI am\b"), "{n} is", "they are"),
+    (re.compile(rf"\bI{_APOS}ve\b"), "{n} has", "they have"),
+    (re.compile(rf"\bI{_APOS}ll\b|\bI will\b"), "{n} will", "they will"),
     (
         re.compile(rf"\bI{_APOS}d(?=\s+(?:been|never|already|just|had|gone|seen|done|[a-z]+ed)\b)"),
         "{n} had",
+        "they had",
     ),  # fmt: skip
-    (re.compile(rf"\bI{_APOS}d\b"), "{n} would"),
-    (re.compile(rf"\bI don{_APOS}t\b|\bI do not\b"), "{n} doesn't"),
-    (re.compile(rf"\bI haven{_APOS}t\b|\bI have not\b"), "{n} hasn't"),
+    (re.compile(rf"\bI{_APOS}d\b"), "{n} would", "they would"),
+    (re.compile(rf"\bI don{_APOS}t\b|\bI do not\b"), "{n} doesn't", "they don't"),
+    (re.compile(rf"\bI haven{_APOS}t\b|\bI have not\b"), "{n} hasn't", "they haven't"),
 ]
 # a verb with a contraction ("didn't", "wasn't", "can't") keeps its form
 _I_VERB_RE = re.compile(
     r"\bI\b((?:\s+(?:" + "|".join(sorted(_ADVERBS)) + r"))*+)\s+([a-z]+)\b(?![’'])"
 )
 _OBJECT_FORMS = [
-    (re.compile(r"\s+myself(?=\s*(?:[.,;:!?]|$))"), ""),  # emphatic: "I'll do it myself"
-    (re.compile(r"\bmyself\b", re.IGNORECASE), "themself"),
-    (re.compile(r"\bmine\b", re.IGNORECASE), "{n}'s"),
-    (re.compile(r"\bmy\b", re.IGNORECASE), "{n}'s"),
-    (re.compile(r"(?<![\w-])me(?![\w-])"), "{n}"),  # not "me-time"
-    (re.compile(r"(?<=\s)Me(?![\w-])"), "{n}"),
+    (re.compile(r"\s+myself(?=\s*(?:[.,;:!?]|$))"), "", ""),  # emphatic: "I'll do it myself"
+    (re.compile(r"\bmyself\b", re.IGNORECASE), "themself", "themself"),
+    (re.compile(r"\bmine\b", re.IGNORECASE), "{n}'s", "theirs"),
+    (re.compile(r"\bmy\b", re.IGNORECASE), "{n}'s", "their"),
+    (re.compile(r"(?<![\w-])me(?![\w-])"), "{n}", "{n}"),  # not "me-time"
+    (re.compile(r"(?<=\s)Me(?![\w-])"), "{n}", "{n}"),
 ]
+_THEY_RE = re.compile(r"\b(?:they|them|their|theirs|themselves)\b", re.IGNORECASE)
+_MARK_RE = re.compile("\ue000(\\d+)\ue001")
+_STARTS_RE = re.compile(r"(?:^|[.!?]\s+)$")
+_JOINED_RE = re.compile(r"\b(?:and|or|nor)\s+$", re.IGNORECASE)
 _SELF_INTRO_RE = re.compile(rf"\bI{_APOS}m (?P<name>[A-Z][\w-]+),\s+")
 
 
@@ -172,33 +182,60 @@ def _third_person(text: str, name: str) -> str:
     m = _SELF_INTRO_RE.search(text)
     if m and m.group("name").lower() == name.split()[0].lower():
         text = text[: m.start()] + f"{name} is " + text[m.end() :]
-    for regex, repl in _SUBJECT_FORMS:
-        text = regex.sub(repl.format(n=name), text)
+    # Each first-person form becomes a mark; the marks are then written out in order, the
+    # first as the name, later ones as "they" unless the sentence already says "they".
+    forms: list[tuple[str, str]] = []
+
+    def mark(first: str, later: str) -> str:
+        forms.append((first.format(n=name), later.format(n=name)))
+        return f"\ue000{len(forms) - 1}\ue001"
+
+    def marker(first: str, later: str) -> Callable[[re.Match[str]], str]:
+        return lambda _m: mark(first, later)
+
+    for regex, first, later in _SUBJECT_FORMS:
+        text = regex.sub(marker(first, later), text)
 
     def verb(m: re.Match[str]) -> str:
         adverbs, word = m.group(1), m.group(2)
+        if _JOINED_RE.search(m.string, 0, m.start()):  # "my cat and I went": the name
+            return mark(f"{{n}}{adverbs} {word}", f"{{n}}{adverbs} {word}")
         if word in _NOT_VERBS:
-            return f"{name}{adverbs} {word}"
-        return f"{name}{adverbs} {_third(word)}"
+            return mark(f"{{n}}{adverbs} {word}", f"they{adverbs} {word}")
+        plural = "were" if word == "was" else "are" if word == "am" else word
+        return mark(f"{{n}}{adverbs} {_third(word)}", f"they{adverbs} {plural}")
 
     text = _I_VERB_RE.sub(verb, text)
-    text = re.sub(r"\bI\b", name, text)
-    for regex, repl in _OBJECT_FORMS:
-        text = regex.sub(repl.format(n=name), text)
-    for regex, repl in _WE_FORMS:
-        text = regex.sub(repl.format(n=name), text)
-    return text
+    text = re.sub(r"\bI\b", marker("{n}", "{n}"), text)  # "my cat and I": the name
+    for regex, first, later in (*_OBJECT_FORMS, *_WE_FORMS):
+        text = regex.sub(marker(first, later), text)
+    if not forms:
+        return text
+    plain = _THEY_RE.search(_MARK_RE.sub(" ", text)) is not None
+    out: list[str] = []
+    pos = 0
+    named = False
+    for m in _MARK_RE.finditer(text):
+        first, later = forms[int(m.group(1))]
+        word = first if not named or plain else later
+        named = named or name in first
+        if word and _STARTS_RE.search(text[: m.start()]):
+            word = word[:1].upper() + word[1:]
+        out.append(text[pos : m.start()] + word)
+        pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
 
 
 # "we" is the speaker and someone else: the claim names the speaker ("We went camping" ->
 # "Melanie and others went camping"); "us" stays, it rarely carries the fact
 _WE_FORMS = [
-    (re.compile(rf"\b[Ww]e{_APOS}re\b"), "{n} and others are"),
-    (re.compile(rf"\b[Ww]e{_APOS}ve\b"), "{n} and others have"),
-    (re.compile(rf"\b[Ww]e{_APOS}ll\b"), "{n} and others will"),
-    (re.compile(rf"\b[Ww]e{_APOS}d\b"), "{n} and others would"),
-    (re.compile(r"\b[Ww]e\b"), "{n} and others"),
-    (re.compile(r"\b(?:[Oo]urs|[Oo]ur)\b"), "{n}'s"),
+    (re.compile(rf"\b[Ww]e{_APOS}re\b"), "{n} and others are", "they are"),
+    (re.compile(rf"\b[Ww]e{_APOS}ve\b"), "{n} and others have", "they have"),
+    (re.compile(rf"\b[Ww]e{_APOS}ll\b"), "{n} and others will", "they will"),
+    (re.compile(rf"\b[Ww]e{_APOS}d\b"), "{n} and others would", "they would"),
+    (re.compile(r"\b[Ww]e\b"), "{n} and others", "they"),
+    (re.compile(r"\b(?:[Oo]urs|[Oo]ur)\b"), "{n}'s", "their"),
 ]
 
 

@@ -44,11 +44,18 @@ def test_relative_dates_become_absolute(said: str, claim: str) -> None:
         ("I'm Dana, a postdoc in Hamburg.", "Dana is a postdoc in Hamburg."),
         ("My main project is Reefsong.", "Dana's main project is Reefsong."),
         ("I need to redo the figures.", "Dana needs to redo the figures."),
-        ("I really love my cat.", "Dana really loves Dana's cat."),
+        ("I really love my cat.", "Dana really loves their cat."),  # named once
+        ("My cat and I went home.", "Dana's cat and Dana went home."),
+        ("I was tired but I stayed.", "Dana was tired but they stayed."),
+        ("We were there, I was glad.", "Dana and others were there, they were glad."),
         ("I don't eat meat.", "Dana doesn't eat meat."),
         ("I'd report to Priya.", "Dana would report to Priya."),
         ("I'd never been there.", "Dana had never been there."),
         ("I went there and they gave me a map.", "Dana went there and they gave Dana a map."),
+        (
+            "They said I was late, I was not.",
+            "They said Dana was late, Dana was not.",
+        ),  # no 2nd they
         ("I'll do it myself.", "Dana will do it."),
         ('Sign off with "Best, I guess".', 'Sign off with "Best, I guess".'),  # quotes stay
         ("Some me-time helps.", "Some me-time helps."),
