@@ -4,7 +4,7 @@ Job: turn "I ran a charity race last Saturday" (said in a session on 8 May 2023)
 `DateMention` for "last Saturday" -> 6 May 2023, keeping the phrase and its offsets so callers can
 write dated claims the way people read them ("7 May 2023"). Boundary: phrases relative to the
 session date only; absolute dates ("on 5 May") and vague ones ("a few weeks ago", "the other day",
-"last summer") are left alone. Never raises on any text.
+"last winter") are left alone. Never raises on any text.
 
 Phrases are found with one small linear regex per rule (no nested quantifiers) and resolved by
 calendar arithmetic. The brief suggested `dateparser`, and `tests/test_dates.py` cross-checks
@@ -26,6 +26,10 @@ Conventions (each one a choice; the tests pin them):
   "the weekend of <Saturday>".
 - "N weeks ago" / "in N weeks" are exact days, as people count them. "N months ago" is a month and
   "N years ago" is a year: the count is rarely exact.
+- "N years now" ("Seven years now, and ...") is a duration up to the session, like "have ...
+  for N years": its start is written after it ("(since 2016)").
+- "last/this/next summer" (spring, fall, autumn) resolve to a year: "last summer" is this
+  year's once the season is over, else last year's; winter spans two years and is left alone.
 - "the Sunday before", "the day before", "the week before" are only read when nothing follows
   that could be their anchor ("the Sunday before the race" is skipped). They are anchored on the
   previous mention in the same text, or on base if there is none. "... before last" is
@@ -297,6 +301,34 @@ def _since(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Reso
     return _monday(base - 7 * n * _DAY), "week"
 
 
+def _since_now(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved:
+    """ "Seven years now, and I've finally found my muses": a duration up to the session."""
+    n, unit = _count(m["n"]), m["unit"].lower()
+    if unit == "year":
+        return datetime.date(base.year - n, 1, 1), "year"
+    if unit == "month":
+        return _add_months(base, -n), "month"
+    return _monday(base - 7 * n * _DAY), "week"
+
+
+# season -> (first month, last month); winter spans two years, so it is left alone
+_SEASONS = {"spring": (3, 5), "summer": (6, 8), "fall": (9, 11), "autumn": (9, 11)}
+
+
+def _season(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved:
+    """ "last summer" in May 2023 is 2022, in October 2023 the summer just gone; the year
+    is what is certain, so the year is the resolution."""
+    first, last = _SEASONS[m["season"].lower()]
+    mod = m["mod"].lower()
+    if mod == "last" or "past" in mod:
+        year = base.year if base.month > last else base.year - 1
+    elif mod == "next":
+        year = base.year + 1 if base.month >= first else base.year
+    else:
+        year = base.year
+    return datetime.date(year, 1, 1), "year"
+
+
 # Tense of the clause around a bare "on <weekday>": past verbs (irregular or -ed) and no
 # word that points ahead. No grammar model: a short word list, like dream.phrasing's.
 def _wordset(text: str) -> frozenset[str]:
@@ -386,6 +418,18 @@ _RULES = [
         + r"(?P<unit>week|month|year)s?(?!\s+(?:ago|old|from|later|before|after|in\s+a\s+row)\b)",
         _since,
     ),
+    _rule(
+        r"(?:for\s+)?(?:(?:about|almost|nearly|over|around|roughly)\s+)?"
+        + _N
+        + r"\s+(?P<unit>week|month|year)s?\s+now"
+        + _BARE_END,
+        _since_now,
+    ),
+    _rule(
+        r"(?P<mod>(?<!the\s)(?:last|next|this)|this\s+past|(?:the\s+)?past)\s+"
+        r"(?P<season>spring|summer|fall|autumn)" + _NOT_OF,
+        _season,
+    ),
 ]
 
 
@@ -393,7 +437,7 @@ _RULES = [
 # hold no date skip the per-rule scans.
 _TRIGGER = re.compile(
     r"\b(?:yesterday|today|tonight|tomorrow|night|morning|afternoon|evening|weekend"
-    r"|(?:day|week|month|year)s?|" + _WEEKDAY_WORDS + r")\b",
+    r"|(?:day|week|month|year)s?|spring|summer|fall|autumn|" + _WEEKDAY_WORDS + r")\b",
     re.IGNORECASE,
 )
 
@@ -432,7 +476,7 @@ def find_relative_dates(text: str, base: datetime.date) -> list[DateMention]:
         if resolved is None:
             continue
         day, granularity = resolved
-        since = resolve is _since
+        since = resolve in (_since, _since_now)
         mentions.append(DateMention(text[start:end], start, end, day, granularity, since))
         if not since:
             anchor = day

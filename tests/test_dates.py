@@ -326,12 +326,15 @@ SINCE = [
     ("I've been painting for seven years now.", "2016", "year"),
     ("We've lived here for the past 3 months.", "February 2023", "month"),
     ("She has been training for two weeks.", "the week of 24 April 2023", "week"),
+    ("Seven years now, and I've finally found my muses.", "2016", "year"),
+    ("I've lived here two months now.", "March 2023", "month"),
 ]
 SINCE_SKIPPED = [
     "I will be away for 2 weeks.",
     "We worked there for 3 years in college.",
     "I have a 5 year old.",
     "I've had it for 3 years old",  # "years old" is an age
+    "My 3 months now feel long.",  # "now" is not the end of the phrase
 ]
 
 
@@ -344,3 +347,25 @@ def test_duration_up_to_now_gives_its_start(text: str, rendered: str, granularit
 @pytest.mark.parametrize("text", SINCE_SKIPPED)
 def test_other_durations_are_left_alone(text: str) -> None:
     assert not [m for m in find_relative_dates(text, BASE) if m.since]
+
+
+# a season resolves to its year: the last one that is over, this one, or the next to come
+SEASONS = [
+    ("We went camping last summer.", datetime.date(2023, 5, 8), "2022"),
+    ("We went camping last summer.", datetime.date(2023, 10, 2), "2023"),
+    ("It was this past spring.", datetime.date(2023, 10, 2), "2023"),
+    ("I'll travel next summer.", datetime.date(2023, 3, 1), "2023"),
+    ("I'll travel next summer.", datetime.date(2023, 7, 1), "2024"),
+    ("This fall I start school.", datetime.date(2023, 5, 8), "2023"),
+]
+
+
+@pytest.mark.parametrize(("text", "base", "year"), SEASONS)
+def test_season_resolves_to_its_year(text: str, base: datetime.date, year: str) -> None:
+    [mention] = find_relative_dates(text, base)
+    assert mention.granularity == "year" and mention.render() == year
+
+
+@pytest.mark.parametrize("text", ["last winter was cold", "the last summer of my youth"])
+def test_winter_and_ordinal_seasons_are_left_alone(text: str) -> None:
+    assert find_relative_dates(text, BASE) == []
