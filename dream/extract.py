@@ -4,8 +4,8 @@ Job: for every sentence a person (not the assistant) says, decide whether it sta
 something durable (a preference, a fact about someone or something, a dated event, a
 decision, a plan), write it as a claim (``dream.phrasing``), find whom it is about
 (``dream.entities``) and emit one ``Fact`` per subject it should be filed under, each citing
-the turn it came from. ``claim_slot`` names the functional slot of a claim (role, city,
-manager, preference on a thing) so the wiki phase can supersede an older value.
+the turn it came from. The reading of a session is ``dream.analysis``; the cue words that
+tell a claim's kind and slot are ``dream.cues``.
 
 Boundary: one session in, facts out; no store access. Claims stay extractive: the turn's
 words with first person turned into the speaker's name and relative dates made absolute.
@@ -17,16 +17,32 @@ import datetime
 import re
 from dataclasses import dataclass
 
+from dream.analysis import Analysis, Sentence, analyze, session_sentences, speaker_names
+from dream.cues import (
+    CHANGE_RE,
+    FIRST_PERSON_RE,
+    GENERAL_RE,
+    IMPERATIVE_RE,
+    INSTRUCTION_RE,
+    PAST_RE,
+    PLAN_RE,
+    PREFERENCE_RE,
+    WE_RE,
+    claim_slot,
+    classify,
+    informative,
+)
 from dream.dates import DateMention
 from dream.distill import asked, glue, needs_question, question_claim, topic_of, trim, vague
 from dream.entities import EntityTable
 from dream.gates.verification import check_claim, support_for
-from dream.lexicon import CHAT_WORDS, ROLE_NOUNS
 from dream.phrasing import dated, third_person, tidy
 from dream.records import Evidence, Fact
-from dream.sentences import PHOTO_RE, split_sentences
+from dream.sentences import PHOTO_RE
 from memoryfs.transcript import Transcript, Turn
 
+# The reading of a session and the cue words live in their own modules; they are
+# re-exported here, where callers have always found them.
 __all__ = [
     "Analysis",
     "Sentence",
@@ -40,202 +56,11 @@ __all__ = [
     "CHANGE_RE",
 ]
 
-
-_ASSISTANT_SPEAKERS = {"assistant", "system", "tool", "bot", "ai"}
-_FIRST_PERSON_RE = re.compile(r"\b(?:I|I'm|I’m|I've|I'd|I'll|me|my|mine|myself)\b")
 _OPENS_FIRST_RE = re.compile(r"^(?:I|I['’](?:m|ve|d|ll)|My|Me|We|We['’](?:re|ve|ll|d)|Our)\b")
-_WE_RE = re.compile(r"\b(?:we|our|us)\b", re.IGNORECASE)
 _PRONOUN_RE = re.compile(r"^(?P<p>He|She|His|Her)(?P<s>['’](?:s|ll|d|ve))?\b")
 _CONTRACTIONS = {"s": " is", "ll": " will", "d": " would", "ve": " has"}
 _THEY_RE = re.compile(r"^(?:They|Their)\b")
-_PREFERENCE_RE = re.compile(
-    r"\b(?:prefer|prefers|preferred|preference|favou?rite|can['’]?t stand|cannot stand|"
-    r"don['’]t like|do not like|dislike|hate|hates|big fan of|fan of)\b|"
-    r"\b(?:always|never|please)\s+(?:\w+\s+){0,2}(?:give|send|use|write|make|keep|sign|put|"
-    r"format|cite|book|take|schedule|want|start|end|do)\b|"
-    r"\bno\s+\w+\s+(?:before|after)\b|\b(?:i|we)\s+(?:really\s+)?(?:love|enjoy|like)\s+\w+|"
-    r"\b(?:in general|by default|as a rule)\b",
-    re.IGNORECASE,
-)
-_DECISION_RE = re.compile(
-    r"\b(?:decided|decide|decision|go with|going with|chose|choose|agreed|settled on|let['’]s|"
-    r"switching to|switch to|we['’]re changing|from now on|accepted|accept the|signed|"
-    r"the plan is|we['’]ll use|we will use|approved|confirmed|final answer)\b",
-    re.IGNORECASE,
-)
-_PLAN_RE = re.compile(
-    r"\b(?:going to|gonna|plan to|plans to|planning|will|['’]ll|intend|hope to|hoping to|"
-    r"want to|wants to|aim to|about to|next|upcoming|tomorrow|soon|later this)\b",
-    re.IGNORECASE,
-)
-_PAST_RE = re.compile(
-    r"\b(?:was|were|did|had|went|got|made|took|came|told|said|found|gave|met|ran|saw|sent|"
-    r"bought|visited|started|finished|joined|moved|won|lost|\w{3,}ed)\b",
-    re.IGNORECASE,
-)
-CHANGE_RE = re.compile(
-    r"\b(?:now|instead|no longer|anymore|any more|switch|switched|switching|from now on|"
-    r"rather than|changed|changing)\b",
-    re.IGNORECASE,
-)
-_NEGATED_RE = re.compile(r"\b(?:no longer|not|n['’]t|never|used to|former|ex-|would|might)\b")
-_ROLE_RE = "|".join(sorted(ROLE_NOUNS, key=len, reverse=True))
 _MAX_TARGETS = 4
-_INSTRUCTION_RE = re.compile(
-    r"^(?:sign|use|avoid|cite|no|don['’]t|do not|never|always|stick|prefer|call|address|"
-    r"start|end|reply|answer|respond|schedule|book|save|export|name|label)\b",
-    re.IGNORECASE,
-)
-_WANT_RE = re.compile(r"\b(?:I|we)\s+(?:want|need|like|would like|['’]d like)\b", re.IGNORECASE)
-_GENERAL_RE = re.compile(
-    r"\b(?:always|never|in general|from now on|every time|whenever|by default|as a rule|"
-    r"any(?:thing|one|time)?|every(?:thing|one|where)?|all|each|no more)\b",
-    re.IGNORECASE,
-)
-_IMPERATIVE_RE = re.compile(
-    r"^(?:please\s+)?(?:give|send|put|write|make|draft|check|add|tell|show|remind|draw|list|"
-    r"help|find|fix|suggest|explain|summarise|summarize|translate|rewrite|convert|run|create|"
-    r"generate|update|keep|turn|change|format|compute|plot|do|let me|can you|could you)\b",
-    re.IGNORECASE,
-)
-
-
-@dataclass(frozen=True)
-class Sentence:
-    """One sentence of a session with where it was said."""
-
-    turn: Turn
-    speaker: str  # display name ("Dana"), "" for the assistant
-    text: str  # as said (whitespace collapsed)
-
-
-def speaker_names(t: Transcript) -> dict[str, str]:
-    """Speaker label -> display name; the assistant maps to ""."""
-    user = t.scope.get("user", "")
-    assistant = t.scope.get("assistant", "").lower()
-    out: dict[str, str] = {}
-    for turn in t.turns:
-        label = turn.speaker
-        if label in out:
-            continue
-        low = label.lower()
-        if low in _ASSISTANT_SPEAKERS or (assistant and low == assistant):
-            out[label] = ""
-        elif low == "user" and user:
-            out[label] = user[:1].upper() + user[1:]
-        else:
-            out[label] = label
-    return out
-
-
-def session_sentences(t: Transcript) -> list[Sentence]:
-    names = speaker_names(t)
-    return [
-        Sentence(turn, names.get(turn.speaker, turn.speaker), s)
-        for turn in t.turns
-        for s in split_sentences(turn.text)
-    ]
-
-
-def informative(text: str, has_name: bool) -> bool:
-    """Worth a claim: a statement with some content beyond chat."""
-    if text.endswith("?") or len(text) < 12:
-        return False
-    words = re.findall(r"[\w'’-]+", text.lower())
-    content = [w for w in words if w not in CHAT_WORDS and len(w) > 2]
-    if len(words) < 4 and not has_name:
-        return False
-    anchored = (
-        has_name
-        or bool(_FIRST_PERSON_RE.search(text) or _WE_RE.search(text))
-        or any(ch.isdigit() for ch in text)
-        or bool(_DECISION_RE.search(text) or _PREFERENCE_RE.search(text))
-    )
-    return anchored and len(content) >= 2
-
-
-def classify(text: str, has_date: bool, future: bool) -> str:
-    """fact | event | plan | decision | preference (first matching cue wins, in that order
-    of strength: preference, decision, plan, event)."""
-    if _PREFERENCE_RE.search(text) or _WANT_RE.search(text) and _GENERAL_RE.search(text):
-        return "preference"
-    if _DECISION_RE.search(text):
-        return "decision"
-    if future or _PLAN_RE.search(text) and not _PAST_RE.search(text):
-        return "plan"
-    if has_date or _PAST_RE.search(text):
-        return "event"
-    return "fact"
-
-
-def claim_slot(text: str, names: list[str], kind: str = "") -> str:
-    """The functional slot a claim about ``names`` fills ("role", "city", "manager",
-    "preference:<thing>"), or "" when many such claims can hold at once."""
-    subj = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True) if n)
-    if not subj:
-        return ""
-    head = re.match(rf"^(?:{subj})\b", text)
-    if head:
-        rest = text[head.end() :]
-        clause = re.split(r"[,;:]| and | but | which ", rest, maxsplit=1)[0]
-        if not _NEGATED_RE.search(clause):
-            if re.match(
-                r"^\s+(?:is|was|has been|started|starts|will start|became|becomes|works|worked|"
-                r"joined|is now|now works)\s+(?:now\s+|currently\s+|officially\s+)?"
-                rf"(?:as\s+(?:a\s+|an\s+|the\s+)?|a\s+|an\s+|the\s+)(?:[\w-]+\s+){{0,3}}?"
-                rf"(?:{_ROLE_RE}|[a-z]+(?:ist|ician))s?\b",
-                clause,
-                re.IGNORECASE,
-            ) or re.match(r"^\s+(?:now\s+)?(?:works|worked|working)\s+(?:at|for)\s+[A-Z]", clause):
-                return "role"
-            if re.match(
-                r"^\s+(?:\w+\s+){0,2}?(?:lives|lived|live|moved|moves|relocated|is based|"
-                r"are based|based)\s+(?:together\s+)?(?:in|to)\s+(?:the\s+)?[A-Z]",
-                clause,
-            ):
-                return "city"
-            if re.match(r"^\s+(?:now\s+)?(?:reports|is reporting|reporting)\s+to\s+[A-Z]", clause):
-                return "manager"
-    if kind == "preference":
-        m = re.search(
-            r"\b(?:prefers?|likes?|loves?|wants?|hates?|favou?rite|enjoys?)\s+"
-            r"(?:the\s+|a\s+|an\s+|to\s+|using\s+)?([A-Za-z][\w-]+)",
-            text,
-        ) or re.search(
-            r"\b(?:always|never|please)\s+(?:\w+\s+)?(?:give|send|use|make|write|keep)\s+"
-            rf"(?:(?:{subj})\s+)?(?:the\s+)?([A-Za-z][\w-]+)",
-            text,
-        )
-        if m:
-            return "preference:" + m.group(1).lower().rstrip("s")
-    return ""
-
-
-@dataclass(frozen=True)
-class Analysis:
-    """One session read once: its sentences, speakers and named subjects."""
-
-    sentences: list[Sentence]
-    people: tuple[str, ...]  # display names of the people who speak (not the assistant)
-    table: EntityTable
-
-
-_ANALYSES: dict[tuple[str, int, str], Analysis] = {}
-
-
-def analyze(t: Transcript) -> Analysis:
-    """The analysis of ``t``, shared by the summary and the facts of one run (a session is
-    split and scanned for names once, not twice)."""
-    key = (t.id, len(t.turns), t.turns[-1].hash if t.turns else "")
-    found = _ANALYSES.get(key)
-    if found is None:
-        sentences = session_sentences(t)
-        people = tuple(sorted({n for n in speaker_names(t).values() if n}))
-        found = Analysis(sentences, people, EntityTable([s.text for s in sentences], people))
-        if len(_ANALYSES) >= 4:
-            _ANALYSES.pop(next(iter(_ANALYSES)))
-        _ANALYSES[key] = found
-    return found
 
 
 def extract_facts(t: Transcript) -> list[Fact]:
@@ -370,10 +195,10 @@ def _facts_of(
         _carry(state, dated(said, base)[1])
         return []
     standing = False
-    if _IMPERATIVE_RE.match(said) or _INSTRUCTION_RE.match(said):
+    if IMPERATIVE_RE.match(said) or INSTRUCTION_RE.match(said):
         # a request to the assistant ("Give me a template") is not a fact; a standing
         # instruction ("Sign off with ...", "always ...") is a preference
-        standing = bool(_GENERAL_RE.search(said) or _PREFERENCE_RE.search(said)) or prefs_in_turn
+        standing = bool(GENERAL_RE.search(said) or PREFERENCE_RE.search(said)) or prefs_in_turn
         if not standing:
             return []
     text, dates = dated(said, base)
@@ -425,7 +250,7 @@ def _facts_of(
     if listener and listener in text and listener not in said and not fused:
         targets.append((listener, "person"))  # "Melanie is proud of Caroline ..."
     if s.speaker not in [n for n, _ in targets] and (
-        _FIRST_PERSON_RE.search(said) or _WE_RE.search(said) or not (typed or primary)
+        FIRST_PERSON_RE.search(said) or WE_RE.search(said) or not (typed or primary)
     ):
         targets.append((s.speaker, "person"))
     for n, k in typed:
@@ -470,7 +295,7 @@ def _carry(state: _TurnState, dates: list[DateMention]) -> None:
 
 def _told_before(said: str) -> bool:
     """A sentence about something done (past tense), not a plan or a standing fact."""
-    return bool(_PAST_RE.search(said)) and not _PLAN_RE.search(said)
+    return bool(PAST_RE.search(said)) and not PLAN_RE.search(said)
 
 
 def _name_pronoun(text: str, m: re.Match[str], name: str) -> str:

@@ -1,0 +1,84 @@
+"""A session read once: its sentences, who says them, and the subjects it names.
+
+Job: split every turn into sentences (``dream.sentences``), map speaker labels to display
+names (the assistant to ""), and build the session's ``EntityTable``; ``analyze`` keeps the
+last few results so the summary and the facts of one run share one reading.
+
+Boundary: one transcript in, its analysis out; no store access.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dream.entities import EntityTable
+from dream.sentences import split_sentences
+from memoryfs.transcript import Transcript, Turn
+
+__all__ = ["Analysis", "Sentence", "analyze", "session_sentences", "speaker_names"]
+
+_ASSISTANT_SPEAKERS = {"assistant", "system", "tool", "bot", "ai"}
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence of a session with where it was said."""
+
+    turn: Turn
+    speaker: str  # display name ("Dana"), "" for the assistant
+    text: str  # as said (whitespace collapsed)
+
+
+def speaker_names(t: Transcript) -> dict[str, str]:
+    """Speaker label -> display name; the assistant maps to ""."""
+    user = t.scope.get("user", "")
+    assistant = t.scope.get("assistant", "").lower()
+    out: dict[str, str] = {}
+    for turn in t.turns:
+        label = turn.speaker
+        if label in out:
+            continue
+        low = label.lower()
+        if low in _ASSISTANT_SPEAKERS or (assistant and low == assistant):
+            out[label] = ""
+        elif low == "user" and user:
+            out[label] = user[:1].upper() + user[1:]
+        else:
+            out[label] = label
+    return out
+
+
+def session_sentences(t: Transcript) -> list[Sentence]:
+    names = speaker_names(t)
+    return [
+        Sentence(turn, names.get(turn.speaker, turn.speaker), s)
+        for turn in t.turns
+        for s in split_sentences(turn.text)
+    ]
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """One session read once: its sentences, speakers and named subjects."""
+
+    sentences: list[Sentence]
+    people: tuple[str, ...]  # display names of the people who speak (not the assistant)
+    table: EntityTable
+
+
+_ANALYSES: dict[tuple[str, int, str], Analysis] = {}
+
+
+def analyze(t: Transcript) -> Analysis:
+    """The analysis of ``t``, shared by the summary and the facts of one run (a session is
+    split and scanned for names once, not twice)."""
+    key = (t.id, len(t.turns), t.turns[-1].hash if t.turns else "")
+    found = _ANALYSES.get(key)
+    if found is None:
+        sentences = session_sentences(t)
+        people = tuple(sorted({n for n in speaker_names(t).values() if n}))
+        found = Analysis(sentences, people, EntityTable([s.text for s in sentences], people))
+        if len(_ANALYSES) >= 4:
+            _ANALYSES.pop(next(iter(_ANALYSES)))
+        _ANALYSES[key] = found
+    return found
