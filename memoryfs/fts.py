@@ -4,9 +4,11 @@
 knows tables. Units live in ``units``; ``fts`` is an FTS5 index over their text
 columns (external content, kept in step by triggers), so text is stored once.
 ``dirs`` holds, per folder, the count and the XOR of the stamps of its indexed
-files (``memoryfs.scan``), and ``buckets`` the same per folder and name bucket;
-triggers keep both in step with ``files`` inside the very transaction that changes
-a row, so they always describe what the index holds.
+files (``memoryfs.scan``), and ``buckets`` the same per folder and name bucket,
+with the XOR of their (name, inode) keys; triggers keep both in step with
+``files`` inside the very transaction that changes a row, so they always describe
+what the index holds. ``folders`` remembers each folder's times as the last full
+walk saw them (for a quick refresh, ``memoryfs.refresh``).
 A file of another schema version is dropped and rebuilt: the database is a cache.
 """
 
@@ -17,7 +19,7 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
-from memoryfs.scan import name_bucket
+from memoryfs.scan import inode_key, name_bucket
 from memoryfs.units import FileInfo, Unit
 
 __all__ = [
@@ -30,7 +32,7 @@ __all__ = [
     "touch_file",
 ]
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 BUSY_MS = 60_000
 
 _SCHEMA = """
@@ -45,6 +47,7 @@ CREATE TABLE IF NOT EXISTS files(
     mtime_ns INTEGER NOT NULL,
     size INTEGER NOT NULL,
     stamp INTEGER NOT NULL,
+    ikey INTEGER NOT NULL,
     hash TEXT NOT NULL,
     page_id TEXT NOT NULL DEFAULT '',
     title TEXT NOT NULL DEFAULT '',
@@ -61,27 +64,35 @@ CREATE TABLE IF NOT EXISTS buckets(
     b INTEGER NOT NULL,
     n INTEGER NOT NULL,
     x INTEGER NOT NULL,
+    xi INTEGER NOT NULL,
     PRIMARY KEY(folder, b)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS folders(
+    path TEXT PRIMARY KEY,
+    mtime_ns INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL
+);
 CREATE TRIGGER IF NOT EXISTS files_ai AFTER INSERT ON files BEGIN
     INSERT INTO dirs(path, n, x) VALUES (new.folder, 1, new.stamp)
     ON CONFLICT(path) DO UPDATE SET n = n + 1, x = (x | excluded.x) - (x & excluded.x);
-    INSERT INTO buckets(folder, b, n, x) VALUES (new.folder, new.bucket, 1, new.stamp)
-    ON CONFLICT(folder, b) DO UPDATE SET n = n + 1, x = (x | excluded.x) - (x & excluded.x);
+    INSERT INTO buckets(folder, b, n, x, xi) VALUES (new.folder, new.bucket, 1, new.stamp, new.ikey)
+    ON CONFLICT(folder, b) DO UPDATE SET n = n + 1, x = (x | excluded.x) - (x & excluded.x),
+        xi = (xi | excluded.xi) - (xi & excluded.xi);
 END;
 CREATE TRIGGER IF NOT EXISTS files_ad AFTER DELETE ON files BEGIN
     UPDATE dirs SET n = n - 1, x = (x | old.stamp) - (x & old.stamp) WHERE path = old.folder;
     DELETE FROM dirs WHERE path = old.folder AND n = 0;
-    UPDATE buckets SET n = n - 1, x = (x | old.stamp) - (x & old.stamp)
+    UPDATE buckets SET n = n - 1, x = (x | old.stamp) - (x & old.stamp),
+        xi = (xi | old.ikey) - (xi & old.ikey)
     WHERE folder = old.folder AND b = old.bucket;
     DELETE FROM buckets WHERE folder = old.folder AND b = old.bucket AND n = 0;
 END;
-CREATE TRIGGER IF NOT EXISTS files_au AFTER UPDATE OF stamp ON files BEGIN
+CREATE TRIGGER IF NOT EXISTS files_au AFTER UPDATE OF stamp, ikey ON files BEGIN
     UPDATE dirs SET x = (x | old.stamp) - (x & old.stamp) WHERE path = old.folder;
     UPDATE dirs SET x = (x | new.stamp) - (x & new.stamp) WHERE path = new.folder;
-    UPDATE buckets SET x = (x | old.stamp) - (x & old.stamp)
+    UPDATE buckets SET x = (x | old.stamp) - (x & old.stamp), xi = (xi | old.ikey) - (xi & old.ikey)
     WHERE folder = old.folder AND b = old.bucket;
-    UPDATE buckets SET x = (x | new.stamp) - (x & new.stamp)
+    UPDATE buckets SET x = (x | new.stamp) - (x & new.stamp), xi = (xi | new.ikey) - (xi & new.ikey)
     WHERE folder = new.folder AND b = new.bucket;
 END;
 CREATE TABLE IF NOT EXISTS keys(key TEXT NOT NULL, file_id INTEGER NOT NULL);
@@ -211,6 +222,7 @@ def insert_file(
     mtime_ns: int,
     size: int,
     stamp: int,
+    inode: int,
     digest: str,
     info: FileInfo | None,
     units: list[Unit],
@@ -218,9 +230,9 @@ def insert_file(
     layer = info.layer if info else rel.split("/", 1)[0]
     folder, _, name = rel.rpartition("/")
     cur = conn.execute(
-        "INSERT INTO files(path, layer, kind, folder, bucket, mtime_ns, size, stamp, hash, "
-        "page_id, title, names, type, updated, date, preference) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "INSERT INTO files(path, layer, kind, folder, bucket, mtime_ns, size, stamp, ikey, "
+        "hash, page_id, title, names, type, updated, date, preference) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (
             rel,
             layer,
@@ -230,6 +242,7 @@ def insert_file(
             mtime_ns,
             size,
             stamp,
+            inode_key(name, inode),
             digest,
             info.id if info else "",
             info.title if info else "",
@@ -278,12 +291,18 @@ def insert_file(
 
 
 def touch_file(
-    conn: sqlite3.Connection, file_id: int, mtime_ns: int, size: int, stamp: int
+    conn: sqlite3.Connection,
+    file_id: int,
+    rel: str,
+    mtime_ns: int,
+    size: int,
+    stamp: int,
+    inode: int,
 ) -> None:
     """A file whose stamp moved but whose content did not."""
     conn.execute(
-        "UPDATE files SET mtime_ns = ?, size = ?, stamp = ? WHERE id = ?",
-        (mtime_ns, size, stamp, file_id),
+        "UPDATE files SET mtime_ns = ?, size = ?, stamp = ?, ikey = ? WHERE id = ?",
+        (mtime_ns, size, stamp, inode_key(rel.rpartition("/")[2], inode), file_id),
     )
 
 

@@ -27,14 +27,16 @@ longer matches the file: the next refresh reads it again.
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from memoryfs.fts import delete_file, immediate, insert_file, touch_file
 from memoryfs.hashing import content_hash
-from memoryfs.scan import FileBytes, FolderScan, is_file, read_file, walk
+from memoryfs.scan import FileBytes, inode_key, is_file, list_folder, read_file, walk
 from memoryfs.store import Store
 from memoryfs.units import FileInfo, Unit, units_of
 
@@ -60,6 +62,7 @@ class RefreshStats:
     seconds: float = 0.0
     rebuilt: bool = False  # the cache was missing, corrupt or of an older schema
     full: bool = False  # every folder compared file by file
+    quick: bool = False  # only folders whose times moved were read (``max_stale``)
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,20 @@ class _Row:
     id: int
     stamp: int
     hash: str
+    ikey: int
+
+
+@dataclass
+class _Plan:
+    """What a refresh found: files to read, rows to drop, folder states to remember."""
+
+    todo: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    rows: dict[str, _Row] = field(default_factory=dict)
+    compared: int = 0
+    scanned: int = 0
+    states: dict[str, tuple[int, int]] = field(default_factory=dict)  # folder -> times
+    gone: list[str] = field(default_factory=list)  # folders no longer there
 
 
 def refresh_index(
@@ -74,31 +91,38 @@ def refresh_index(
     conn: sqlite3.Connection,
     *,
     full: bool | None = None,
+    max_stale: float | None = None,
     rebuilt: bool = False,
     progress: Progress | None = None,
 ) -> RefreshStats:
-    """Bring ``conn``'s index in line with ``store``'s files (see the module docstring)."""
+    """Bring ``conn``'s index in line with ``store``'s files (see the module docstring).
+
+    ``max_stale`` (seconds) allows a quick refresh while the last full walk is at
+    most that old: only folders whose times moved are read, by name and inode.
+    """
     started = time.perf_counter()
     now_ns = _clock()
     full = bool(full)
-    indexed = {
-        str(r[0]): (int(r[1]), int(r[2])) for r in conn.execute("SELECT path, n, x FROM dirs")
-    }
-    scans = list(walk(store.memory, WALK_DIRS))
-    changed = [s for s in scans if full or indexed.get(s.rel, (0, 0)) != (s.count, s.xor)]
-    walked = {s.rel for s in scans}
-    vanished = [rel for rel in indexed if rel not in walked]  # folders gone (or now symlinks)
-    todo, removed, rows, compared = _differences(conn, changed, vanished, full)
+    walked_at = int(_meta(conn, "walked_at") or 0)
+    quick = (
+        max_stale is not None
+        and not full
+        and not rebuilt
+        and 0 < walked_at <= now_ns
+        and now_ns - walked_at <= max_stale * 1e9
+    )
+    plan = _quick_plan(store, conn) if quick else _walk_plan(store, conn, full)
     counts = {"added": 0, "changed": 0, "touched": 0, "units": 0, "removed": 0}
-    for i in range(0, len(todo), _BATCH):
-        _apply(store, conn, todo[i : i + _BATCH], rows, counts, now_ns)
+    for i in range(0, len(plan.todo), _BATCH):
+        _apply(store, conn, plan.todo[i : i + _BATCH], plan.rows, counts, now_ns)
         if progress is not None:
-            progress(min(i + _BATCH, len(todo)), len(todo))
-    if removed:
-        _remove(store, conn, removed, rows, counts)
+            progress(min(i + _BATCH, len(plan.todo)), len(plan.todo))
+    if plan.removed:
+        _remove(store, conn, plan.removed, plan.rows, counts)
+    _record(conn, plan, now_ns, full_walk=not quick)
     return RefreshStats(
-        scanned=sum(s.count for s in scans),
-        compared=compared,
+        scanned=plan.scanned,
+        compared=plan.compared,
         added=counts["added"],
         changed=counts["changed"],
         removed=counts["removed"],
@@ -107,53 +131,111 @@ def refresh_index(
         seconds=time.perf_counter() - started,
         rebuilt=rebuilt,
         full=full,
+        quick=quick,
     )
 
 
-def _differences(
-    conn: sqlite3.Connection, changed: list[FolderScan], vanished: list[str], full: bool
-) -> tuple[list[str], list[str], dict[str, _Row], int]:
-    """Files to read (new, or stamp moved) and indexed files gone, in the name buckets
-    whose count or XOR moved (every bucket if ``full``) of the given folders, and in
-    vanished folders; the index rows of both; how many files were compared."""
-    rows: dict[str, _Row] = {}
-    todo: list[str] = []
+def _meta(conn: sqlite3.Connection, key: str) -> str:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return str(row[0]) if row else ""
+
+
+def _walk_plan(store: Store, conn: sqlite3.Connection, full: bool) -> _Plan:
+    """Stat every file; compare the folders and name buckets whose stamps moved."""
+    indexed = {
+        str(r[0]): (int(r[1]), int(r[2])) for r in conn.execute("SELECT path, n, x FROM dirs")
+    }
+    scans = walk(store.memory, WALK_DIRS)
+    changed = [s for s in scans if full or indexed.get(s.rel, (0, 0)) != (s.count, s.xor)]
+    walked = {s.rel for s in scans}
+    plan = _Plan(scanned=sum(s.count for s in scans), states={s.rel: s.state for s in scans})
     seen: set[str] = set()
     for scan in changed:
-        walked = scan.buckets()
-        indexed = {
-            int(b): (int(n), int(x))
-            for b, n, x in conn.execute("SELECT b, n, x FROM buckets WHERE folder = ?", (scan.rel,))
-        }
-        moved = {
-            b for b in walked.keys() | indexed.keys() if full or walked.get(b) != indexed.get(b)
-        }
-        _load(conn, scan.rel, sorted(moved), rows)
+        moved = _moved(conn, scan.rel, scan.buckets(), "x", full)
+        _load(conn, scan.rel, sorted(moved), plan.rows)
         for name, stamp, bucket in scan.files:
-            if bucket not in moved:
-                continue
-            rel = f"{scan.rel}/{name}"
-            seen.add(rel)
-            row = rows.get(rel)
-            if row is None or row.stamp != stamp:
-                todo.append(rel)
-    for folder in vanished:
-        _load(conn, folder, None, rows)
-    # Walk order, as a first build has always inserted: search reads high rowids as new.
-    return todo, sorted(rel for rel in rows if rel not in seen), rows, len(seen)
+            if bucket in moved:
+                rel = f"{scan.rel}/{name}"
+                seen.add(rel)
+                row = plan.rows.get(rel)
+                if row is None or row.stamp != stamp:
+                    plan.todo.append(rel)  # walk order, as a first build has always inserted
+    for folder in indexed:
+        if folder not in walked:  # gone, or now a symlink
+            _load(conn, folder, None, plan.rows)
+    plan.removed = sorted(rel for rel in plan.rows if rel not in seen)
+    plan.compared = len(seen)
+    return plan
+
+
+def _quick_plan(store: Store, conn: sqlite3.Connection) -> _Plan:
+    """Read only folders whose times moved since recorded, by name and inode (``readdir``
+    alone): what was added, removed, renamed or replaced there. In-place edits wait
+    for the next full walk."""
+    known = {
+        str(r[0]): (int(r[1]), int(r[2]))
+        for r in conn.execute("SELECT path, mtime_ns, ctime_ns FROM folders")
+    }
+    plan = _Plan()
+    stack = [rel for rel in WALK_DIRS if rel not in known] + list(known)
+    visited: set[str] = set()
+    seen: set[str] = set()
+    while stack:
+        rel = stack.pop()
+        if rel in visited:
+            continue
+        visited.add(rel)
+        try:
+            st = os.lstat(store.memory / rel)
+            times = (st.st_mtime_ns, st.st_ctime_ns) if stat.S_ISDIR(st.st_mode) else None
+        except OSError:
+            times = None
+        if times is not None and known.get(rel) == times:
+            continue
+        listed = list_folder(store.memory, rel) if times is not None else None
+        if listed is None:
+            if rel in known:
+                plan.gone.append(rel)
+            _load(conn, rel, None, plan.rows)
+            continue
+        plan.states[rel] = listed.state
+        stack.extend(d for d in listed.dirs if d not in known)
+        moved = _moved(conn, rel, listed.buckets(), "xi", False)
+        _load(conn, rel, sorted(moved), plan.rows)
+        for name, inode, bucket in listed.files:
+            if bucket in moved:
+                path = f"{rel}/{name}"
+                seen.add(path)
+                row = plan.rows.get(path)
+                if row is None or row.ikey != inode_key(name, inode):
+                    plan.todo.append(path)
+    plan.removed = sorted(rel for rel in plan.rows if rel not in seen)
+    plan.compared = len(seen)
+    return plan
+
+
+def _moved(
+    conn: sqlite3.Connection, folder: str, now: dict[int, tuple[int, int]], col: str, full: bool
+) -> set[int]:
+    """Name buckets of ``folder`` whose count or XOR (``col``: x or xi) differ from ``now``."""
+    indexed = {
+        int(b): (int(n), int(x))
+        for b, n, x in conn.execute(f"SELECT b, n, {col} FROM buckets WHERE folder = ?", (folder,))
+    }
+    return {b for b in now.keys() | indexed.keys() if full or now.get(b) != indexed.get(b)}
 
 
 def _load(
     conn: sqlite3.Connection, folder: str, buckets: list[int] | None, rows: dict[str, _Row]
 ) -> None:
     """Index rows of ``folder`` (only those in ``buckets`` unless None) into ``rows``."""
-    sql = "SELECT path, id, stamp, hash FROM files WHERE folder = ?"
+    sql = "SELECT path, id, stamp, hash, ikey FROM files WHERE folder = ?"
     if buckets is not None:
         if not buckets:
             return
         sql += f" AND bucket IN ({','.join(str(b) for b in buckets)})"
     for r in conn.execute(sql, (folder,)):
-        rows[str(r[0])] = _Row(int(r[1]), int(r[2]), str(r[3]))
+        rows[str(r[0])] = _Row(int(r[1]), int(r[2]), str(r[3]), int(r[4]))
 
 
 def _apply(
@@ -188,7 +270,7 @@ def _apply(
                 continue  # another process indexed this very version meanwhile
             if maybe_units is None:
                 if row is not None and row[2] == digest:
-                    touch_file(conn, row[0], got.mtime_ns, got.size, stamp)
+                    touch_file(conn, row[0], rel, got.mtime_ns, got.size, stamp, got.inode)
                     counts["touched"] += 1
                     continue
                 # The row changed under us: index this content after all.
@@ -200,7 +282,7 @@ def _apply(
                 counts["changed"] += 1
             else:
                 counts["added"] += 1
-            insert_file(conn, rel, got.mtime_ns, got.size, stamp, digest, info, units)
+            insert_file(conn, rel, got.mtime_ns, got.size, stamp, got.inode, digest, info, units)
             counts["units"] += len(units)
 
 
@@ -227,3 +309,22 @@ def _remove(
             if row is not None and int(row[1]) == rows[rel].stamp:
                 delete_file(conn, row[0])
                 counts["removed"] += 1
+
+
+def _record(conn: sqlite3.Connection, plan: _Plan, now_ns: int, full_walk: bool) -> None:
+    """Remember the folders' times (a folder changed within the clock's resolution as
+    unknown, so the next quick refresh reads it again) and when a full walk ended."""
+    rows = [
+        (rel, *(times if now_ns - max(times) > _RACY_NS else (0, 0)))
+        for rel, times in plan.states.items()
+    ]
+    with immediate(conn):
+        if full_walk:
+            conn.execute("DELETE FROM folders")
+            conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('walked_at', ?)", (str(now_ns),)
+            )
+        conn.executemany("DELETE FROM folders WHERE path = ?", [(g,) for g in plan.gone])
+        conn.executemany(
+            "INSERT OR REPLACE INTO folders(path, mtime_ns, ctime_ns) VALUES (?, ?, ?)", rows
+        )

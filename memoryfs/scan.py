@@ -30,7 +30,10 @@ __all__ = [
     "FolderScan",
     "FileBytes",
     "file_stamp",
+    "inode_key",
     "name_bucket",
+    "FolderList",
+    "list_folder",
     "BUCKETS",
     "scan_folder",
     "walk",
@@ -49,6 +52,11 @@ def name_bucket(name: str) -> int:
     return zlib.crc32(name.encode()) % BUCKETS
 
 
+def inode_key(name: str, inode: int) -> int:
+    """The key of the pair (file name, inode number): what ``readdir`` alone tells."""
+    return hash((zlib.crc32(name.encode()), inode)) & _MASK
+
+
 def file_stamp(name: str, st: os.stat_result) -> int:
     """The stamp of the file ``name`` (its base name) with stat result ``st``.
 
@@ -64,6 +72,7 @@ class FolderScan:
     """One folder as a refresh sees it."""
 
     rel: str  # the folder, relative to the root
+    state: tuple[int, int]  # the folder's (mtime_ns, ctime_ns) before it was read
     count: int  # regular ``suffix`` files directly inside
     xor: int  # XOR of their stamps
     files: list[tuple[str, int, int]]  # (name, stamp, name_bucket(name))
@@ -86,6 +95,7 @@ class FileBytes:
     oversize: bool = False
     ctime_ns: int = 0
     stamp: int = 0  # ``file_stamp`` of the version read
+    inode: int = 0
 
 
 def scan_folder(root: Path, rel: str, suffix: str = ".md") -> FolderScan | None:
@@ -106,6 +116,8 @@ def scan_folder(root: Path, rel: str, suffix: str = ".md") -> FolderScan | None:
     xor = 0
     crc = zlib.crc32
     try:
+        st = os.fstat(fd)
+        state = (st.st_mtime_ns, st.st_ctime_ns)
         with os.scandir(fd) as it:
             for entry in it:
                 name = entry.name
@@ -129,7 +141,55 @@ def scan_folder(root: Path, rel: str, suffix: str = ".md") -> FolderScan | None:
         return None
     finally:
         os.close(fd)
-    return FolderScan(rel, len(files), xor, files, dirs)
+    return FolderScan(rel, state, len(files), xor, files, dirs)
+
+
+@dataclass(frozen=True)
+class FolderList:
+    """One folder as ``readdir`` alone tells it (no file stat-ed)."""
+
+    rel: str
+    state: tuple[int, int]  # the folder's (mtime_ns, ctime_ns) before it was read
+    files: list[tuple[str, int, int]]  # (name, inode, name_bucket(name))
+    dirs: list[str]
+
+    def buckets(self) -> dict[int, tuple[int, int]]:
+        """Count and XOR of ``inode_key`` per name bucket, non-empty ones."""
+        out: dict[int, tuple[int, int]] = {}
+        for name, inode, b in self.files:
+            n, x = out.get(b, (0, 0))
+            out[b] = (n + 1, x ^ inode_key(name, inode))
+        return out
+
+
+def list_folder(root: Path, rel: str, suffix: str = ".md") -> FolderList | None:
+    """Names, inode numbers (from ``readdir``) and subfolders of ``root/rel``, like
+    ``scan_folder`` but without a system call per file."""
+    try:
+        fd = os.open(os.path.join(root, rel), _DIR_FLAGS)
+    except OSError:
+        return None
+    files: list[tuple[str, int, int]] = []
+    dirs: list[str] = []
+    try:
+        st = os.fstat(fd)
+        with os.scandir(fd) as it:
+            for entry in it:
+                name = entry.name
+                if name[0] == ".":
+                    continue
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        dirs.append(f"{rel}/{name}")
+                    elif name.endswith(suffix) and entry.is_file(follow_symlinks=False):
+                        files.append((name, entry.inode(), name_bucket(name)))
+                except OSError:
+                    continue
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return FolderList(rel, (st.st_mtime_ns, st.st_ctime_ns), files, dirs)
 
 
 def walk(
@@ -225,7 +285,10 @@ def read_file(root: Path, rel: str, max_bytes: int) -> FileBytes | None:
             return None
         stamp = file_stamp(found[1], st)
         if st.st_size > max_bytes:
-            return FileBytes(b"", st.st_mtime_ns, st.st_size, True, st.st_ctime_ns, stamp)
+            return FileBytes(
+                b"", st.st_mtime_ns, st.st_size, True, st.st_ctime_ns, stamp, st.st_ino
+            )
         # The stamp is taken before reading: a write during the read moves the
         # file's stamp away from the recorded one, so the next refresh reads again.
-        return FileBytes(fh.read(), st.st_mtime_ns, st.st_size, False, st.st_ctime_ns, stamp)
+        data = fh.read()
+        return FileBytes(data, st.st_mtime_ns, st.st_size, False, st.st_ctime_ns, stamp, st.st_ino)

@@ -112,17 +112,29 @@ class SearchIndex:
     # -- refresh ---------------------------------------------------------------
 
     def refresh(
-        self, progress: Progress | None = None, *, full: bool | None = None
+        self,
+        progress: Progress | None = None,
+        *,
+        full: bool | None = None,
+        max_stale: float | None = None,
     ) -> RefreshStats:
         """Bring the index in line with the files; returns what it did.
 
-        Incremental (see ``memoryfs.refresh``): every file is stat-ed, only folders
-        whose stamp moved are compared file by file (``full=True``: every folder),
-        and only files whose stamp moved are read. ``progress(done, total)`` is
-        called per batch of re-read files.
+        Incremental (see ``memoryfs.refresh``): every file is stat-ed, only name
+        buckets whose stamp moved are compared file by file (``full=True``: all),
+        and only files whose stamp moved are read, so every change is seen.
+        ``max_stale`` (seconds) opts into a quick refresh while the last full walk
+        is at most that old: added, removed, renamed and replaced files are still
+        seen at once, in-place edits only by the next full walk.
+        ``progress(done, total)`` is called per batch of re-read files.
         """
         stats = refresh_index(
-            self.store, self._conn, full=full, rebuilt=self._rebuilt, progress=progress
+            self.store,
+            self._conn,
+            full=full,
+            max_stale=max_stale,
+            rebuilt=self._rebuilt,
+            progress=progress,
         )
         self._rebuilt = False
         return stats

@@ -71,19 +71,19 @@ def _folder_stamps(store: Store) -> dict[str, tuple[int, int]]:
     try:
         recorded = {str(p): (int(n), int(x)) for p, n, x in conn.execute("SELECT * FROM dirs")}
         buckets = {
-            (str(f), int(b)): (int(n), int(x))
-            for f, b, n, x in conn.execute("SELECT folder, b, n, x FROM buckets")
+            (str(f), int(b)): (int(n), int(x), int(xi))
+            for f, b, n, x, xi in conn.execute("SELECT folder, b, n, x, xi FROM buckets")
         }
         expected: dict[str, tuple[int, int]] = {}
-        expected_buckets: dict[tuple[str, int], tuple[int, int]] = {}
-        for path, folder, bucket, stamp in conn.execute(
-            "SELECT path, folder, bucket, stamp FROM files"
+        expected_buckets: dict[tuple[str, int], tuple[int, int, int]] = {}
+        for path, folder, bucket, stamp, ikey in conn.execute(
+            "SELECT path, folder, bucket, stamp, ikey FROM files"
         ):
             assert (folder, bucket) == (path.rpartition("/")[0], name_bucket(path.split("/")[-1]))
             n, x = expected.get(folder, (0, 0))
             expected[folder] = (n + 1, x ^ int(stamp))
-            n, x = expected_buckets.get((folder, bucket), (0, 0))
-            expected_buckets[(folder, bucket)] = (n + 1, x ^ int(stamp))
+            n, x, xi = expected_buckets.get((folder, bucket), (0, 0, 0))
+            expected_buckets[(folder, bucket)] = (n + 1, x ^ int(stamp), xi ^ int(ikey))
     finally:
         conn.close()
     assert recorded == expected and buckets == expected_buckets
@@ -225,10 +225,13 @@ def test_a_slow_refresher_installing_an_older_version_is_corrected_next_time(
         assert _paths(idx, "Fridays") == {POTTERY} and not _paths(idx, "Mondays")
 
 
+@pytest.mark.parametrize("quick", [False, True])
 def test_folder_stamps_stay_true_to_the_rows_through_random_changes(
-    store: Store, no_racy: None
+    store: Store, no_racy: None, quick: bool
 ) -> None:
+    """Quick refreshes get only changes of names and inodes (what they promise to see)."""
     rng = random.Random(7)
+    ops = ["add", "edit", "remove", "rename"] + ([] if quick else ["inplace", "touch"])
     with SearchIndex.open(store) as idx:
         _refreshed(idx)
         for round_ in range(12):
@@ -238,7 +241,7 @@ def test_folder_stamps_stay_true_to_the_rows_through_random_changes(
                 for n, _, _ in f.files
             ]
             for _ in range(3):
-                op = rng.choice(["add", "edit", "inplace", "remove", "rename", "touch"])
+                op = rng.choice(ops)
                 rel = rng.choice(files) if files else ""
                 path = store.memory / rel
                 if op == "add" or not files:
@@ -262,7 +265,9 @@ def test_folder_stamps_stay_true_to_the_rows_through_random_changes(
                     path.rename(path.with_name(f"moved-{round_}-{path.name}"))
                 else:
                     os.utime(path)
-            _refreshed(idx)
+            stats = idx.refresh(max_stale=3600 if quick else None)
+            assert stats.quick == quick
+            time.sleep(TICK)
             _folder_stamps(store)
             check = idx.refresh(full=True)
             assert (check.added, check.changed, check.removed, check.touched) == (0, 0, 0, 0)
@@ -332,3 +337,43 @@ def test_a_change_in_a_large_folder_compares_only_its_name_bucket(
         bucket = name_bucket("n123.md")
         in_bucket = sum(1 for i in range(600) if name_bucket(f"n{i}.md") == bucket)
         assert stats.compared == in_bucket < 20
+
+
+def test_a_quick_refresh_sees_names_at_once_and_in_place_edits_by_the_next_full_walk(
+    store: Store, no_racy: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``max_stale``: the bounded-staleness rule, opt-in."""
+    with SearchIndex.open(store) as idx:
+        assert not _refreshed(idx).quick  # no full walk yet: the first one is full
+        quiet = idx.refresh(max_stale=300)
+        assert quiet.quick and (quiet.scanned, quiet.compared) == (0, 0)
+        page = store.memory / MELANIE
+        atomic_write_text(page, page.read_text(encoding="utf-8").replace("charity race", "fun run"))
+        write_page(
+            store,
+            "knowledge/topics/deep/kayak.md",
+            {"id": "kayak", "title": "Kayak", "type": "topic", "updated": "2023-06-01"},
+            "- Sea kayaking on Sundays.\n",
+        )
+        shutil.rmtree(store.memory / "notes" / "support")
+        studio = store.memory / "knowledge/places/community-studio.md"
+        studio.rename(studio.with_name("studio.md"))
+        stats = idx.refresh(max_stale=300)
+        time.sleep(TICK)
+        assert stats.quick and (stats.added, stats.changed, stats.removed) == (2, 1, 2)
+        assert _paths(idx, "fun run") == {MELANIE}
+        assert _paths(idx, "kayaking") == {"knowledge/topics/deep/kayak.md"}
+        assert _paths(idx, "electric kilns") == {"knowledge/places/studio.md"}
+        assert not idx.search("support group", layers=["notes"])
+        _folder_stamps(store)
+        # An in-place edit leaves its folder's times alone: a quick refresh misses it...
+        _edit_in_place(store.memory / POTTERY, "Thursdays", "Quokkaday", keep_mtime=True)
+        assert idx.refresh(max_stale=300).changed == 0 and not _paths(idx, "Quokkaday")
+        # ...the default refresh sees it at once, and so does the first quick one after
+        # ``max_stale`` seconds (it walks in full).
+        later = time.time_ns() + 301 * 10**9
+        monkeypatch.setattr(refresh_mod, "_clock", lambda: later)
+        late = idx.refresh(max_stale=300)
+        assert not late.quick and late.changed == 1 and _paths(idx, "Quokkaday") == {POTTERY}
+        assert idx.refresh(max_stale=300).quick
+        _folder_stamps(store)
