@@ -3,10 +3,11 @@
 ``recall`` searches every layer, follows one hop of ``[[links]]`` from the best
 pages, follows the citations of the best claims to the transcript turns they
 cite, and writes a compact synthesis: one line per item, best first, dated, with
-where it lives and what it cites. Paths are shortened to labels (``S1#t3`` for a
-transcript turn, ``P2:14`` for a page line) resolved on a final ``Files:`` line,
-so the budget goes to evidence rather than repeated paths. With ``into`` the
-supporting files are materialized into a sandbox (``memoryfs.materialize``).
+where it lives and what it cites. Locations are short names resolved by file
+name (``s01#t3`` for a transcript turn, ``caroline:14`` for a page line; see
+``_Names``), so the budget goes to evidence rather than repeated paths. With
+``into`` the supporting files are materialized into a sandbox
+(``memoryfs.materialize``).
 Each page drawn on gets a ``recalled`` receipt at the version the index served it
 from (``memoryfs.readlog``), in the sandbox or the store's ``.memoryfs/receipts/``.
 """
@@ -34,11 +35,12 @@ __all__ = ["RecallItem", "RecallResult", "recall", "KIND_WEIGHTS"]
 KIND_WEIGHTS = {"claim": 1.3, "summary": 1.1, "turn": 1.0, "head": 0.9, "passage": 0.9}
 LINK_DECAY = 0.6  # items found one [[link]] hop away from the best pages
 FOLLOW_PAGES = 3  # best pages whose links are followed
-FOLLOW_CLAIMS = 3  # best claims whose cited turns are shown under them
+FOLLOW_CLAIMS = 1  # best claims whose cited turns are shown under them
 CITES_PER_CLAIM = 2
 NEAR_DUPLICATE = 0.8  # share of an item's content words already shown that makes it a repeat
 MAX_MISSES = 40  # stop filling after this many items in a row did not fit
 _TRANSCRIPTS = "sessions/transcripts/"
+_SUMMARIES = "sessions/summaries/"
 _NORM_RE = re.compile(r"\W+")
 _WORD_RE = re.compile(r"\w+")
 
@@ -96,8 +98,9 @@ def recall(
         idx.refresh()
         entries = _gather(idx, question, layers, budget_tokens)
         served = idx.versions([e.hit.path for e in entries])
+        names = _Names(idx.paths())
     max_item = min(150, max(40, budget_tokens // 5))
-    items, text = _fit(entries, terms, budget_tokens, max_item)
+    items, text = _fit(entries, terms, budget_tokens, max_item, names)
     # Supporting files: where each item lives, then the transcripts its claims cite.
     files = tuple(
         dict.fromkeys(
@@ -184,42 +187,69 @@ def _norm(text: str) -> str:
     return _NORM_RE.sub(" ", text.lower()).strip()[:240]
 
 
-class _Labels:
-    """Short labels for paths (``S1`` transcripts, ``P1`` pages), committed only when used."""
+class _Names:
+    """Short, unambiguous names for the files a synthesis points at.
 
-    def __init__(self) -> None:
-        self.done: dict[str, str] = {}
-        self.pending: dict[str, str] = {}
+    A name resolves to the file called ``NAME.md`` if there is exactly one, else
+    to the one file whose name ends in ``-NAME.md``. A file gets the shortest
+    hyphen-separated tail of its name that resolves back to it (``s01`` for
+    ``2023-05-08-conv-26-s01``, ``caroline`` for ``knowledge/people/caroline.md``);
+    a session's transcript and summary share one name (``#tN`` says turn, ``:L``
+    says line). A file name shared by two files in different folders keeps its
+    path (without ``.md``). So a location costs a few tokens, on the line it
+    belongs to, and no legend is needed.
+    """
+
+    def __init__(self, paths: Sequence[str]) -> None:
+        self._by_last: dict[str, set[str]] = {}
+        self._stems: dict[str, set[str]] = {}
+        for path in paths:
+            stem = _stem(path)
+            self._stems.setdefault(stem, set()).add(_session_key(path))
+            self._by_last.setdefault(stem.rsplit("-", 1)[-1], set()).add(stem)
+        self._cache: dict[str, str] = {}
 
     def __call__(self, path: str) -> str:
-        if path in self.done:
-            return self.done[path]
-        if path not in self.pending:
-            prefix = "S" if path.startswith(_TRANSCRIPTS) else "P"
-            n = sum(1 for v in (*self.done.values(), *self.pending.values()) if v[0] == prefix)
-            self.pending[path] = f"{prefix}{n + 1}"
-        return self.pending[path]
+        name = self._cache.get(path)
+        if name is None:
+            name = self._cache[path] = self._name(path)
+        return name
 
-    def commit(self) -> None:
-        self.done.update(self.pending)
-        self.pending = {}
+    def _name(self, path: str) -> str:
+        stem = _stem(path)
+        if not stem or len(self._stems.get(stem, ())) > 1:
+            return path.removesuffix(".md")
+        parts = stem.split("-")
+        rivals = [s for s in self._by_last.get(parts[-1], ()) if s != stem]
+        for n in range(1, len(parts)):
+            tail = "-".join(parts[-n:])
+            if tail not in self._stems and not any(r.endswith("-" + tail) for r in rivals):
+                return tail
+        return stem
 
-    def rollback(self) -> None:
-        self.pending = {}
+
+def _stem(path: str) -> str:
+    return path.rsplit("/", 1)[-1].removesuffix(".md")
+
+
+def _session_key(path: str) -> str:
+    """Transcript and summary of one session count as one file for naming."""
+    for folder in (_TRANSCRIPTS, _SUMMARIES):
+        if path.startswith(folder):
+            return "sessions/" + path[len(folder) :]
+    return path
 
 
 def _fit(
-    entries: list[_Entry], terms: list[str], budget: int, max_item: int
+    entries: list[_Entry], terms: list[str], budget: int, max_item: int, name: Callable[[str], str]
 ) -> tuple[list[RecallItem], str]:
-    """Greedy, best first: every line that fits (with its new ``Files:`` entries) goes in."""
-    labels = _Labels()
+    """Greedy, best first: every line that fits goes in."""
     lines: list[str] = []
     items: list[RecallItem] = []
     seen_refs: set[str] = set()
     seen_texts: set[str] = set()
     shown_words: list[frozenset[str]] = []
     shown_cites: set[str] = set()
-    legend_head = "Files:"
     used = 0
     misses = 0
     for entry in entries:
@@ -244,20 +274,14 @@ def _fit(
             and any(_covered(words, prev) for prev in shown_words)
         ):
             continue  # the same fact, on the same evidence, already shown (a note, a summary)
-        line = _render(hit, shown, entry, labels)
-        # Newlines and "; " never merge tokens, so costs add up exactly.
-        cost = count_tokens(line) + sum(
-            count_tokens(f"{v} {p};") for p, v in labels.pending.items()
-        )
-        if not labels.done and labels.pending:
-            cost += count_tokens(legend_head)
+        line = _render(hit, shown, entry, name)
+        # Newlines never merge tokens, so costs add up exactly.
+        cost = count_tokens(line)
         if used + cost > budget:
-            labels.rollback()
             misses += 1
             if misses >= MAX_MISSES:
                 break
             continue
-        labels.commit()
         misses = 0
         used += cost
         seen_refs.add(hit.ref)
@@ -278,18 +302,16 @@ def _fit(
                 score=round(entry.score, 6),
             )
         )
-    if labels.done:
-        lines.append(f"{legend_head} " + "; ".join(f"{v} {p}" for p, v in labels.done.items()))
     return items, "\n".join(lines)
 
 
-def _render(hit: Hit, shown: str, entry: _Entry, label: Callable[[str], str]) -> str:
+def _render(hit: Hit, shown: str, entry: _Entry, name: Callable[[str], str]) -> str:
     if hit.anchor:
-        where = f"{label(hit.path)}#{hit.anchor}"
+        where = f"{name(hit.path)}#{hit.anchor}"
     else:
-        where = f"{label(hit.path)}:{hit.line}"
+        where = f"{name(hit.path)}:{hit.line}"
         cites = [
-            f"{label(ref.split('#', 1)[0])}#{ref.split('#', 1)[1]}"
+            f"{name(ref.split('#', 1)[0])}#{ref.split('#', 1)[1]}"
             for ref in hit.citations
             if "#" in ref
         ]

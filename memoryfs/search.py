@@ -377,6 +377,10 @@ class SearchIndex:
             out.update((str(p), str(h)) for p, h in rows)
         return out
 
+    def paths(self) -> list[str]:
+        """Every indexed path (relative to memory/): recall's short names must name one of them."""
+        return [str(r[0]) for r in self._conn.execute("SELECT path FROM files")]
+
     def count(self) -> tuple[int, int]:
         """(files, units) in the index."""
         files = self._conn.execute("SELECT COUNT(*) FROM files").fetchone()[0]

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from cli.memoryfs_app import app
 from memoryfs.errors import MemoryFSError
 from memoryfs.materialize import MANIFEST
-from memoryfs.recall import recall
+from memoryfs.recall import _Names, recall
 from memoryfs.search import SearchIndex
 from memoryfs.store import Store, init_store
 from memoryfs.tokens import count_tokens
@@ -38,15 +38,15 @@ def test_best_claim_first_with_its_cited_turn_under_it(shared: Store) -> None:
     assert (second.kind, second.citations) == ("turn", (RACE_TURN,))
     lines = r.text.splitlines()
     assert lines[0].startswith("25 May 2023 · Melanie ran a charity race on 20 May 2023")
-    assert "cites S1#t1" in lines[0]
+    assert lines[0].endswith("[melanie:23 cites s02#t1]")  # short names, no legend
     assert lines[1].startswith("  ↳ Melanie: Guess what, I ran a charity race")  # same date
-    assert lines[-1].startswith("Files: ") and MELANIE in lines[-1]
+    assert lines[1].endswith("[s02#t1]")
     assert RACE_TURN.split("#")[0] in r.files and MELANIE in r.files
 
 
 def test_items_are_exactly_what_the_text_shows_without_repeats(shared: Store) -> None:
     r = recall(shared, "Melanie race pottery support group counseling", 1500)
-    body = r.text.splitlines()[:-1]  # the last line is the Files: legend
+    body = r.text.splitlines()
     assert len(body) == len(r.items)
     for line, item in zip(body, r.items, strict=True):
         assert item.text in line
@@ -57,6 +57,36 @@ def test_items_are_exactly_what_the_text_shows_without_repeats(shared: Store) ->
     assert list(r.files[: len(paths)]) == paths  # where the items live, then what they cite
     cited = {c.split("#")[0] for i in r.items for c in i.citations}
     assert set(r.files) == set(paths) | cited
+
+
+def test_short_names_resolve_to_exactly_one_file() -> None:
+    names = _Names(
+        [
+            "knowledge/people/caroline.md",
+            "notes/caroline-preferences/caroline-preferences-2023-10-22-right-caroline.md",
+            "notes/caroline/caroline-2023-08-25-what-gave-idea-paint-painted-after.md",
+            "notes/melanie/melanie-2023-08-25-painted-after.md",
+            "sessions/transcripts/2023-05-08-conv-26-s01.md",
+            "sessions/summaries/2023-05-08-conv-26-s01.md",
+            "sessions/transcripts/2023-05-08-conv-27-s01.md",
+            "sessions/transcripts/2023-06-01-conv-26-s02.md",
+            "knowledge/topics/pottery.md",
+            "notes/pottery/pottery.md",
+        ]
+    )
+    # the exact file name wins over names that merely end in "-caroline"
+    assert names("knowledge/people/caroline.md") == "caroline"
+    note = "notes/caroline-preferences/caroline-preferences-2023-10-22-right-caroline.md"
+    assert names(note) == "right-caroline"
+    assert names("notes/caroline/caroline-2023-08-25-what-gave-idea-paint-painted-after.md") == (
+        "paint-painted-after"
+    )
+    # a transcript and its summary share a name; "s01" alone would name two sessions
+    assert names("sessions/transcripts/2023-05-08-conv-26-s01.md") == "26-s01"
+    assert names("sessions/summaries/2023-05-08-conv-26-s01.md") == "26-s01"
+    assert names("sessions/transcripts/2023-06-01-conv-26-s02.md") == "s02"
+    # one file name in two folders: the path, without .md
+    assert names("knowledge/topics/pottery.md") == "knowledge/topics/pottery"
 
 
 def test_one_hop_of_links_from_the_best_page(shared: Store) -> None:
