@@ -41,6 +41,7 @@ RECENCY_WEIGHT = 0.05  # at most x1.05 for the newest unit; a tie-breaker, not a
 RECENCY_HALF_LIFE_DAYS = 180.0
 
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
+_QUALIFIER_RE = re.compile(r"\([^()]*\)")
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 _STOPWORD_TEXT = """
@@ -87,7 +88,11 @@ def title_boost(terms: list[str], names: Iterable[str]) -> float:
         return 1.0
     best = 0.0
     for name in names:
-        words = [w for w in _WORD_RE.findall(name.lower()) if w not in STOPWORDS]
+        # "John (2023-03 archive)": a parenthetical qualifies a title, it is not part of the name.
+        bare = _QUALIFIER_RE.sub(" ", name)
+        words = [w for w in _WORD_RE.findall(bare.lower()) if w not in STOPWORDS] or [
+            w for w in _WORD_RE.findall(name.lower()) if w not in STOPWORDS
+        ]
         if not words:
             continue
         hit = sum(

@@ -203,3 +203,14 @@ def test_cli_recall_human_json_and_into(shared: Store, tmp_path: Path) -> None:
     assert r.exit_code == 1 and "unknown layer" in r.stderr
     r = runner.invoke(app, [*args, "--budget-tokens", "0"])
     assert r.exit_code == 2
+
+
+def test_title_qualifier_is_not_part_of_the_name() -> None:
+    # an archive page of a person is named by the person, like the person's page
+    from memoryfs.ranking import title_boost
+
+    assert title_boost(["john", "hike"], ["John (2023-03 archive)"]) == pytest.approx(1.5)
+    assert title_boost(["john"], ["John", "john-archive-2023-03"]) == pytest.approx(1.5)
+    # a title that is all qualifier keeps its words: "archive" is one of three
+    assert title_boost(["archive"], ["(2023-03 archive)"]) == pytest.approx(1 + 0.5 / 3)
+    assert title_boost(["hike"], ["John (2023-03 archive)"]) == pytest.approx(1.0)
