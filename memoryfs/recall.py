@@ -32,7 +32,7 @@ __all__ = ["RecallItem", "RecallResult", "recall", "KIND_WEIGHTS"]
 
 # Distilled, dated claims are worth more per token than raw turns when they match
 # as well; page heads and prose passages a little less.
-KIND_WEIGHTS = {"claim": 1.3, "summary": 1.1, "turn": 1.0, "head": 0.9, "passage": 0.9}
+KIND_WEIGHTS = {"claim": 1.1, "summary": 1.1, "turn": 1.0, "head": 0.9, "passage": 0.9}
 LINK_DECAY = 0.6  # items found one [[link]] hop away from the best pages
 FOLLOW_PAGES = 3  # best pages whose links are followed
 FOLLOW_CLAIMS = 1  # best claims whose cited turns are shown under them
@@ -43,6 +43,7 @@ _TRANSCRIPTS = "sessions/transcripts/"
 _SUMMARIES = "sessions/summaries/"
 _NORM_RE = re.compile(r"\W+")
 _WORD_RE = re.compile(r"\w+")
+_LETTER_RE = re.compile(r"[^\W\d_]")
 
 
 @dataclass(frozen=True)
@@ -192,8 +193,9 @@ class _Names:
 
     A name resolves to the file called ``NAME.md`` if there is exactly one, else
     to the one file whose name ends in ``-NAME.md``. A file gets the shortest
-    hyphen-separated tail of its name that resolves back to it (``s01`` for
-    ``2023-05-08-conv-26-s01``, ``caroline`` for ``knowledge/people/caroline.md``);
+    hyphen-separated tail of its name that holds a letter and resolves back to it
+    (``s01`` for ``2023-05-08-conv-26-s01``, ``archive-2023-03`` for
+    ``john-archive-2023-03``, ``caroline`` for ``knowledge/people/caroline.md``);
     a session's transcript and summary share one name (``#tN`` says turn, ``:L``
     says line). A file name shared by two files in different folders keeps its
     path (without ``.md``). So a location costs a few tokens, on the line it
@@ -223,6 +225,8 @@ class _Names:
         rivals = [s for s in self._by_last.get(parts[-1], ()) if s != stem]
         for n in range(1, len(parts)):
             tail = "-".join(parts[-n:])
+            if not _LETTER_RE.search(tail):
+                continue  # "12" or "2022-12" would read as a number or a date
             if tail not in self._stems and not any(r.endswith("-" + tail) for r in rivals):
                 return tail
         return stem

@@ -72,8 +72,10 @@ def test_short_names_resolve_to_exactly_one_file() -> None:
             "sessions/transcripts/2023-06-01-conv-26-s02.md",
             "knowledge/topics/pottery.md",
             "notes/pottery/pottery.md",
+            "knowledge/people/john-archive-2023-03.md",
         ]
     )
+    assert names("knowledge/people/john-archive-2023-03.md") == "archive-2023-03"  # not "03"
     # the exact file name wins over names that merely end in "-caroline"
     assert names("knowledge/people/caroline.md") == "caroline"
     note = "notes/caroline-preferences/caroline-preferences-2023-10-22-right-caroline.md"
