@@ -30,9 +30,10 @@ from memoryfs.units import human_date
 
 __all__ = ["RecallItem", "RecallResult", "recall", "KIND_WEIGHTS"]
 
-# Distilled, dated claims are worth more per token than raw turns when they match
-# as well; page heads and prose passages a little less.
-KIND_WEIGHTS = {"claim": 1.1, "summary": 1.1, "turn": 1.0, "head": 0.9, "passage": 0.9}
+# Distilled, dated claims are worth a little more per token than raw turns when
+# they match as well; prose passages a little less, and page heads (a page's
+# summary: what it is about, not evidence) least.
+KIND_WEIGHTS = {"claim": 1.1, "summary": 1.1, "turn": 1.0, "head": 0.5, "passage": 0.9}
 LINK_DECAY = 0.6  # items found one [[link]] hop away from the best pages
 FOLLOW_PAGES = 3  # best pages whose links are followed
 FOLLOW_CLAIMS = 1  # best claims whose cited turns are shown under them
@@ -277,7 +278,7 @@ def _fit(
             and set(hit.citations) <= shown_cites
             and any(_covered(words, prev) for prev in shown_words)
         ):
-            continue  # the same fact, on the same evidence, already shown (a note, a summary)
+            continue  # the same fact, on the same evidence, already shown (a note, the turn)
         line = _render(hit, shown, entry, name)
         # Newlines never merge tokens, so costs add up exactly.
         cost = count_tokens(line)
@@ -290,8 +291,7 @@ def _fit(
         used += cost
         seen_refs.add(hit.ref)
         seen_texts.add(key)
-        if hit.kind != "turn":
-            shown_words.append(words)
+        shown_words.append(words)
         shown_cites.update(hit.citations)
         lines.append(line)
         items.append(
