@@ -13,9 +13,10 @@ pseudo-English vocabulary, so term frequencies look like real text. Measured:
   folders were rewritten the way memoryfs, Dream and git write files (new file
   renamed into place), and after 10 pages were edited in place (same inode, no
   commit); each the median of ``--repeat`` runs; the stat walk alone (the floor of
-  any refresh that sees in-place edits) and a refresh comparing every file
-  (``full=True``). The edited pages are put back afterwards, so a kept store stays
-  as generated;
+  any refresh that sees in-place edits), a refresh comparing every file
+  (``full=True``), and the opt-in quick refresh (``max_stale=300``: in-place edits
+  wait for the next full walk) after 10 pages were replaced and with none changed.
+  The edited pages are put back afterwards, so a kept store stays as generated;
 - search p50 / p95 over queries made of 2-4 content words of a random claim;
 - ``materialize`` into a fresh sandbox (default 256 KB budget) versus a plain full
   copy of ``memory/`` (``shutil.copytree``), and the ratio;
@@ -59,6 +60,7 @@ from memoryfs.search import INDEX_NAME, SearchIndex  # noqa: E402
 from memoryfs.store import Store, init_store  # noqa: E402
 
 SEED = 11
+QUICK = 300.0  # max_stale of the quick refresh measured
 _FUNCTION_TEXT = """the a of and to in is it that for on with as was at by from this be have
 had not but or we they she he I my our their you very really just then also about after before"""
 FUNCTION_WORDS = _FUNCTION_TEXT.split()
@@ -254,7 +256,12 @@ def _median_ms(runs: list[tuple[float, float]]) -> tuple[float, float]:
 
 
 def _refresh_after(
-    idx: SearchIndex, store: Store, pages: list[str], repeat: int, in_place: bool
+    idx: SearchIndex,
+    store: Store,
+    pages: list[str],
+    repeat: int,
+    in_place: bool,
+    max_stale: float | None = None,
 ) -> tuple[float, float]:
     """Median refresh time after changing 10 pages (other pages each repetition)."""
     step = max(1, len(pages) // 10)
@@ -270,9 +277,10 @@ def _refresh_after(
                     path, path.read_text() + "- Freshly added fact about zebrafish.\n"
                 )
         wall, cpu = time.perf_counter(), time.process_time()
-        stats = idx.refresh()
+        stats = idx.refresh(max_stale=max_stale)
         runs.append((time.perf_counter() - wall, time.process_time() - cpu))
         assert stats.changed == 10, stats  # the benchmark must measure real work
+        assert stats.quick == (max_stale is not None), stats
     return _median_ms(runs)
 
 
@@ -306,6 +314,11 @@ def bench(
     noop = _median_ms([_timed(idx.refresh) for _ in range(repeat)])
     atomic = _refresh_after(idx, store, pages, repeat, in_place=False)
     in_place = _refresh_after(idx, store, pages, repeat, in_place=True)
+    # The opt-in quick refresh (in-place edits wait for the next full walk).
+    time.sleep(2.1)
+    idx.refresh()  # a full walk: the quick ones below lean on it
+    quick_noop = _median_ms([_timed(lambda: idx.refresh(max_stale=QUICK)) for _ in range(repeat)])
+    quick = _refresh_after(idx, store, pages, repeat, in_place=False, max_stale=QUICK)
     for rel, text in originals.items():
         atomic_write_text(store.memory / rel, text)
     idx.refresh()
@@ -340,6 +353,9 @@ def bench(
         "refresh10_cpu_ms": atomic[1],
         "refresh10_inplace_ms": in_place[0],
         "refresh10_inplace_cpu_ms": in_place[1],
+        "refresh10_quick_ms": quick[0],
+        "refresh10_quick_cpu_ms": quick[1],
+        "refresh_noop_quick_ms": quick_noop[0],
         "refresh_noop_ms": noop[0],
         "refresh_noop_cpu_ms": noop[1],
         "stat_walk_ms": walk_only[0],
@@ -363,8 +379,9 @@ def table(rows: list[dict[str, float]]) -> str:
     head = (
         "| pages | units | full build | refresh, 10 replaced | refresh, 10 edited in place "
         "| refresh, none | stat walk alone | compare every file "
+        "| quick refresh, 10 replaced / none "
         "| search p50 | search p95 | materialize | full copy | ratio | grep set / full | load |\n"
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     )
     lines = [head]
     for r in rows:
@@ -375,6 +392,8 @@ def table(rows: list[dict[str, float]]) -> str:
             f"| {r['refresh_noop_ms']:.0f} ({r['refresh_noop_cpu_ms']:.0f}) ms "
             f"| {r['stat_walk_ms']:.0f} ({r['stat_walk_cpu_ms']:.0f}) ms "
             f"| {r['full_scan_ms']:.0f} ms "
+            f"| {r['refresh10_quick_ms']:.0f} ({r['refresh10_quick_cpu_ms']:.0f}) "
+            f"/ {r['refresh_noop_quick_ms']:.0f} ms "
             f"| {r['search_p50_ms']:.1f} ms | {r['search_p95_ms']:.1f} ms "
             f"| {r['materialize_ms']:.0f} ms | {r['full_copy_ms']:.0f} ms | {r['copy_ratio']:.0f}x "
             f"| {r['grep_sandbox_ms']:.0f} / {r['grep_full_ms']:.0f} ms "

@@ -250,3 +250,26 @@ def test_new_pages_join_the_working_set(store: Store, tmp_path: Path) -> None:
     )
     result = materialize(store, sandbox)
     assert result.copied == ("memory/knowledge/preferences/citations.md",)
+
+
+def test_a_rerun_copies_in_place_edits_and_picks_new_pages_at_once(
+    store: Store, tmp_path: Path
+) -> None:
+    """The set is chosen after a quick refresh; the bytes are read from the store."""
+    sandbox = tmp_path / "sandbox"
+    materialize(store, sandbox)
+    figures = store.memory / "knowledge/preferences/figures.md"
+    with open(figures, "a", encoding="utf-8") as fh:  # in place: same inode, folder untouched
+        fh.write("- Caroline wants SVG for diagrams.\n")
+    write_page(
+        store,
+        "knowledge/preferences/tables.md",
+        {"id": "tables", "title": "Tables", "type": "preference", "updated": "2023-05-30"},
+        "# Tables\n\n- Caroline wants tables as Markdown.\n",
+    )
+    materialize(store, sandbox)
+    copied = sandbox / "memory/knowledge/preferences"
+    assert "SVG for diagrams" in (copied / "figures.md").read_text(encoding="utf-8")
+    assert "tables as Markdown" in (copied / "tables.md").read_text(encoding="utf-8")
+    entry = _manifest(sandbox)["memory/knowledge/preferences/figures.md"]
+    assert entry["blob"] == blob_hash(figures.read_bytes())
