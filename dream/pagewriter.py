@@ -22,8 +22,9 @@ import yaml
 
 from dream.dates import format_date
 from dream.records import Evidence, KeyPoint, SummaryDraft
+from memoryfs import sources_yaml
 from memoryfs.errors import PageError
-from memoryfs.page import KEY_ORDER, Page, render_page, split_frontmatter
+from memoryfs.page import KEY_ORDER, Page, parse_page, render_page, split_frontmatter
 
 __all__ = [
     "HISTORY",
@@ -71,9 +72,13 @@ def dump_meta(meta: dict[str, Any]) -> str:
             else e
             for e in ordered["sources"]
         ]
+    return sources_yaml.dump_meta(ordered, _dump) or _dump(ordered)
+
+
+def _dump(data: dict[str, Any]) -> str:
     return str(
         yaml.dump(
-            ordered,
+            data,
             Dumper=_DUMPER,
             sort_keys=False,
             allow_unicode=True,
@@ -87,8 +92,13 @@ _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def load_page_text(text: str, path: str) -> Page:
-    """``memoryfs.page.parse_page`` through libyaml's parser when it is there: a page with
-    thousands of sources parses several times faster. Raises ``PageError`` like it."""
+    """``memoryfs.page.parse_page`` (memoized: the gates read the same base pages), else
+    through libyaml directly for a frontmatter over ``parse_page``'s size limit. Raises
+    ``PageError`` like it."""
+    try:
+        return parse_page(text, path)
+    except PageError:
+        pass
     parts = split_frontmatter(text)
     if parts is None:
         raise PageError(f"{path}: no YAML frontmatter")

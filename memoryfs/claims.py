@@ -12,11 +12,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
-from markdown_it import MarkdownIt
-
-from memoryfs.links import CITE_RE, text_segments
+from memoryfs.links import CITE_RE, Heading, headings, text_segments
 from memoryfs.page import Page, Source
 
 __all__ = ["Claim", "extract_claims", "resolve_claim_sources"]
@@ -37,34 +34,6 @@ class Claim:
     superseded: bool
 
 
-@dataclass(frozen=True)
-class _Heading:
-    start: int  # 1-based body line of the heading's first line
-    end: int  # 1-based body line after the heading (setext headings span two lines)
-    level: int
-    text: str
-
-
-@lru_cache(maxsize=1)
-def _md() -> MarkdownIt:
-    return MarkdownIt("commonmark").enable("table")
-
-
-def _headings(body: str) -> list[_Heading]:
-    try:
-        tokens = _md().parse(body)
-    except Exception:  # noqa: BLE001 - like links.text_segments: never raise on a body
-        return []
-    out: list[_Heading] = []
-    for i, tok in enumerate(tokens):
-        if tok.type != "heading_open" or tok.map is None:
-            continue
-        inline = tokens[i + 1] if i + 1 < len(tokens) else None
-        text = inline.content.strip() if inline is not None and inline.type == "inline" else ""
-        out.append(_Heading(tok.map[0] + 1, tok.map[1] + 1, int(tok.tag[1:] or 1), text))
-    return out
-
-
 def _clean(raw: str) -> str:
     text = _PREFIX_RE.sub("", raw, count=1)
     return " ".join(_CITE_STRIP_RE.sub("", text).split())
@@ -82,13 +51,13 @@ def extract_claims(page: Page) -> list[Claim]:
                 ns.append(int(m.group(1)))
     if not cites:
         return []
-    headings = _headings(page.body)
-    heading_lines = {n for h in headings for n in range(h.start, h.end)}
+    heads = headings(page.body)
+    heading_lines = {n for h in heads for n in range(h.start, h.end)}
     raw_lines = page.body.split("\n")
     page_superseded = str(page.meta.get("status", "")).strip().lower() == "superseded"
     out: list[Claim] = []
-    stack: list[_Heading] = []
-    h_iter = iter(headings)
+    stack: list[Heading] = []
+    h_iter = iter(heads)
     pending = next(h_iter, None)
     for line in sorted(cites):
         if line in heading_lines:

@@ -6,11 +6,17 @@ reformatting in a diff. Changed metadata is dumped in one canonical key order.
 (``frontmatter.loads`` strips the body's whitespace, which would break byte-exact
 rewrites, so the split is done here and python-frontmatter's safe YAML handler
 parses the metadata: YAML tags like ``!!python/object`` are never executed.)
+
+Parsing is memoized by (text, path) in a small byte-bounded cache: in one Dream run
+the wiki phase, the index facts and both gates read the same changed pages, and a
+hub page's frontmatter holds hundreds of sources. A parsed ``Page`` may therefore be
+shared: treat ``meta`` as read-only (``with_meta`` or ``dict(page.meta)`` to change it).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -18,6 +24,7 @@ import yaml
 from frontmatter.default_handlers import YAMLHandler
 
 from memoryfs.errors import PageError
+from memoryfs.sources_yaml import dump_meta, load_meta
 
 __all__ = [
     "REQUIRED_KEYS",
@@ -46,6 +53,9 @@ KEY_ORDER = (
 _SOURCE_ORDER = ("id", "ref", "at", "hash")
 _YAML = YAMLHandler()
 _MAX_META_CHARS = 200_000
+_CACHE_CHARS = 3_000_000  # page texts kept parsed (their objects weigh a few times more)
+_cache: OrderedDict[tuple[str, str], Page] = OrderedDict()
+_cached_chars = 0
 
 
 class _Dumper(yaml.SafeDumper):
@@ -191,7 +201,27 @@ def split_frontmatter(text: str) -> tuple[str, str, int] | None:
 
 
 def parse_page(text: str, path: str = "") -> Page:
-    """Parse a page; raises ``PageError`` (with the reason) on malformed input."""
+    """Parse a page; raises ``PageError`` (with the reason) on malformed input.
+
+    The result may be shared with other callers that parsed the same text: do not
+    mutate its ``meta``."""
+    global _cached_chars
+    key = (text, path)
+    found = _cache.get(key)
+    if found is not None:
+        _cache.move_to_end(key)
+        return found
+    page = _parse_page(text, path)
+    if len(text) <= _CACHE_CHARS // 8:
+        _cache[key] = page
+        _cached_chars += len(text)
+        while _cached_chars > _CACHE_CHARS:
+            (old, _), _ = _cache.popitem(last=False)
+            _cached_chars -= len(old)
+    return page
+
+
+def _parse_page(text: str, path: str) -> Page:
     parts = split_frontmatter(text)
     if parts is None:
         raise PageError(f"{path or 'page'}: no YAML frontmatter (start the file with '---')")
@@ -201,7 +231,9 @@ def parse_page(text: str, path: str = "") -> Page:
             f"{path or 'page'}: frontmatter is larger than {_MAX_META_CHARS} characters"
         )
     try:
-        meta = _YAML.load(raw) if raw.strip() else {}
+        meta = load_meta(raw, _YAML.load)
+        if meta is None:
+            meta = _YAML.load(raw) if raw.strip() else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at frontmatter line {mark.line + 2}" if mark is not None else ""
@@ -232,17 +264,22 @@ def _ordered(meta: dict[str, Any], order: tuple[str, ...] = KEY_ORDER) -> dict[s
     return out
 
 
+def _dump(data: dict[str, Any]) -> str:
+    return yaml.dump(
+        data,
+        Dumper=_Dumper,
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=False,
+        width=10_000,
+    )
+
+
 def render_meta(meta: dict[str, Any], order: tuple[str, ...] = KEY_ORDER) -> str:
     """Canonical YAML for page metadata (``order`` first, then the other keys sorted)."""
     try:
-        return yaml.dump(
-            _ordered(meta, order),
-            Dumper=_Dumper,
-            sort_keys=False,
-            allow_unicode=True,
-            default_flow_style=False,
-            width=10_000,
-        )
+        ordered = _ordered(meta, order)
+        return dump_meta(ordered, _dump) or _dump(ordered)
     except (RecursionError, yaml.YAMLError) as exc:
         raise PageError(f"cannot write page metadata: {type(exc).__name__}") from None
 
