@@ -1,4 +1,5 @@
-"""``memoryfs validate``: the deterministic gate over a store tree.
+"""``memoryfs validate``: the deterministic gate over a store tree (the rules; reading the
+tree is ``memoryfs.validate_read``).
 
 One pass over ``memory/`` reads and parses every file once (transcripts are kept
 for the citation checks), then the cross-file rules run on what was parsed. A
@@ -18,50 +19,49 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from memoryfs.errors import PageError
 from memoryfs.findings import CODES, Finding
 from memoryfs.links import extract
-from memoryfs.page import REQUIRED_KEYS, Page, parse_page, split_frontmatter
+from memoryfs.page import REQUIRED_KEYS, Page
 from memoryfs.store import Store
 from memoryfs.tombstones import normalize_words, phrase_hash, tombstone_findings
-from memoryfs.transcript import Transcript, parse_transcript
+from memoryfs.validate_read import TRANSCRIPTS as _TRANSCRIPTS
+from memoryfs.validate_read import PageKeys
+from memoryfs.validate_read import Run as _Run
+from memoryfs.validate_read import check_scope as _check_scope
+from memoryfs.validate_read import hidden as _hidden
+from memoryfs.validate_read import key_line as _key_line
+from memoryfs.validate_read import stem as _stem
+from memoryfs.validate_read import visit as _visit
+from memoryfs.validate_read import walk as _walk
 
-__all__ = ["CODES", "Finding", "validate_store", "normalize_words", "phrase_hash"]
+__all__ = [
+    "CODES",
+    "Finding",
+    "PageKeys",
+    "page_keys",
+    "validate_store",
+    "validate_files",
+    "normalize_words",
+    "phrase_hash",
+]
 
-_PAGE_LAYERS = ("knowledge/", "notes/")
-_SUMMARIES = "sessions/summaries/"
-_TRANSCRIPTS = "sessions/transcripts/"
-_NOT_PAGES = {"INDEX.md", "sessions/index.md"}
 _REF_RE = re.compile(r"^sessions/transcripts/([^/#]+)\.md#(t\d+)$")
 _HASH_RE = re.compile(r"^[0-9a-f]{4,64}$")
 _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://|^(?:file|data|javascript|mailto):", re.I)
 _WORD_RE = re.compile(r"\w+")
-_LINE_PREFIX_RE = re.compile(r"^(\d+): ")
 _STATUSES = ("current", "superseded")
 
 
-@dataclass
-class _Run:
-    store: Store
-    root: Path
-    findings: list[Finding] = field(default_factory=list)
-    pages: dict[str, Page] = field(default_factory=dict)  # knowledge/ + notes/, by rel path
-    summaries: dict[str, Page] = field(default_factory=dict)
-    texts: dict[str, str] = field(default_factory=dict)  # every decoded file, by rel path
-    transcripts: dict[str, Transcript | None] = field(default_factory=dict)  # None: unreadable
-    page_files: list[str] = field(default_factory=list)  # knowledge/ + notes/, parsed or not
-    deletions: str | None = None
-
-    def add(self, rel: str, line: int, code: str, message: str) -> None:
-        self.findings.append(Finding(f"memory/{rel}", line, code, message, CODES[code]))
-
-    def at_key(self, rel: str, key: str, code: str, message: str) -> None:
-        """A finding on the line of a top-level frontmatter key (1 when absent)."""
-        self.add(rel, _key_line(self.texts[rel], key), code, message)
+def page_keys(page: Page) -> PageKeys:
+    return PageKeys(
+        id=page.id,
+        aliases=tuple(page.aliases),
+        links=tuple(link.target for link in extract(page.body)[0]),
+    )
 
 
 def validate_store(store: Store, root: Path | None = None) -> list[Finding]:
@@ -81,147 +81,46 @@ def validate_store(store: Store, root: Path | None = None) -> list[Finding]:
     return sorted(run.findings, key=lambda f: (f.path, f.line, f.code, f.message))
 
 
-# -- pass 1: read every file once ------------------------------------------------
+def validate_files(
+    store: Store, root: Path, files: Iterable[str], others: Mapping[str, PageKeys]
+) -> list[Finding]:
+    """Validate ``files`` (paths relative to ``memory/`` of the tree at ``root``) as
+    ``validate_store`` would, with the pages ``others`` (the rest of ``knowledge/`` and
+    ``notes/``, by path) taking part in the cross-page rules without being read: their ids,
+    stems and aliases are link targets and can clash. One of them whose own links no longer
+    resolve, whose id is taken twice or whose alias is another page's id is read and
+    validated whole, so its findings carry their lines. The caller vouches that ``others``
+    describe the pages as they are and that nothing else changed (the deletion log, the
+    transcripts the files cite, ``memory.toml``)."""
+    run = _Run(store=store, root=Path(root))
+    mem = run.root / "memory"
+    if mem.is_symlink() or not mem.is_dir():
+        return validate_store(store, root)
+    for rel in sorted(set(files)):
+        if not _hidden(rel):
+            _visit(run, Path(os.path.join(mem, rel)), rel)
+    run.others = {rel: k for rel, k in others.items() if rel not in run.page_files}
+    for rel in sorted(_implicated(run)):
+        del run.others[rel]
+        _visit(run, mem / rel, rel)
+    _check_pages(run)
+    if run.deletions:
+        _check_deletions(run, run.deletions)
+    return sorted(run.findings, key=lambda f: (f.path, f.line, f.code, f.message))
 
 
-def _walk(run: _Run, mem: Path) -> None:
-    """Read every file under ``mem`` once; symlinks are checked, never followed."""
-    real_root = os.path.realpath(run.root)
-    stack = [(mem, "")]
-    while stack:
-        folder, prefix = stack.pop()
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError:
-            continue
-        for entry in entries:
-            rel = prefix + entry.name
-            if entry.is_symlink():
-                target, shown = os.path.realpath(entry.path), os.readlink(entry.path)
-                if os.path.commonpath([real_root, target]) != real_root:
-                    run.add(rel, 0, "MF302", f"symlink points outside the store ({shown})")
-                elif not os.path.exists(target):
-                    run.add(rel, 0, "MF303", f"broken symlink ({shown})")
-            elif entry.is_dir(follow_symlinks=False):
-                stack.append((Path(entry.path), rel + "/"))
-            elif entry.is_file(follow_symlinks=False) and not _hidden(rel):
-                _read(run, Path(entry.path), rel)
+def _implicated(run: _Run) -> set[str]:
+    """The pages of ``run.others`` a cross-page rule has something to say about."""
+    by_id = _by_id(run)
+    keys = _link_keys(run, by_id)
+    ids_lower = {pid.lower(): rels[0] for pid, rels in by_id.items()}
 
+    def clashes(rel: str, k: PageKeys) -> bool:
+        twice = bool(k.id) and len(by_id.get(k.id, ())) > 1
+        taken = any(ids_lower.get(a.lower(), rel) != rel for a in k.aliases)
+        return twice or taken or any(_dangling(target, keys) for target in k.links)
 
-def _stem(rel: str) -> str:
-    return rel.rsplit("/", 1)[-1].removesuffix(".md")
-
-
-def _hidden(rel: str) -> bool:
-    return any(part.startswith(".") for part in rel.split("/"))
-
-
-def _read(run: _Run, path: Path, rel: str) -> None:
-    kind = _kind(rel)
-    if kind is None:
-        return
-    if kind == "page":
-        run.page_files.append(rel)
-    elif kind == "transcript":
-        run.transcripts[rel] = None  # until it parses
-    limit = run.store.config.budgets.max_file_bytes
-    try:
-        size = path.stat().st_size
-        data = path.read_bytes() if size <= limit else b""
-    except OSError:
-        return  # vanished or unreadable mid-walk
-    if size > limit:
-        run.add(rel, 0, "MF305", f"file is {size} bytes, over the {limit} byte limit")
-        return
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        run.add(rel, line, "MF304", f"not valid UTF-8 (byte {exc.start})")
-        return
-    run.texts[rel] = text
-    if kind == "deletions":
-        run.deletions = text
-    elif kind == "transcript":
-        run.transcripts[rel] = _read_transcript(run, rel, text)
-    else:
-        try:
-            page = parse_page(text, rel)
-        except PageError as exc:
-            _frontmatter_finding(run, rel, text, str(exc))
-            return
-        (run.pages if kind == "page" else run.summaries)[rel] = page
-
-
-def _kind(rel: str) -> str | None:
-    if rel == "deletions.jsonl":
-        return "deletions"
-    if not rel.endswith(".md") or rel in _NOT_PAGES:
-        return None
-    if rel.startswith(_PAGE_LAYERS):
-        return "page"
-    if rel.startswith(_SUMMARIES) and rel.count("/") == 2:
-        return "summary"
-    if rel.startswith(_TRANSCRIPTS) and rel.count("/") == 2:
-        return "transcript"
-    return None
-
-
-def _frontmatter_finding(run: _Run, rel: str, text: str, message: str) -> None:
-    message = message.removeprefix(f"{rel}: ")
-    if split_frontmatter(text) is None:
-        run.add(rel, 1, "MF001", "no YAML frontmatter")
-    elif "must be a mapping" in message:
-        run.add(rel, 2, "MF003", "frontmatter is not a mapping of keys to values")
-    else:
-        m = re.search(r"at frontmatter line (\d+)", message)
-        run.add(rel, int(m.group(1)) if m else 1, "MF002", message)
-
-
-def _read_transcript(run: _Run, rel: str, text: str) -> Transcript | None:
-    try:
-        t = parse_transcript(text, rel)
-    except PageError as exc:
-        try:
-            parse_page(text, rel)
-        except PageError as page_exc:
-            _frontmatter_finding(run, rel, text, str(page_exc))
-            return None
-        message = str(exc).removeprefix(rel).removeprefix(": ").removeprefix(":")
-        m = _LINE_PREFIX_RE.match(message)
-        key = re.match(r"frontmatter '(\w+)'", message)
-        line = int(m.group(1)) if m else _key_line(text, key.group(1)) if key else 1
-        run.add(rel, line, "MF401", message[m.end() :] if m else message)
-        return None
-    if t.id != _stem(rel):
-        run.at_key(rel, "id", "MF402", f"id {t.id!r} differs from file name {_stem(rel)!r}")
-    _check_scope(run, rel, t.meta, required=True)
-    return t
-
-
-def _check_scope(run: _Run, rel: str, meta: dict[str, Any], required: bool) -> None:
-    scope = meta.get("scope")
-    if scope is None and not required:
-        return
-    cfg = run.store.config
-    want = {"user": cfg.user, "assistant": cfg.assistant}
-    got = {k: str(scope.get(k)) for k in want} if isinstance(scope, dict) else None
-    if got != want:
-        shown = "no scope" if scope is None else f"scope {scope!r}"
-        if got:
-            shown = f"scope {got['user']}/{got['assistant']}"
-        run.at_key(rel, "scope", "MF403", f"{shown}; the store's is {cfg.user}/{cfg.assistant}")
-
-
-def _key_line(text: str, key: str) -> int:
-    """File line of a top-level frontmatter key (1, the '---' line, when absent)."""
-    pattern = re.compile(rf"^['\"]?{re.escape(key)}['\"]?\s*:")
-    for i, line in enumerate(text.split("\n")[1:], start=2):
-        if line.rstrip("\r") == "---":
-            break
-        if pattern.match(line):
-            return i
-    return 1
+    return {rel for rel, k in run.others.items() if clashes(rel, k)}
 
 
 def _source_lines(text: str, count: int) -> list[int]:
@@ -244,17 +143,40 @@ def _source_lines(text: str, count: int) -> list[int]:
 # -- pass 2: page rules and cross-file rules -----------------------------------
 
 
-def _check_pages(run: _Run) -> None:
+def _by_id(run: _Run) -> dict[str, list[str]]:
     by_id: dict[str, list[str]] = {}
     for rel, page in run.pages.items():
         by_id.setdefault(page.id, []).append(rel)
+    for rel, k in run.others.items():
+        by_id.setdefault(k.id, []).append(rel)
+    return by_id
+
+
+def _link_keys(run: _Run, by_id: dict[str, list[str]]) -> set[str]:
+    """What a ``[[link]]`` may name: ids (any case), file stems and aliases."""
     keys = set(by_id) | {k.lower() for k in by_id}
-    keys |= {_stem(rel).lower() for rel in run.page_files}
+    keys |= {_stem(rel).lower() for rel in [*run.page_files, *run.others]}
     for page in run.pages.values():
         keys |= {a.lower() for a in page.aliases}
+    for k in run.others.values():
+        keys |= {a.lower() for a in k.aliases}
+    return keys
+
+
+def _dangling(target: str, keys: set[str]) -> bool:
+    """Whether a link target resolves to no page (unsafe targets are another rule)."""
+    name = target.split("#", 1)[0].strip()
+    return bool(name) and not _unsafe(target) and name not in keys and name.lower() not in keys
+
+
+def _check_pages(run: _Run) -> None:
+    by_id = _by_id(run)
+    keys = _link_keys(run, by_id)
     for pid, rels in by_id.items():
         if pid and len(rels) > 1:
             for rel in rels:
+                if rel in run.others:
+                    continue  # not read: _implicated made sure this never happens
                 others = ", ".join(f"memory/{r}" for r in rels if r != rel)
                 run.at_key(rel, "id", "MF007", f"duplicate id {pid!r} (also {others})")
     ids_lower = {pid.lower(): rels[0] for pid, rels in by_id.items()}

@@ -3,6 +3,7 @@ stop conditions, the run lock, review / apply / discard."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -546,6 +547,19 @@ def _writes(files: dict[str, str | None]) -> Callable[[EngineContext, Transcript
         ({"knowledge/people/ana.md": ANA.replace("- Annie", "- Ann")}, "MF201", "ben.md"),
         ({"knowledge/orgs/ana.md": ANA}, "MF007", "orgs/ana.md"),  # a second page with id ana
         ({"knowledge/people/cy.md": _static_page("cy", "id: annie\ntitle: Cy")}, "MF008", "ana.md"),
+        (  # renamed: the new page keeps no alias, so Ben's [[Annie]] breaks
+            {
+                "knowledge/people/ana.md": None,
+                "knowledge/people/anna.md": _static_page("anna", "id: anna\ntitle: Anna"),
+            },
+            "MF201",
+            "ben.md",
+        ),
+        (  # the link target itself changed: an unchanged page's link into it must resolve
+            {"knowledge/people/ana.md": _static_page("ana", "id: ana\ntitle: Ana")},
+            "MF201",
+            "ben.md",
+        ),
     ],
 )
 def test_the_incremental_view_still_sees_cross_page_breakage(
@@ -562,6 +576,44 @@ def test_the_incremental_view_still_sees_cross_page_breakage(
     assert {p.split(": ")[1].split()[0] for p in full.problems} == {
         p.split(": ")[1].split()[0] for p in result.problems
     }
+
+
+def test_the_incremental_gate_catches_a_forgotten_page_coming_back(
+    store: Store, tmp_path: Path
+) -> None:
+    from memoryfs.forget import forget
+
+    pages = {"knowledge/people/ana.md": ANA, "knowledge/people/ben.md": BEN}
+    add_sessions(store, tmp_path / "in", [S1])
+    assert run_dream(store, ScriptedEngine(page=_writes(pages))).status == "committed"
+    forget(store, "page", "ana", "asked to")
+    add_sessions(store, tmp_path / "in2", [S2])
+    back = {"knowledge/people/ana.md": ANA}  # the deletion log itself is unchanged this run
+    result = run_dream(store, ScriptedEngine(page=_writes(back)))
+    assert result.status == "gate-failed"
+    assert any("MF502" in p and "ana.md" in p for p in result.problems), result.problems
+
+
+def test_unchanged_pages_are_known_by_blob_and_never_reread(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dream.gates import validation
+
+    pages = {"knowledge/people/ana.md": ANA, "knowledge/people/ben.md": BEN}
+    add_sessions(store, tmp_path / "in", [S1])
+    assert run_dream(store, ScriptedEngine(page=_writes(pages))).status == "committed"
+    cache = json.loads((store.cache_dir / "dream-page-keys.json").read_text())
+    blob = git(store, "rev-parse", "HEAD:memory/knowledge/people/ben.md")
+    assert cache["keys"][blob] == ["ben", [], ["Annie"]]  # learned when it changed
+    read: list[str] = []
+    real = validation._read_keys
+    monkeypatch.setattr(
+        validation, "_read_keys", lambda root, rel: read.append(rel) or real(root, rel)
+    )
+    add_sessions(store, tmp_path / "in2", [S2])
+    c = {"knowledge/people/cy.md": _static_page("cy", "id: cy\ntitle: Cy", "\n[[Ben]]\n")}
+    assert run_dream(store, ScriptedEngine(page=_writes(c))).status == "committed"
+    assert read == ["memory/knowledge/people/cy.md"]  # ana and ben came from the cache
 
 
 def _hub(*sessions: tuple[str, str, str]) -> str:

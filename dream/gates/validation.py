@@ -1,45 +1,44 @@
 """Gate 1, deterministic validation: ``memoryfs validate`` on the staged tree.
 
-A run changes a few files of a large store, so by default the gate validates a
-*view* of the staged tree rather than all of it: every page of ``knowledge/`` and
-``notes/`` (ids, aliases and links are cross-page rules), each changed file, the
-transcripts those cite or summarize, and the deletion log. Unchanged pages enter
-the view as stubs (their id, title, type, updated and aliases; no body) unless a
-page was deleted or changed its id or aliases, when links elsewhere may have
-broken and they enter whole. The view is built from
-hard links, so it costs no copying, and ``memoryfs.validate.validate_store`` runs on
-it unchanged. Of its findings on unchanged pages only the cross-page ones
-(duplicate ids, aliases, dangling links) are kept: the view holds no transcripts for
-their citations. For whatever a run can change this gives the same findings as
-validating the whole tree; what it leaves out (unchanged pages' own rules,
-unchanged summaries, uncited transcripts) a run cannot break. A change to anything
-else (a transcript, the deletion log, ``memory.toml``, a symlink) falls back to the
-whole tree.
+A run changes a few files of a large store, so by default the gate validates what
+changed rather than all of it (``memoryfs.validate.validate_files``): each changed
+file whole, the transcripts its new or changed citations name, and the deletion log;
+every other page of ``knowledge/`` and ``notes/`` takes part in the cross-page rules
+(duplicate ids, an alias that is another page's id, links that resolve to no page)
+through its keys: id, aliases and link targets. An unchanged page is the base commit's
+blob, so its keys are kept by Git blob id in ``.memoryfs/dream-page-keys.json`` (a blob
+id names exact content: the cache is never stale, and deleting it costs one slow run).
+An unchanged page whose links a run broke (a page deleted, renamed, or an alias
+dropped), or whose id or alias now clashes, is read and validated whole, so the finding
+carries its line; of its findings only the cross-page ones are kept (its citations'
+transcripts are not read). For whatever a run can change this gives the findings of
+validating the whole tree; what it leaves out (unchanged pages' own rules, unchanged
+summaries, uncited transcripts) a run cannot break. A change to anything else (a
+transcript, the deletion log, ``memory.toml``, a symlink) validates the whole tree.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import re
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import yaml
+from typing import Any
 
 from dream.gates import GateReport, Problem, base_page, staged_page
 from dream.staging import Change, run_git
-from memoryfs.page import Page, render_meta, split_frontmatter
+from memoryfs.atomic import atomic_write_text
+from memoryfs.page import Page
 from memoryfs.store import Store
-from memoryfs.validate import Finding, validate_store
+from memoryfs.validate import Finding, PageKeys, page_keys, validate_files, validate_store
 
-__all__ = ["validate_stage", "VIEW_PREFIX"]
+__all__ = ["validate_stage"]
 
 GATE = "validation"
-VIEW_PREFIX = ".view-"
 _PAGE_DIRS = ("memory/knowledge/", "memory/notes/")
 _INCREMENTAL = (
     *_PAGE_DIRS,
@@ -48,9 +47,8 @@ _INCREMENTAL = (
     "memory/sessions/index.md",
 )
 _CROSS_PAGE = {"MF007", "MF008", "MF201"}  # duplicate id, alias = another id, dangling link
-_STUB_ORDER = ("id", "title", "type", "aliases", "updated")
-_STUB_KEYS = set(_STUB_ORDER)
-_TOP_KEY_RE = re.compile(r"^['\"]?([A-Za-z_][\w-]*)['\"]?\s*:")
+_KEYS_CACHE = "dream-page-keys.json"
+_KEYS_VERSION = 1
 _REF_RE = re.compile(r"^sessions/transcripts/([^/#]+\.md)#")
 _SUMMARIES = "memory/sessions/summaries/"
 _TRANSCRIPTS = "memory/sessions/transcripts/"
@@ -62,21 +60,24 @@ def validate_stage(
 ) -> GateReport:
     """Validate the staged tree at ``stage_root`` (which started from ``base``); only the
     changed part unless ``full``."""
-    if full or not _incremental_ok(stage_root, changes):
+    if full or not base or not _incremental_ok(stage_root, changes):
         findings = validate_store(store, root=stage_root)
         return _report(findings, checked=-1)
     plan = _plan(store, stage_root, base, changes)
-    view = Path(tempfile.mkdtemp(prefix=VIEW_PREFIX, dir=stage_root.parent))
-    try:
-        checked = _build_view(store, stage_root, view, changes, plan, base)
-        findings = validate_store(store, root=view)
-    finally:
-        shutil.rmtree(view, ignore_errors=True)
-    # An unchanged page is in the view for the cross-page rules only (its citations'
-    # transcripts are not): keep what those rules say about it, nothing else. Nor are
-    # the transcripts of a changed page's unchanged sources: "no transcript" for those
-    # is the view's doing, not the run's.
+    keys = _PageKeysCache(store, base)
     changed = {c.path for c in changes}
+    others = keys.unchanged(stage_root, changed)
+    files = {c.path for c in changes if c.status != "D"} | plan.transcripts
+    files.add("memory/deletions.jsonl")
+    findings = validate_files(store, stage_root, [f.removeprefix("memory/") for f in files], others)
+    for change in changes:
+        if change.status != "D" and change.path.startswith(_PAGE_DIRS):
+            keys.learn(stage_root, change.path)
+    keys.save()
+    # An unchanged page is read only for the cross-page rules (its citations' transcripts
+    # are not): keep what those rules say about it, nothing else. Nor are the transcripts
+    # of a changed page's unchanged sources: "no transcript" for those is the gate's
+    # doing, not the run's.
     unseen = {f"source ref {ref!r}" for ref in plan.unseen_refs}
     kept = [
         f
@@ -84,32 +85,28 @@ def validate_stage(
         if (f.path in changed or f.code in _CROSS_PAGE)
         and not (f.code == "MF107" and f.message.partition(": no transcript")[0] in unseen)
     ]
-    return _report(kept, checked=checked)
+    return _report(kept, checked=len(files) + len(others))
 
 
 @dataclass
 class _Plan:
-    stubs: bool = True  # unchanged pages enter as stubs
     transcripts: set[str] = field(default_factory=set)  # memory/... transcripts to include
     unseen_refs: set[str] = field(default_factory=set)  # unchanged sources left unchecked
 
 
 def _plan(store: Store, stage_root: Path, base: str, changes: list[Change]) -> _Plan:
-    """What the view needs: whole pages or stubs, and which transcripts.
+    """Which transcripts the changed files need.
 
-    Unchanged pages can be stubs unless a page left or a changed page dropped its id
-    or an alias (links elsewhere may have broken). A changed page needs the
-    transcripts of its new or changed sources; an entry unchanged since the base
-    (same ref, same hash) was checked when the base was made, and transcripts only
+    A changed page needs the transcripts of its new or changed sources; an entry
+    unchanged since the base (same ref, same hash) was checked when the base was made,
+    and transcripts only
     grow, so a hub page citing every session does not pull in every transcript.
     """
-    plan = _Plan(stubs=bool(base))
+    plan = _Plan()
     skipped: dict[str, str] = {}  # ref -> its transcript
     for change in changes:
         path = change.path
-        in_pages = path.startswith(_PAGE_DIRS)
         if change.status == "D":
-            plan.stubs = plan.stubs and not in_pages
             continue
         if path.startswith(_SUMMARIES) and path.endswith(".md"):
             plan.transcripts.add(_TRANSCRIPTS + path.rsplit("/", 1)[1])
@@ -117,8 +114,6 @@ def _plan(store: Store, stage_root: Path, base: str, changes: list[Change]) -> _
             continue
         new = staged_page(stage_root, path)
         old = base_page(store, base, path) if base and change.status == "M" else None
-        if in_pages and change.status == "M" and not _keeps_keys(old, new):
-            plan.stubs = False
         old_entries = _entries(old) if old is not None else set()
         for ref, digest in _entries(new) if new is not None else set():
             m = _REF_RE.match(ref)
@@ -131,13 +126,6 @@ def _plan(store: Store, stage_root: Path, base: str, changes: list[Change]) -> _
                 plan.transcripts.add(transcript)
     plan.unseen_refs = {ref for ref, t in skipped.items() if t not in plan.transcripts}
     return plan
-
-
-def _keeps_keys(old: Page | None, new: Page | None) -> bool:
-    """The page kept its id and every alias (adding aliases breaks no link)."""
-    if old is None or new is None or old.id != new.id:
-        return False
-    return {a.lower() for a in old.aliases} <= {a.lower() for a in new.aliases}
 
 
 def _entries(page: Page) -> set[tuple[str, str]]:
@@ -161,138 +149,75 @@ def _incremental_ok(stage_root: Path, changes: list[Change]) -> bool:
     return True
 
 
-def _link(src: Path, dst: Path) -> None:
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.link(src, dst, follow_symlinks=False)
-    except OSError:
-        shutil.copy2(src, dst, follow_symlinks=False)
-
-
-def _build_view(
-    store: Store, stage_root: Path, view: Path, changes: list[Change], plan: _Plan, base: str
-) -> int:
-    """Link what the changed files depend on into ``view``; returns the file count."""
-    pages: set[str] = set()
-    for top in _PAGE_DIRS:
-        folder = stage_root / top
-        for dirpath, dirnames, filenames in os.walk(folder):
-            dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-            rel_dir = Path(dirpath).relative_to(stage_root).as_posix()
-            pages.update(f"{rel_dir}/{name}" for name in filenames if name.endswith(".md"))
-    wanted = {"memory/deletions.jsonl", *plan.transcripts}
-    wanted.update(c.path for c in changes if c.status != "D")
-    (view / "memory").mkdir(parents=True, exist_ok=True)
-    count = 0
-    stubs = _Stubs(store, base) if base else None
-    for rel in sorted(pages - wanted):
-        stub = stubs.get(stage_root, rel) if stubs is not None and plan.stubs else None
-        _link(stub or stage_root / rel, view / rel)
-        count += 1
-    if stubs is not None:
-        for change in changes:
-            if change.status != "D" and change.path in pages:
-                stubs.learn(stage_root, change.path)
-        stubs.prune()
-    for rel in sorted(wanted):
-        src = stage_root / rel
-        if src.is_file() or src.is_symlink():
-            _link(src, view / rel)
-            count += 1
-    return count
-
-
-class _Stubs:
-    """Stub files of pages, kept by Git blob id in ``.memoryfs/dream-stubs/<blob>.md``.
-
-    An unchanged page is the base's blob, and a blob id names exact content, so a
-    stub is never stale; deleting the folder only costs time. The view hard-links
-    them: on the file systems measured, creating a file costs 50 times a link.
-    """
+class _PageKeysCache:
+    """The keys of pages (``memoryfs.validate.PageKeys``) by Git blob id, in
+    ``.memoryfs/dream-page-keys.json``; ``save`` keeps those of the current tree."""
 
     def __init__(self, store: Store, base: str) -> None:
-        self.folder = store.cache_dir / "dream-stubs"
-        self.folder.mkdir(parents=True, exist_ok=True)
+        self.path = store.cache_dir / _KEYS_CACHE
         listing = run_git(store.root, "ls-tree", "-r", "-z", base, "--", *_PAGE_DIRS, check=False)
-        self.blobs: dict[str, str] = {}
+        self.blobs: dict[str, str] = {}  # memory/... -> blob id, in the base
         for entry in listing.split("\0"):
             meta, _, rel = entry.partition("\t")
             parts = meta.split()
-            if len(parts) == 3 and parts[1] == "blob":
+            if len(parts) == 3 and parts[1] == "blob" and rel.endswith(".md"):
                 self.blobs[rel] = parts[2]
-        self.used: set[str] = set()
+        self.old: dict[str, Any] = {}
+        with contextlib.suppress(OSError, ValueError):
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            if isinstance(data, dict) and data.get("version") == _KEYS_VERSION:
+                self.old = data.get("keys") or {}
+        self.used: dict[str, Any] = {}
+        # a cache of an earlier gate design: stub files, one per page
+        shutil.rmtree(store.cache_dir / "dream-stubs", ignore_errors=True)
 
-    def get(self, stage_root: Path, rel: str) -> Path | None:
-        """The stub of the unchanged page ``rel``; None when it must enter whole."""
-        blob = self.blobs.get(rel)
-        if blob is None:
-            return None
-        path = self.folder / f"{blob}.md"
-        if not path.exists():
-            text = _stub(stage_root / rel)
-            if text is None:
-                return None
-            self._write(path, text)
-        self.used.add(path.name)
-        return path
+    def unchanged(self, stage_root: Path, changed: set[str]) -> dict[str, PageKeys]:
+        """Keys of the base's pages that the run left alone, by path relative to memory/."""
+        out: dict[str, PageKeys] = {}
+        for rel, blob in self.blobs.items():
+            if rel in changed:
+                continue
+            raw = self.old.get(blob)
+            keys = _decode(raw) if raw is not None else _read_keys(stage_root, rel)
+            if keys is None:
+                continue  # unreadable: it was so in the base too (validated when it came)
+            self.used[blob] = _encode(keys)
+            out[rel.removeprefix("memory/")] = keys
+        return out
 
     def learn(self, stage_root: Path, rel: str) -> None:
-        """Keep the stub of a changed page (the gates parsed it already): the next
-        run's unchanged pages are this run's changed ones."""
+        """Keep a changed page's keys (parsed already): the next run's unchanged pages are
+        this run's changed ones."""
         try:
             data = (stage_root / rel).read_bytes()
         except OSError:
             return
         blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # git's blob id
-        path = self.folder / f"{blob}.md"
-        if not path.exists():
-            page = staged_page(stage_root, rel)
-            if page is None or not isinstance(page.meta.get("id"), str):
-                return
-            meta = {k: page.meta[k] for k in _STUB_ORDER if k in page.meta}
-            self._write(path, f"---\n{render_meta(meta)}---\n")
-        self.used.add(path.name)
+        if blob not in self.used:
+            keys = _read_keys(stage_root, rel)
+            if keys is not None:
+                self.used[blob] = _encode(keys)
 
-    def _write(self, path: Path, text: str) -> None:
-        tmp = path.with_suffix(".tmp")
+    def save(self) -> None:
+        if self.used == self.old:
+            return
         with contextlib.suppress(OSError):  # a cache: losing a write only costs time
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, path)
-
-    def prune(self) -> None:
-        """Drop stubs no page of this tree uses, once they outnumber the used ones."""
-        names = os.listdir(self.folder)
-        if len(names) > 2 * len(self.used) + 100:
-            for name in names:
-                if name not in self.used:
-                    with contextlib.suppress(OSError):
-                        os.unlink(self.folder / name)
+            atomic_write_text(
+                self.path,
+                json.dumps({"version": _KEYS_VERSION, "keys": self.used}, separators=(",", ":")),
+            )
 
 
-def _stub(path: Path) -> str | None:
-    """An unchanged page cut to the keys the cross-page rules read (id, aliases and the
-    required keys), without its body; None when that cannot be done safely."""
-    try:
-        parts = split_frontmatter(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError):
+def _read_keys(stage_root: Path, rel: str) -> PageKeys | None:
+    page = staged_page(stage_root, rel)
+    return page_keys(page) if page is not None and isinstance(page.meta.get("id"), str) else None
+
+
+def _encode(keys: PageKeys) -> list[Any]:
+    return [keys.id, list(keys.aliases), list(keys.links)]
+
+
+def _decode(raw: Any) -> PageKeys | None:
+    if not (isinstance(raw, list) and len(raw) == 3 and isinstance(raw[0], str)):
         return None
-    if parts is None:
-        return None
-    kept: list[str] = []
-    keep = False
-    for line in parts[0].split("\n"):
-        top = _TOP_KEY_RE.match(line)
-        if top:
-            keep = top.group(1) in _STUB_KEYS
-        elif line and not line[0].isspace() and not line.startswith("- "):
-            return None  # not plain block YAML: validate the whole page instead
-        if keep:
-            kept.append(line)
-    stub = "\n".join(kept).rstrip("\n") + "\n"
-    try:
-        meta = yaml.safe_load(stub)
-    except yaml.YAMLError:
-        return None
-    if not isinstance(meta, dict) or not isinstance(meta.get("id"), str):
-        return None
-    return f"---\n{stub}---\n"
+    return PageKeys(id=raw[0], aliases=tuple(raw[1]), links=tuple(raw[2]))

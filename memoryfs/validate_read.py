@@ -1,0 +1,226 @@
+"""The tree as ``memoryfs validate`` reads it: every file once, parsed, findings kept.
+
+Pass 1 of validation (``memoryfs.validate`` holds the rules): a ``Run`` collects the
+parsed pages, summaries and transcripts of a tree and the findings about single files
+(unreadable bytes, malformed frontmatter or turns, scope). ``walk`` reads a whole
+``memory/``; ``visit`` reads one file by name, treating it exactly as ``walk`` would.
+Symlinks are checked, never followed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memoryfs.errors import PageError
+from memoryfs.findings import CODES, Finding
+from memoryfs.page import Page, parse_page, split_frontmatter
+from memoryfs.store import Store
+from memoryfs.transcript import Transcript, parse_transcript
+
+__all__ = [
+    "PageKeys",
+    "Run",
+    "TRANSCRIPTS",
+    "check_scope",
+    "hidden",
+    "key_line",
+    "stem",
+    "visit",
+    "walk",
+]
+
+_PAGE_LAYERS = ("knowledge/", "notes/")
+_SUMMARIES = "sessions/summaries/"
+TRANSCRIPTS = "sessions/transcripts/"
+_NOT_PAGES = {"INDEX.md", "sessions/index.md"}
+_LINE_PREFIX_RE = re.compile(r"^(\d+): ")
+
+
+@dataclass(frozen=True)
+class PageKeys:
+    """What the cross-page rules need of a page that ``validate_files`` does not read:
+    the id and aliases other pages' links resolve to, and its own link targets."""
+
+    id: str
+    aliases: tuple[str, ...] = ()
+    links: tuple[str, ...] = ()  # link targets as written
+
+
+@dataclass
+class Run:
+    store: Store
+    root: Path
+    findings: list[Finding] = field(default_factory=list)
+    pages: dict[str, Page] = field(default_factory=dict)  # knowledge/ + notes/, by rel path
+    summaries: dict[str, Page] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)  # every decoded file, by rel path
+    transcripts: dict[str, Transcript | None] = field(default_factory=dict)  # None: unreadable
+    page_files: list[str] = field(default_factory=list)  # knowledge/ + notes/, parsed or not
+    deletions: str | None = None
+    others: dict[str, PageKeys] = field(default_factory=dict)  # pages known, not read
+
+    def add(self, rel: str, line: int, code: str, message: str) -> None:
+        self.findings.append(Finding(f"memory/{rel}", line, code, message, CODES[code]))
+
+    def at_key(self, rel: str, key: str, code: str, message: str) -> None:
+        """A finding on the line of a top-level frontmatter key (1 when absent)."""
+        self.add(rel, key_line(self.texts[rel], key), code, message)
+
+
+def walk(run: Run, mem: Path) -> None:
+    """Read every file under ``mem`` once; symlinks are checked, never followed."""
+    real_root = os.path.realpath(run.root)
+    stack = [(mem, "")]
+    while stack:
+        folder, prefix = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            rel = prefix + entry.name
+            if entry.is_symlink():
+                target, shown = os.path.realpath(entry.path), os.readlink(entry.path)
+                if os.path.commonpath([real_root, target]) != real_root:
+                    run.add(rel, 0, "MF302", f"symlink points outside the store ({shown})")
+                elif not os.path.exists(target):
+                    run.add(rel, 0, "MF303", f"broken symlink ({shown})")
+            elif entry.is_dir(follow_symlinks=False):
+                stack.append((Path(entry.path), rel + "/"))
+            elif entry.is_file(follow_symlinks=False) and not hidden(rel):
+                _read(run, Path(entry.path), rel)
+
+
+def visit(run: Run, path: Path, rel: str) -> None:
+    """One file by name, as ``walk`` treats what it finds (a missing one is skipped)."""
+    real_root = os.path.realpath(run.root)
+    if os.path.islink(path):
+        target, shown = os.path.realpath(path), os.readlink(path)
+        if os.path.commonpath([real_root, target]) != real_root:
+            run.add(rel, 0, "MF302", f"symlink points outside the store ({shown})")
+        elif not os.path.exists(target):
+            run.add(rel, 0, "MF303", f"broken symlink ({shown})")
+    elif not os.path.realpath(path.parent).startswith(real_root + os.sep):
+        run.add(rel, 0, "MF302", "a folder on its path points outside the store")
+    elif path.is_file():
+        _read(run, path, rel)
+
+
+def stem(rel: str) -> str:
+    return rel.rsplit("/", 1)[-1].removesuffix(".md")
+
+
+def hidden(rel: str) -> bool:
+    return any(part.startswith(".") for part in rel.split("/"))
+
+
+def _read(run: Run, path: Path, rel: str) -> None:
+    kind = _kind(rel)
+    if kind is None:
+        return
+    if kind == "page":
+        run.page_files.append(rel)
+    elif kind == "transcript":
+        run.transcripts[rel] = None  # until it parses
+    limit = run.store.config.budgets.max_file_bytes
+    try:
+        size = path.stat().st_size
+        data = path.read_bytes() if size <= limit else b""
+    except OSError:
+        return  # vanished or unreadable mid-walk
+    if size > limit:
+        run.add(rel, 0, "MF305", f"file is {size} bytes, over the {limit} byte limit")
+        return
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        run.add(rel, line, "MF304", f"not valid UTF-8 (byte {exc.start})")
+        return
+    run.texts[rel] = text
+    if kind == "deletions":
+        run.deletions = text
+    elif kind == "transcript":
+        run.transcripts[rel] = _read_transcript(run, rel, text)
+    else:
+        try:
+            page = parse_page(text, rel)
+        except PageError as exc:
+            _frontmatter_finding(run, rel, text, str(exc))
+            return
+        (run.pages if kind == "page" else run.summaries)[rel] = page
+
+
+def _kind(rel: str) -> str | None:
+    if rel == "deletions.jsonl":
+        return "deletions"
+    if not rel.endswith(".md") or rel in _NOT_PAGES:
+        return None
+    if rel.startswith(_PAGE_LAYERS):
+        return "page"
+    if rel.startswith(_SUMMARIES) and rel.count("/") == 2:
+        return "summary"
+    if rel.startswith(TRANSCRIPTS) and rel.count("/") == 2:
+        return "transcript"
+    return None
+
+
+def _frontmatter_finding(run: Run, rel: str, text: str, message: str) -> None:
+    message = message.removeprefix(f"{rel}: ")
+    if split_frontmatter(text) is None:
+        run.add(rel, 1, "MF001", "no YAML frontmatter")
+    elif "must be a mapping" in message:
+        run.add(rel, 2, "MF003", "frontmatter is not a mapping of keys to values")
+    else:
+        m = re.search(r"at frontmatter line (\d+)", message)
+        run.add(rel, int(m.group(1)) if m else 1, "MF002", message)
+
+
+def _read_transcript(run: Run, rel: str, text: str) -> Transcript | None:
+    try:
+        t = parse_transcript(text, rel)
+    except PageError as exc:
+        try:
+            parse_page(text, rel)
+        except PageError as page_exc:
+            _frontmatter_finding(run, rel, text, str(page_exc))
+            return None
+        message = str(exc).removeprefix(rel).removeprefix(": ").removeprefix(":")
+        m = _LINE_PREFIX_RE.match(message)
+        key = re.match(r"frontmatter '(\w+)'", message)
+        line = int(m.group(1)) if m else key_line(text, key.group(1)) if key else 1
+        run.add(rel, line, "MF401", message[m.end() :] if m else message)
+        return None
+    if t.id != stem(rel):
+        run.at_key(rel, "id", "MF402", f"id {t.id!r} differs from file name {stem(rel)!r}")
+    check_scope(run, rel, t.meta, required=True)
+    return t
+
+
+def check_scope(run: Run, rel: str, meta: dict[str, Any], required: bool) -> None:
+    scope = meta.get("scope")
+    if scope is None and not required:
+        return
+    cfg = run.store.config
+    want = {"user": cfg.user, "assistant": cfg.assistant}
+    got = {k: str(scope.get(k)) for k in want} if isinstance(scope, dict) else None
+    if got != want:
+        shown = "no scope" if scope is None else f"scope {scope!r}"
+        if got:
+            shown = f"scope {got['user']}/{got['assistant']}"
+        run.at_key(rel, "scope", "MF403", f"{shown}; the store's is {cfg.user}/{cfg.assistant}")
+
+
+def key_line(text: str, key: str) -> int:
+    """File line of a top-level frontmatter key (1, the '---' line, when absent)."""
+    pattern = re.compile(rf"^['\"]?{re.escape(key)}['\"]?\s*:")
+    for i, line in enumerate(text.split("\n")[1:], start=2):
+        if line.rstrip("\r") == "---":
+            break
+        if pattern.match(line):
+            return i
+    return 1
