@@ -1,13 +1,24 @@
-"""Keeping hub pages bounded: old dated sections roll over into monthly archive pages.
+"""Keeping hub pages bounded: old dated sections roll over into archive pages written once.
 
 Job: a subject everyone talks about (the user, the main project) would otherwise gather
-every claim ever made, so each run would load and rewrite an ever larger page. When a page
-holds more than ``ROLL_AT`` current claims, its oldest dated sections move to
-``<id>-archive-<yyyy-mm>`` pages (same folder and type) until ``ROLL_KEEP`` remain, with
-their citations (monthly: a yearly archive of a hub subject outgrew the page size limit on a
-1,000-session store); claims that fill a functional slot (role, city, ...) stay, so
-supersession still sees them, and so do the newest ``KEEP_HISTORY`` history lines. The
-main page links its archives under Related and drops the sources nothing cites any more.
+every claim ever made, and every run that files a claim there would load, rewrite and
+re-check an ever larger page. When a page holds more than ``ROLL_AT`` current claims, its
+oldest dated sections move, whole days at a time, to a new page
+``<id>-archive-<yyyy-mm-dd>`` (same folder and type; the day is the oldest one it holds;
+at most ``VOLUME`` current and ``VOLUME`` history claims, so a first run over a long
+history makes a series of archives) until ``ROLL_KEEP`` remain, with their citations;
+claims that fill a functional slot (role, city, ...) stay, so supersession still sees
+them, and so do the newest ``KEEP_HISTORY`` history lines. A later roll starts after the
+days an earlier one took, so it makes a new archive instead of rewriting an old one (the
+monthly archives this replaces were rewritten by every roll in their month): an archive
+is written once. The main page links its archives under Related and drops the sources
+nothing cites any more.
+
+The bound is high on purpose: recall ranks pages, then the claims inside them, so a
+person's claims split over a small current page and its archives were recalled worse
+(LoCoMo conv-26: 309 claims on one speaker's page; rolling at 60 lost 3 points of cited
+evidence). What bounds the cost of rewriting a page of a few hundred claims is reading it
+once per run (``memoryfs.page``, ``memoryfs.links``), not making it smaller.
 
 Boundary: pure page surgery on ``WikiPage`` objects; the wiki phase decides when and
 writes the results.
@@ -17,20 +28,27 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from dream.pagewriter import HISTORY, Claim
+from dream.pagewriter import HISTORY, Claim, day_of
 
 if TYPE_CHECKING:
     from dream.wiki import WikiPage
 
-__all__ = ["ROLL_AT", "ROLL_KEEP", "KEEP_HISTORY", "needs_roll", "roll"]
+__all__ = [
+    "ROLL_AT",
+    "ROLL_KEEP",
+    "KEEP_HISTORY",
+    "VOLUME",
+    "needs_roll",
+    "roll",
+]
 
 ROLL_AT = 400
 ROLL_KEEP = 250
 KEEP_HISTORY = 60
-_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_SUPERSEDED_ON_RE = re.compile(r"superseded on (\d{4}-\d{2})-\d{2}")
+VOLUME = ROLL_AT - ROLL_KEEP  # claims one archive takes at most (whole days: a few more)
+_SUPERSEDED_ON_RE = re.compile(r"superseded on (\d{4}-\d{2}-\d{2})")
 _CITE_RE = re.compile(r"\[cite:(\d+)\]")
 
 
@@ -38,37 +56,48 @@ def needs_roll(page: WikiPage) -> bool:
     return page.current_count() > ROLL_AT or page.history_count() > 2 * KEEP_HISTORY
 
 
-def roll(page: WikiPage, archive_of: Callable[[str], WikiPage]) -> list[str]:
-    """Move old claims of ``page`` to its monthly archives; the archive ids it filled."""
-    filled: list[str] = []
+def roll(page: WikiPage, archive_of: Callable[[str], WikiPage]) -> str:
+    """Move old claims of ``page`` to a new archive; its id ("" when nothing moved).
 
-    def move(title: str, claim: Claim, year: str) -> None:
-        archive = archive_of(year)
+    ``archive_of(day)`` gives the archive page named after ``day`` (new, or the one an
+    earlier roll made for that day when a roll moves nothing newer)."""
+    surplus = page.current_count() - ROLL_KEEP
+    moving: list[Any] = []
+    for entry in page.current_entries():  # oldest first
+        full = surplus <= 0 or len(moving) >= VOLUME
+        if full and (not moving or moving[-1].sec is not entry.sec):
+            break  # whole days only: the next roll starts on a day of its own
+        if page.slot_of(entry):
+            continue  # a role or a city stays where supersession looks for it
+        moving.append(entry)
+        surplus -= 1
+    history = page.history_entries()
+    old_history: list[Any] = []
+    if moving or len(history) > 2 * KEEP_HISTORY:  # with a roll anyway, or when due
+        old_history = history[: min(VOLUME, max(0, len(history) - KEEP_HISTORY))]
+    if not moving and not old_history:
+        return ""
+    if moving:
+        day = day_of(moving[0].sec.title)
+    else:
+        m = _SUPERSEDED_ON_RE.search(old_history[0].claim.tail)
+        day = m.group(1) if m else page.first_date() or "0000-00-00"
+    archive = archive_of(day)
+
+    def move(title: str, claim: Claim) -> None:
         cites = []
         for n in claim.cites:
             entry = page.sources.entry(n)
             if entry is not None:
                 cites.append(archive.sources.copy(entry))
         archive.put(title, Claim(claim.text, tuple(dict.fromkeys(cites)), claim.tail))
-        if archive.subject.id not in filled:
-            filled.append(archive.subject.id)
 
-    surplus = page.current_count() - ROLL_KEEP
-    for entry in page.current_entries():  # oldest first
-        if surplus <= 0:
-            break
-        if page.slot_of(entry):
-            continue  # a role or a city stays where supersession looks for it
+    for entry in moving:
         page.take(entry)
-        move(entry.sec.title, entry.claim, entry.sec.title[:7])
-        surplus -= 1
-    history = page.history_entries()
-    for entry in history[: max(0, len(history) - KEEP_HISTORY)]:
-        m = _SUPERSEDED_ON_RE.search(entry.claim.tail)
-        month = m.group(1) if m else (page.first_date() or "0000-00")[:7]
+        move(entry.sec.title, entry.claim)
+    for entry in old_history:
         page.take(entry)
-        move(HISTORY, entry.claim, month)
-    if filled:
-        used = {int(n) for n in _CITE_RE.findall(page.outline.render())}
-        page.sources.keep_only(used)
-    return filled
+        move(HISTORY, entry.claim)
+    used = {int(n) for n in _CITE_RE.findall(page.outline.render())}
+    page.sources.keep_only(used)
+    return archive.subject.id

@@ -39,7 +39,7 @@ _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # the top-level ``sources:`` key and its entries, up to the next top-level key
 _SOURCES_BLOCK_RE = re.compile(r"^sources:.*?(?=^[A-Za-z_][\w-]*:|\Z)", re.MULTILINE | re.DOTALL)
 _FUZZ_CUTOFF = 90
-_ARCHIVE_RE = re.compile(r"-archive-\d{4}$")
+_ARCHIVE_RE = re.compile(r"-archive-\d{4}(?:-\d{2}){0,2}$")  # yearly, monthly, daily
 
 
 def slugify(text: str, max_len: int = 60) -> str:

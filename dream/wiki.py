@@ -42,7 +42,7 @@ from dream.pagewriter import (
     render_claim,
 )
 from dream.records import Fact
-from dream.subjects import Subject
+from dream.subjects import Registry, Subject
 from dream.workset import Workset
 from memoryfs.errors import PageError
 from memoryfs.index import write_indexes
@@ -334,16 +334,8 @@ def run(ctx: EngineContext, ws: Workset) -> None:
     registry = ws.registry
     assert registry is not None
     for page in list(pages.values()):
-        if not page.changed or not rollover.needs_roll(page):
-            continue
-        subject = page.subject
-
-        def archive_of(year: str, subject: Subject = subject) -> WikiPage:
-            return page_of(registry.archive_of(subject, year))
-
-        for aid in rollover.roll(page, archive_of):
-            page.link([(aid, registry.subjects[aid].title)])
-            pages[aid].link([(subject.id, subject.title)])
+        if page.changed and rollover.needs_roll(page):
+            _roll(page, pages, page_of, registry)
     _link_pages(ws, pages, page_of)
     for page in pages.values():
         if page.changed or page.subject.new:
@@ -364,6 +356,23 @@ def run(ctx: EngineContext, ws: Workset) -> None:
         cache_path=ctx.store.cache_dir / STAGE_INDEX_CACHE,
     )
     ctx.progress("wiki", len(ws.filings), len(ws.filings))
+
+
+def _roll(
+    page: WikiPage,
+    pages: dict[str, WikiPage],
+    page_of: Callable[[Subject], WikiPage],
+    registry: Registry,
+) -> None:
+    """Roll ``page``'s old claims into new archives; the page and each archive link both ways."""
+    subject = page.subject
+    while rollover.needs_roll(page):
+        aid = rollover.roll(page, lambda day: page_of(registry.archive_of(subject, day)))
+        if not aid:
+            return
+        archive = pages[aid]
+        archive.link([(subject.id, subject.title)])
+        page.link([(aid, archive.subject.title)])
 
 
 def _link_pages(ws: Workset, pages: dict[str, WikiPage], page_of: Any) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -137,36 +138,65 @@ def test_citations_per_claim_are_capped() -> None:
     assert claim is not None and len(claim.cites) == MAX_CITES
 
 
+def _hub(days: int, per_day: int = 1, start: int = 0) -> list[Fact]:
+    out = []
+    for i in range(start, start + days * per_day):
+        d = i // per_day
+        day = f"{2023 + d // 336}-{(d // 28) % 12 + 1:02d}-{d % 28 + 1:02d}"
+        word = hashlib.sha256(str(i).encode()).hexdigest()[:16]  # distinct, never merged
+        out.append(_fact(f"Dana wrote {word} down.", day, 1000 + i))
+    return out
+
+
+def _archives() -> tuple[dict[str, WikiPage], Callable[[str], WikiPage]]:
+    archives: dict[str, WikiPage] = {}
+
+    def archive_of(day: str) -> WikiPage:
+        sid = f"dana-archive-{day}"
+        subject = Subject(sid, f"Dana ({day} archive)", "person", f"x/{sid}.md")
+        return archives.setdefault(day, WikiPage(subject, None, set()))
+
+    return archives, archive_of
+
+
 def test_rollover_keeps_a_hub_page_bounded() -> None:
     subject = Subject("dana", "Dana", "person", "knowledge/people/dana.md")
     page = WikiPage(subject, None, {"Dana"})
     page.add(_fact("Dana is a postdoc at Marlow.", "2023-01-01", 1, "role"))
-    for i in range(rollover.ROLL_AT + 20):
-        day = f"{2023 + i // 300}-{(i // 28) % 12 + 1:02d}-{i % 28 + 1:02d}"
-        word = hashlib.sha256(str(i).encode()).hexdigest()[:16]  # distinct, never merged
-        page.add(_fact(f"Dana wrote {word} down.", day, 1000 + i))
-    archives: dict[str, WikiPage] = {}
-
-    def archive_of(year: str) -> WikiPage:
-        sid = f"dana-archive-{year}"
-        archives.setdefault(
-            year,
-            WikiPage(Subject(sid, f"Dana ({year} archive)", "person", f"x/{sid}.md"), None, set()),
-        )
-        return archives[year]
-
+    for fact in _hub(rollover.ROLL_AT + 20):
+        page.add(fact)
+    archives, archive_of = _archives()
     assert rollover.needs_roll(page)
-    filled = rollover.roll(page, archive_of)
-    assert filled and page.current_count() == rollover.ROLL_KEEP
+    aid = rollover.roll(page, archive_of)
+    assert aid == "dana-archive-2023-01-01" and list(archives) == ["2023-01-01"]
     assert "postdoc" in page.outline.render()  # a slot claim stays for supersession
-    assert all(len(k) == 7 and k[4] == "-" for k in archives)  # monthly: YYYY-MM
     moved = sum(a.current_count() for a in archives.values())
-    assert moved == rollover.ROLL_AT + 21 - rollover.ROLL_KEEP
+    assert moved == rollover.VOLUME  # one claim a day: exactly one volume
+    assert page.current_count() == rollover.ROLL_AT + 21 - rollover.VOLUME
+    assert not rollover.needs_roll(page)
     cited = {n for _, _, c in page.outline.claims() for n in c.cites}
     assert {e["id"] for e in page.sources.entries} == cited
     for a in archives.values():
         refs = {e["ref"] for e in a.sources.entries}
         assert all(c.cites for _, _, c in a.outline.claims()) and refs
+
+
+def test_rollover_moves_whole_days_and_a_later_roll_makes_a_new_archive() -> None:
+    page = WikiPage(Subject("dana", "Dana", "person", "knowledge/people/dana.md"), None, set())
+    for fact in _hub(150, per_day=3):  # 450 claims, three a day
+        page.add(fact)
+    archives, archive_of = _archives()
+    first = rollover.roll(page, archive_of)
+    days = {sec.title for sec in page.outline.sections}
+    archived = {sec.title for sec in archives[first.rsplit("-archive-", 1)[1]].outline.sections}
+    assert not days & archived  # no day is split between the page and its archive
+    assert page.current_count() <= rollover.ROLL_AT
+    frozen = archives[first.rsplit("-archive-", 1)[1]].render()
+    for fact in _hub(40, per_day=3, start=450):
+        page.add(fact)
+    second = rollover.roll(page, archive_of)
+    assert second and second != first and len(archives) == 2
+    assert archives[first.rsplit("-archive-", 1)[1]].render() == frozen  # written once
 
 
 def test_outline_leaves_foreign_text_alone() -> None:
