@@ -28,7 +28,7 @@ from typing import Any
 
 from dream.engine import Engine, EngineContext
 from dream.errors import DreamError
-from dream.gates import GateReport, Problem
+from dream.gates import GateReport, Problem, prefetch_base
 from dream.gates.validation import validate_stage
 from dream.gates.verification import verify_stage
 from dream.orient import find_pending, orient, stop_conditions, target_branch
@@ -184,6 +184,7 @@ def run_gates(
 ) -> tuple[GateReport, GateReport]:
     """Validation, then verification, of the stage's changes against its base."""
     changes = [c for c in changes if not c.path.startswith(".dream/")]  # receipts: no memory
+    prefetch_base(store, stage.base, [c.path for c in changes if c.status == "M"])
     validation = validate_stage(store, stage.path, changes, full=full, base=stage.base)
     verification = verify_stage(store, stage.path, stage.base, changes)
     return validation, verification

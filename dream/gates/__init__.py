@@ -5,15 +5,16 @@ returns a ``GateReport``; a report with problems keeps ``main`` where it is.
 
 from __future__ import annotations
 
+import os
+import subprocess
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 from memoryfs.errors import PageError
 from memoryfs.page import Page, parse_page
 from memoryfs.store import Store
 
-__all__ = ["Problem", "GateReport", "staged_page", "base_page"]
+__all__ = ["Problem", "GateReport", "staged_page", "base_page", "prefetch_base"]
 
 
 @dataclass(frozen=True)
@@ -42,10 +43,9 @@ class GateReport:
         return not self.problems
 
 
-@lru_cache(maxsize=512)
 def _parsed(text: str, rel: str) -> Page | None:
-    # Both gates read the same changed pages, the base side too; a hub page's
-    # frontmatter can hold thousands of sources, so each text is parsed once.
+    # Both gates read the same changed pages, the base side too: parse_page memoizes
+    # by text, so each is parsed once per run.
     try:
         return parse_page(text, rel)
     except (PageError, ValueError):
@@ -62,8 +62,54 @@ def staged_page(stage_root: Path, path: str) -> Page | None:
     return _parsed(text, path.removeprefix("memory/"))
 
 
+_base_texts: dict[tuple[str, str], str | None] = {}  # (commit, path) -> text; one run's
+
+
+def prefetch_base(store: Store, base: str, paths: list[str]) -> None:
+    """Read ``paths`` (relative to the root) at commit ``base`` with one ``git cat-file``,
+    for ``base_page``: a run's changed pages, rather than one object lookup each."""
+    _base_texts.clear()
+    wanted = [p for p in paths if "\n" not in p and "\r" not in p]
+    if not wanted:
+        return
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    proc = subprocess.run(
+        ["git", "cat-file", "--batch"],
+        cwd=store.root,
+        input="".join(f"{base}:{p}\n" for p in wanted).encode(),
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    if proc.returncode != 0:
+        return  # base_page reads each on its own
+    out, pos = proc.stdout, 0
+    for path in wanted:
+        end = out.find(b"\n", pos)
+        if end < 0:
+            return
+        header = out[pos:end].split()
+        pos = end + 1
+        if len(header) != 3:
+            _base_texts[(base, path)] = None  # missing
+            continue
+        size = int(header[2])
+        data = out[pos : pos + size]
+        pos += size + 1
+        if header[1] != b"blob":
+            _base_texts[(base, path)] = None  # not a file
+            continue
+        try:
+            _base_texts[(base, path)] = data.decode("utf-8")
+        except UnicodeDecodeError:
+            _base_texts[(base, path)] = None
+
+
 def base_page(store: Store, base: str, path: str) -> Page | None:
     """The page at ``path`` in commit ``base``; None when absent or unreadable."""
+    if (base, path) in _base_texts:
+        text = _base_texts[(base, path)]
+        return None if text is None else _parsed(text, path.removeprefix("memory/"))
     try:
         blob = store.repo.commit(base).tree / path
         text = blob.data_stream.read().decode("utf-8")

@@ -16,15 +16,8 @@ claim. A claim is supported when, taken over the turns it cites (together):
   (``dream.dates.find_relative_dates`` against the session date); a coarser date
   that contains one of those is supported too ("May 2023" for 7 May 2023).
 
-Contradictions: on a changed page under ``knowledge/`` or ``notes/``, no two
-current claims may give different values for one *slot*. The subject is the page.
-A slot is found by a small, fixed table of predicates at the start of a claim (after
-an optional leading date and the subject's name): ``works as`` / ``role:`` (role),
-``works at|for`` / ``employer:`` (employer), ``lives in`` / ``moved to`` /
-``city:`` (city), ``prefers X as|in`` (preference:X). The value is the rest of the
-clause; two values clash unless one's words contain the other's. Anything the
-table does not recognise has no slot: the check errs towards letting a claim
-through rather than blocking a run on a guess.
+Contradictions: no two current claims of a changed page may give different values for
+one slot (``dream.gates.slots``). Claim text and its dates: ``dream.gates.claimtext``.
 """
 
 from __future__ import annotations
@@ -39,6 +32,12 @@ from pathlib import Path
 
 from dream.dates import find_relative_dates, parse_session_datetime
 from dream.gates import GateReport, Problem, base_page, staged_page
+from dream.gates.claimtext import DAY as _DAY
+from dream.gates.claimtext import MONTH_NUM as _MONTH_NUM
+from dream.gates.claimtext import WEEKDAYS as _WEEKDAYS
+from dream.gates.claimtext import DateRef, claim_dates
+from dream.gates.claimtext import plain as _plain
+from dream.gates.slots import contradictions, slot_of
 from dream.staging import Change
 from memoryfs.claims import Claim, extract_claims
 from memoryfs.errors import PageError
@@ -54,35 +53,11 @@ _PAGE_PREFIXES = ("memory/knowledge/", "memory/notes/", "memory/sessions/summari
 _FACT_PREFIXES = ("memory/knowledge/", "memory/notes/")
 _GENERATED = ("memory/INDEX.md", "memory/sessions/index.md")
 
-_MONTHS = (
-    "January", "February", "March", "April", "May", "June",
-    "July", "August", "September", "October", "November", "December",
-)  # fmt: skip
-_MONTH_ABBR = {m[:3]: i + 1 for i, m in enumerate(_MONTHS)} | {"Sept": 9}
-_MONTH_NUM = {m: i + 1 for i, m in enumerate(_MONTHS)} | _MONTH_ABBR
-_MONTH = "(?P<mon>" + "|".join(sorted(_MONTH_NUM, key=len, reverse=True)) + r")\.?"
-_WEEKDAYS = {"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
-_ORD = r"(?:st|nd|rd|th)?"
-_YEAR = r"(?P<year>\d{4})"
-_DAY_FORMS = (
-    re.compile(
-        r"\b(?P<day>\d{1,2})" + _ORD + r"\s+(?:of\s+)?" + _MONTH + r"(?:,?\s+" + _YEAR + r")?\b"
-    ),
-    re.compile(r"\b" + _MONTH + r"\s+(?P<day>\d{1,2})" + _ORD + r"(?:,?\s+" + _YEAR + r")?\b"),
-    re.compile(r"\b(?P<year>\d{4})-(?P<mnum>\d{2})-(?P<day>\d{2})\b"),
-)
-_SPAN_RE = re.compile(r"\b(?:the\s+)?(?P<span>week|weekend)\s+of\s+$", re.IGNORECASE)
-_MONTH_YEAR_RE = re.compile(r"\b" + _MONTH + r"\s+" + _YEAR + r"\b")
-_YEAR_RE = re.compile(r"\b(?P<year>1[89]\d{2}|20\d{2})\b")
 _NUMBER_RE = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)*)(st|nd|rd|th)?")
 # A name starts a word: the letters of "5K", "10km", "3PM" or "2nd" are a unit of the
 # number before them, not a name.
 _NAME_RE = re.compile(r"(?<![\w'’-])[^\W\d_][\w'’-]*")
 _SENTENCE_BREAK_RE = re.compile(r"(?:^|[.!?:;(\"“‘]|\s[-–—]|\n)\s*$")
-_LINK_RE = re.compile(r"\[\[([^\[\]|\n]+?)(?:\|([^\[\]\n]+?))?\]\]")
-_MD_LINK_RE = re.compile(r"\[([^\[\]\n]+)\]\([^)\n]*\)")
-_SUPERSEDED_RE = re.compile(r"\((?:superseded|replaced)[^)]*\)", re.IGNORECASE)
-_STRIKE_RE = re.compile(r"~~([^~\n]+)~~")
 # The base side's line reading (see _line_claims), after memoryfs.claims.
 _LIST_PREFIX_RE = re.compile(r"^\s*(?:>\s?)*\s*(?:(?:[-*+]|\d{1,9}[.)])\s+)?(?:\[[ xX]\]\s+)?")
 _ATX_RE = re.compile(r"^ {0,3}(#{1,6})\s+(.*)$")
@@ -96,9 +71,6 @@ _NUMBER_WORDS = (
     "nineteen", "twenty",
 )  # fmt: skip
 _GRAN_RANK = {"day": 0, "weekend": 1, "week": 2, "month": 3, "year": 4}
-_DAY = dt.timedelta(days=1)
-
-DateRef = tuple[dt.date, str, bool]  # (first day, granularity, year given)
 
 
 @dataclass(frozen=True)
@@ -113,75 +85,8 @@ class Support:
 # -- claim text ---------------------------------------------------------------
 
 
-def _plain(text: str) -> str:
-    """Claim text without link and emphasis markup or superseded markers."""
-    text = _LINK_RE.sub(lambda m: m.group(2) or m.group(1), text)
-    text = _MD_LINK_RE.sub(r"\1", text)
-    text = _SUPERSEDED_RE.sub(" ", text)
-    text = _STRIKE_RE.sub(r"\1", text)
-    text = text.replace("**", "").replace("__", "").replace("`", "")
-    return " ".join(text.split())
-
-
 def _core(claim: Claim) -> str:
     return _plain(claim.text).lower()
-
-
-def _first_day(year: int, month: int, day: int) -> dt.date | None:
-    try:
-        return dt.date(year, month, day)
-    except ValueError:
-        return None
-
-
-def claim_dates(
-    text: str, default_year: int | None = None
-) -> tuple[list[tuple[DateRef, str]], str]:
-    """The dates written in ``text`` (each with its raw string) and the text with
-    them blanked out.
-
-    A date without a year takes ``default_year`` (or 1 when None; ``year given`` is
-    False either way).
-    """
-    taken = bytearray(len(text))
-    found: list[tuple[int, int, DateRef]] = []
-
-    def free(m: re.Match[str]) -> bool:
-        return not any(taken[m.start() : m.end()])
-
-    def take(start: int, end: int) -> None:
-        taken[start:end] = b"\x01" * (end - start)
-
-    for regex in _DAY_FORMS:
-        for m in regex.finditer(text):
-            if not free(m):
-                continue
-            month = _MONTH_NUM[m["mon"]] if "mon" in m.groupdict() and m["mon"] else int(m["mnum"])
-            year = int(m["year"]) if m["year"] else (default_year or 1)
-            day = _first_day(year, month, int(m["day"]))
-            if day is None:
-                continue
-            start, gran = m.start(), "day"
-            span = _SPAN_RE.search(text[: m.start()])
-            if span:
-                start, gran = span.start(), span["span"].lower()
-                day = day - day.weekday() * _DAY if gran == "week" else day
-            take(start, m.end())
-            found.append((start, m.end(), (day, gran, bool(m["year"]))))
-    for m in _MONTH_YEAR_RE.finditer(text):
-        if free(m):
-            take(m.start(), m.end())
-            first = dt.date(int(m["year"]), _MONTH_NUM[m["mon"]], 1)
-            found.append((m.start(), m.end(), (first, "month", True)))
-    for m in _YEAR_RE.finditer(text):
-        if free(m):
-            take(m.start(), m.end())
-            found.append((m.start(), m.end(), (dt.date(int(m["year"]), 1, 1), "year", True)))
-    blanked = text
-    if found:
-        blanked = "".join(" " if taken[i] else ch for i, ch in enumerate(text))
-    found.sort(key=lambda f: f[0])
-    return [(ref, text[start:end]) for start, end, ref in found], blanked
 
 
 def _span_end(first: dt.date, gran: str) -> dt.date:
@@ -271,64 +176,6 @@ def check_claim(text: str, support: Support) -> list[tuple[str, str]]:
             continue
         problems.append(("DV101", f"name {word!r} is not in the cited turn"))
     return problems
-
-
-# -- slots ---------------------------------------------------------------------
-
-_SLOT_TABLE = [
-    ("role", r"(?:now\s+|currently\s+)?(?:works|is\s+working|is\s+employed)\s+as\s+(?P<v>.+)"),
-    ("role", r"(?:role|job|job\s+title|position|occupation)\s*(?::|is\b)\s*(?P<v>.+)"),
-    (
-        "employer",
-        r"(?:now\s+|currently\s+)?(?:works|is\s+working|is\s+employed)\s+(?:at|for|by)\s+(?P<v>.+)",
-    ),
-    ("employer", r"(?:employer|company|workplace)\s*(?::|is\b)\s*(?P<v>.+)"),
-    ("city", r"(?:now\s+|currently\s+)?(?:lives|is\s+living|is\s+based|resides)\s+in\s+(?P<v>.+)"),
-    ("city", r"(?:moved|relocated)\s+to\s+(?P<v>.+)"),
-    ("city", r"(?:city|home\s+city|lives\s+in)\s*:\s*(?P<v>.+)"),
-    (
-        "preference:{obj}",
-        r"(?:now\s+|currently\s+|always\s+)?prefers\s+(?P<obj>[\w-]+(?:\s+[\w-]+)?)\s+(?:as|in)\s+(?P<v>.+)",
-    ),
-]
-_SLOT_RES = [(slot, re.compile(pattern, re.IGNORECASE)) for slot, pattern in _SLOT_TABLE]
-_LEAD_DATE_RE = re.compile(r"^\W*(?:\d{4}-\d{2}-\d{2}|\d{1,2}\s+[A-Z][a-z]+\s+\d{4})\W*\s*")
-_LEAD_PRONOUN_RE = re.compile(r"^(?:the\s+user|user|she|he|they)\s+", re.IGNORECASE)
-_ARTICLES = {"a", "an", "the", "now", "currently"}
-_DANGLING = {"on", "in", "at", "of", "the", "weekend", "week", "around", "by", "during"}
-
-
-def slot_of(text: str, subject: Iterable[str] = ()) -> tuple[str, str] | None:
-    """(slot, normalized value) of a claim, or None when the table knows no slot for it."""
-    plain = _plain(text)
-    plain = _LEAD_DATE_RE.sub("", plain)
-    for name in sorted((s for s in subject if s), key=len, reverse=True):
-        if plain.lower().startswith(name.lower() + " "):
-            plain = plain[len(name) + 1 :]
-            break
-        if plain.lower().startswith(name.lower() + "'s "):
-            plain = plain[len(name) + 3 :]
-            break
-    plain = _LEAD_PRONOUN_RE.sub("", plain)
-    for slot, regex in _SLOT_RES:
-        m = regex.match(plain)
-        if not m:
-            continue
-        value = re.split(r"[,.;()\[]| since | from | until | as of ", m["v"], maxsplit=1)[0]
-        value = claim_dates(value)[1]  # "Munich on 24 June 2023": the date is not the value
-        words = [w for w in re.findall(r"[\w'-]+", value.lower()) if w not in _ARTICLES]
-        while words and words[-1] in _DANGLING:
-            words.pop()
-        if not words:
-            return None
-        obj = m.groupdict().get("obj") or ""
-        return slot.format(obj=obj.lower()), " ".join(words)
-    return None
-
-
-def _clash(a: str, b: str) -> bool:
-    wa, wb = set(a.split()), set(b.split())
-    return not (wa <= wb or wb <= wa)
 
 
 # -- the gate --------------------------------------------------------------------
@@ -497,7 +344,7 @@ class _Check:
                     Problem(GATE, path, claim.line, code, f"{why} ({_cites(claim)})")
                 )
         if path.startswith(_FACT_PREFIXES):
-            self.problems.extend(_contradictions(page, path, claims))
+            self.problems.extend(contradictions(page, path, claims))
 
     def _base_claims(self, path: str) -> tuple[set[ClaimKey], set[ClaimKey]]:
         old = base_page(self.store, self.base, path)
@@ -537,31 +384,3 @@ class _Check:
 
 def _cites(claim: Claim) -> str:
     return "cites " + ", ".join(f"[{n}]" for n in claim.citations)
-
-
-def _contradictions(page: Page, path: str, claims: list[Claim]) -> list[Problem]:
-    subject = (page.title, page.id, *page.aliases)
-    seen: dict[str, tuple[Claim, str]] = {}
-    out: list[Problem] = []
-    for claim in claims:
-        if claim.superseded:
-            continue
-        found = slot_of(claim.text, subject)
-        if found is None:
-            continue
-        slot, value = found
-        if slot in seen and _clash(seen[slot][1], value):
-            first, first_value = seen[slot]
-            out.append(
-                Problem(
-                    GATE,
-                    path,
-                    claim.line,
-                    "DV201",
-                    f"contradicts line {first.line} for {page.title or page.id!r}, slot {slot}: "
-                    f"{value!r} vs {first_value!r} (mark the older one superseded)",
-                )
-            )
-        else:
-            seen.setdefault(slot, (claim, value))
-    return out

@@ -1,0 +1,109 @@
+"""Slots: the one value a subject has at a time (role, employer, city, a preference).
+
+Contradictions: on a changed page under ``knowledge/`` or ``notes/``, no two current
+claims may give different values for one *slot*. The subject is the page. A slot is
+found by a small, fixed table of predicates at the start of a claim (after an optional
+leading date and the subject's name): ``works as`` / ``role:`` (role), ``works at|for``
+/ ``employer:`` (employer), ``lives in`` / ``moved to`` / ``city:`` (city), ``prefers X
+as|in`` (preference:X). The value is the rest of the clause; two values clash unless
+one's words contain the other's. Anything the table does not recognise has no slot: the
+check errs towards letting a claim through rather than blocking a run on a guess.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from dream.gates import Problem
+from dream.gates.claimtext import claim_dates
+from dream.gates.claimtext import plain as _plain
+from memoryfs.claims import Claim
+from memoryfs.page import Page
+
+__all__ = ["slot_of", "contradictions"]
+
+GATE = "verification"
+
+_SLOT_TABLE = [
+    ("role", r"(?:now\s+|currently\s+)?(?:works|is\s+working|is\s+employed)\s+as\s+(?P<v>.+)"),
+    ("role", r"(?:role|job|job\s+title|position|occupation)\s*(?::|is\b)\s*(?P<v>.+)"),
+    (
+        "employer",
+        r"(?:now\s+|currently\s+)?(?:works|is\s+working|is\s+employed)\s+(?:at|for|by)\s+(?P<v>.+)",
+    ),
+    ("employer", r"(?:employer|company|workplace)\s*(?::|is\b)\s*(?P<v>.+)"),
+    ("city", r"(?:now\s+|currently\s+)?(?:lives|is\s+living|is\s+based|resides)\s+in\s+(?P<v>.+)"),
+    ("city", r"(?:moved|relocated)\s+to\s+(?P<v>.+)"),
+    ("city", r"(?:city|home\s+city|lives\s+in)\s*:\s*(?P<v>.+)"),
+    (
+        "preference:{obj}",
+        r"(?:now\s+|currently\s+|always\s+)?prefers\s+(?P<obj>[\w-]+(?:\s+[\w-]+)?)\s+(?:as|in)\s+(?P<v>.+)",
+    ),
+]
+_SLOT_RES = [(slot, re.compile(pattern, re.IGNORECASE)) for slot, pattern in _SLOT_TABLE]
+_LEAD_DATE_RE = re.compile(r"^\W*(?:\d{4}-\d{2}-\d{2}|\d{1,2}\s+[A-Z][a-z]+\s+\d{4})\W*\s*")
+_LEAD_PRONOUN_RE = re.compile(r"^(?:the\s+user|user|she|he|they)\s+", re.IGNORECASE)
+_ARTICLES = {"a", "an", "the", "now", "currently"}
+_DANGLING = {"on", "in", "at", "of", "the", "weekend", "week", "around", "by", "during"}
+
+
+def slot_of(text: str, subject: Iterable[str] = ()) -> tuple[str, str] | None:
+    """(slot, normalized value) of a claim, or None when the table knows no slot for it."""
+    plain = _plain(text)
+    plain = _LEAD_DATE_RE.sub("", plain)
+    for name in sorted((s for s in subject if s), key=len, reverse=True):
+        if plain.lower().startswith(name.lower() + " "):
+            plain = plain[len(name) + 1 :]
+            break
+        if plain.lower().startswith(name.lower() + "'s "):
+            plain = plain[len(name) + 3 :]
+            break
+    plain = _LEAD_PRONOUN_RE.sub("", plain)
+    for slot, regex in _SLOT_RES:
+        m = regex.match(plain)
+        if not m:
+            continue
+        value = re.split(r"[,.;()\[]| since | from | until | as of ", m["v"], maxsplit=1)[0]
+        value = claim_dates(value)[1]  # "Munich on 24 June 2023": the date is not the value
+        words = [w for w in re.findall(r"[\w'-]+", value.lower()) if w not in _ARTICLES]
+        while words and words[-1] in _DANGLING:
+            words.pop()
+        if not words:
+            return None
+        obj = m.groupdict().get("obj") or ""
+        return slot.format(obj=obj.lower()), " ".join(words)
+    return None
+
+
+def _clash(a: str, b: str) -> bool:
+    wa, wb = set(a.split()), set(b.split())
+    return not (wa <= wb or wb <= wa)
+
+
+def contradictions(page: Page, path: str, claims: list[Claim]) -> list[Problem]:
+    subject = (page.title, page.id, *page.aliases)
+    seen: dict[str, tuple[Claim, str]] = {}
+    out: list[Problem] = []
+    for claim in claims:
+        if claim.superseded:
+            continue
+        found = slot_of(claim.text, subject)
+        if found is None:
+            continue
+        slot, value = found
+        if slot in seen and _clash(seen[slot][1], value):
+            first, first_value = seen[slot]
+            out.append(
+                Problem(
+                    GATE,
+                    path,
+                    claim.line,
+                    "DV201",
+                    f"contradicts line {first.line} for {page.title or page.id!r}, slot {slot}: "
+                    f"{value!r} vs {first_value!r} (mark the older one superseded)",
+                )
+            )
+        else:
+            seen.setdefault(slot, (claim, value))
+    return out
