@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,13 @@ from memoryfs.receipt_log import (
     sandbox_receipt_dir,
     store_receipt_dir,
 )
-from memoryfs.receipts import READ_TIERS, RECEIPT_VOCABULARY, page_item, session_item
+from memoryfs.receipts import (
+    READ_TIERS,
+    RECEIPT_VOCABULARY,
+    format_utc,
+    page_item,
+    session_item,
+)
 from memoryfs.store import Store, init_store
 from memoryfs.transcript import Turn, parse_transcript, render_transcript
 from memoryfs.validate import validate_store
@@ -152,6 +159,14 @@ def test_a_page_deleted_behind_dreams_back_is_source_at_risk(
     assert report.overall == "source_at_risk" and report.exit_code == 8
 
 
+def _next_receipt_second() -> None:
+    """Receipts carry whole UTC seconds, and a read in the second of a commit counts as
+    after it; a fast Dream run (well under a second) could land in the copy's second."""
+    start = format_utc()
+    while format_utc() == start:
+        time.sleep(0.05)
+
+
 def test_an_agent_relying_on_an_old_materialized_copy_is_stale_retrieval(
     dreamed: Store, tmp_path: Path
 ) -> None:
@@ -166,6 +181,7 @@ def test_an_agent_relying_on_an_old_materialized_copy_is_stale_retrieval(
     extra = Turn(len(t.turns) + 1, "user", t.turns[-1].ts, "Marta starts at Altona in April.")
     longer = tmp_path / f"{GROWN}.md"
     longer.write_text(render_transcript(t.__class__(**{**t.__dict__, "turns": (*t.turns, extra)})))
+    _next_receipt_second()  # the commit must be later than the copy, to the second
     ingest(store, [longer])
     assert run_dream(store, load_engine()).status == "committed"
     record_use(store, sandbox, [summary], outcome="test:pass")
