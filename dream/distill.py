@@ -152,7 +152,10 @@ def trim(said: str, listener: str = "") -> str:
     """``said`` without vocatives, openers, filler adverbs and emoji; its words otherwise."""
     s = _INTERJECTION_RE.sub("", _EMOJI_RE.sub("", said))
     if listener:
-        name = re.escape(listener)
+        # the name or a short form of it ("Mel" for Melanie)
+        first = listener.split()[0]
+        shorts = [re.escape(first[:k]) for k in range(len(first), 2, -1)]
+        name = "(?:" + "|".join([re.escape(listener), *shorts]) + r")\b"
         s = re.sub(
             rf"^(?:(?:hey|hi|hello|oh|wow|yeah|yes|thanks|so)\s+)?{name}\s*(?:[,!:.]\s*|$)", "", s
         )

@@ -199,7 +199,8 @@ def _third_person(text: str, name: str) -> str:
     def verb(m: re.Match[str]) -> str:
         adverbs, word = m.group(1), m.group(2)
         if _JOINED_RE.search(m.string, 0, m.start()):  # "my cat and I went": the name
-            return mark(f"{{n}}{adverbs} {word}", f"{{n}}{adverbs} {word}")
+            name_verb = f"{{n}}{adverbs} {word if word in _NOT_VERBS else _third(word)}"
+            return mark(name_verb, name_verb)
         if word in _NOT_VERBS:
             return mark(f"{{n}}{adverbs} {word}", f"they{adverbs} {word}")
         plural = "were" if word == "was" else "are" if word == "am" else word

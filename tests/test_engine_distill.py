@@ -47,6 +47,10 @@ def test_trim_drops_vocatives_openers_and_filler() -> None:
         "I've been blogging about politics."
     )
     assert trim("I ran 5K on Saturday, Maria!", "Maria") == "I ran 5K on Saturday!"
+    # a short form of the name is a vocative too; a longer word that starts like it is not
+    assert trim("Mel.", "Melanie") == ""
+    assert trim("Hey Mel, I went home.", "Melanie") == "I went home."
+    assert trim("I love Melbourne, Mel!", "Melanie") == "I love Melbourne!"
 
 
 def test_the_question_a_short_answer_answers() -> None:

@@ -46,6 +46,7 @@ def test_relative_dates_become_absolute(said: str, claim: str) -> None:
         ("I need to redo the figures.", "Dana needs to redo the figures."),
         ("I really love my cat.", "Dana really loves their cat."),  # named once
         ("My cat and I went home.", "Dana's cat and Dana went home."),
+        ("I got help and I want to pass it on.", "Dana got help and Dana wants to pass it on."),
         ("I was tired but I stayed.", "Dana was tired but they stayed."),
         ("We were there, I was glad.", "Dana and others were there, they were glad."),
         ("I don't eat meat.", "Dana doesn't eat meat."),
