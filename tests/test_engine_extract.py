@@ -66,8 +66,23 @@ def test_facts_cite_their_turn_and_resolve_dates() -> None:
     assert interview.evidence[0].turn == 1 and interview.evidence[0].hash == t.turns[0].hash
     assert any("Tidewater" in f.subject for f in extract_facts(t) if f.text == interview.text)
     teaches = [f for f in subjects["Sam"] if "teaches" in f.text]
-    assert teaches and teaches[0].text.startswith("Sam teaches music")
+    # the turn's two sentences about Sam are one claim, in the order said
+    assert teaches and teaches[0].text == "Sam is Dana's partner. Sam teaches music at a Gymnasium."
     assert not any(f.evidence[0].turn == 2 for f in extract_facts(t))  # the assistant's question
+
+
+def test_one_claim_per_turn_and_subject_but_preferences_apart() -> None:
+    said = (
+        "I ran a 10K race last Saturday. My sister and I raised 500 euros for a cancer "
+        "charity. I really love running in the rain."
+    )
+    t = session([("dana", said), ("atlas", "Well done!"), ("dana", "I went to the coast.")])
+    dana = by_subject(extract_facts(t))["dana"]  # the speaker's label, as said
+    race = [f for f in dana if "10K" in f.text]
+    assert len(race) == 1 and race[0].text.endswith("raised 500 euros for a cancer charity.")
+    assert race[0].kind == "event" and race[0].date == "2026-01-17"
+    assert [f.kind for f in dana if "loves running" in f.text] == ["preference"]
+    assert [f.evidence[0].turn for f in dana] == [1, 1, 3]
 
 
 def test_pronoun_resolved_claim_also_cites_the_naming_turn() -> None:
