@@ -56,7 +56,7 @@ _MERGE_RATIO = 92
 MAX_CITES = 8  # citations kept on one claim; later repetitions do not touch the page
 _SUMMARY_CHARS = 140
 _PERSON_SUMMARY_CHARS = 200
-STAGE_INDEX_CACHE = "index-facts-stage.json"
+STAGE_INDEX_CACHE = "index-facts-stage.sqlite"
 
 
 def _norm(text: str) -> str:

@@ -4,10 +4,13 @@ Regenerating INDEX.md and sessions/index.md needs a few fields of every page
 (id, title, summary, aliases, outgoing links) and of every transcript (date,
 turn count). Parsing YAML and Markdown for thousands of files on every Dream
 run is what made the index cost grow with the store; reading the bytes and
-hashing them is cheap. So facts are cached in ``.memoryfs/index-facts.json``
+hashing them is cheap. So facts are cached in ``.memoryfs/index-facts.sqlite``
 under the SHA-1 of the file's bytes: a changed file is parsed again, an
 unchanged one never; a file whose size, mtime and inode did not change is not
-even read. The cache is a cache: deleting it loses nothing.
+even read. Facts are read from SQLite one file at a time, so a run holds the
+file stamps and what the index itself needs, not the whole cache (a JSON file
+loaded whole made a Dream run's peak memory grow with the store). The cache is
+a cache: deleting it loses nothing, and one that cannot be read is started anew.
 """
 
 from __future__ import annotations
@@ -16,12 +19,12 @@ import contextlib
 import hashlib
 import json
 import os
+import sqlite3
 import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from memoryfs.atomic import atomic_write_text
 from memoryfs.errors import MemoryFSError
 from memoryfs.links import extract_links
 from memoryfs.page import parse_page
@@ -30,8 +33,13 @@ from memoryfs.transcript import parse_transcript
 
 __all__ = ["PageFacts", "SessionFacts", "IndexCache"]
 
-_VERSION = 1
-_NAME = "index-facts.json"
+_VERSION = 2
+_NAME = "index-facts.sqlite"
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS facts (key TEXT PRIMARY KEY, data TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS stats (rel TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, "
+    "ino INTEGER, key TEXT)",
+)
 
 
 @dataclass(frozen=True)
@@ -57,36 +65,68 @@ class IndexCache:
     """Facts of a store's files by content hash; ``save`` keeps only what was used."""
 
     def __init__(self, store: Store, path: Path | None = None) -> None:
-        """``path``: where the cache lives (default ``.memoryfs/index-facts.json`` of
+        """``path``: where the cache lives (default ``.memoryfs/index-facts.sqlite`` of
         ``store``); a staged worktree, whose own ``.memoryfs`` each run cleans away,
         keeps its cache in the live store's."""
         self.store = store
         self.path = path if path is not None else store.cache_dir / _NAME
-        self._old: dict[str, Any] = {}
-        self._used: dict[str, Any] = {}
-        self._old_stats: dict[str, Any] = {}
-        self._stats: dict[str, Any] = {}
+        self._db: sqlite3.Connection | None = None
+        self._old_stats: dict[str, tuple[int, int, int, str]] = {}
+        self._stats: dict[str, tuple[int, int, int, str]] = {}
+        self._new: dict[str, str] = {}  # key -> facts (JSON) not in the database yet
+        self._used: set[str] = set()
         self._dirs: dict[str, Path | None] = {}  # folder (rel) -> its resolved path
+        self._open()
+
+    def _open(self) -> None:
+        if self.path.is_symlink() or self.path.parent.is_symlink():
+            return  # never write through a link: work without a cache
+        with contextlib.suppress(OSError):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        for attempt in range(2):
+            try:
+                db = sqlite3.connect(self.path, timeout=2, isolation_level=None)
+                version = db.execute("PRAGMA user_version").fetchone()[0]
+                if version not in (0, _VERSION):
+                    db.close()
+                    raise sqlite3.DatabaseError("another cache version")
+                for statement in _SCHEMA:
+                    db.execute(statement)
+                db.execute(f"PRAGMA user_version = {_VERSION}")
+                rows = db.execute("SELECT rel, size, mtime, ino, key FROM stats").fetchall()
+                self._old_stats = {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
+                self._db = db
+                return
+            except (sqlite3.Error, OSError):
+                self._db, self._old_stats = None, {}
+                if attempt == 0:  # unreadable (corrupt, another version): start anew
+                    with contextlib.suppress(OSError):
+                        self.path.unlink()
+
+    def _facts(self, key: str) -> tuple[bool, Any]:
+        """(found, facts) of ``key`` in the cache."""
+        if key in self._new:
+            return True, json.loads(self._new[key])
+        if self._db is None:
+            return False, None
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-            if isinstance(data, dict) and data.get("version") == _VERSION:
-                entries, stats = data.get("entries"), data.get("stats")
-                self._old = entries if isinstance(entries, dict) else {}
-                self._old_stats = stats if isinstance(stats, dict) else {}
-        except (OSError, ValueError):
-            self._old = {}
+            row = self._db.execute("SELECT data FROM facts WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error:
+            return False, None
+        return (True, json.loads(row[0])) if row is not None else (False, None)
 
     def _key(self, rel: str, kind: str) -> tuple[str, str | None] | None:
-        """(cache key, text or None when cached) of a file; None when unreadable or outside.
+        """(cache key, text or None when the stamp matches) of a file; None when unreadable
+        or outside.
 
         A file whose size, mtime (ns) and inode are those recorded with a cached key
         is not read again; any other file is read and keyed by its content.
         """
         try:
             path, st = self._stat(rel)
-            sig = [st.st_size, st.st_mtime_ns, st.st_ino]
+            sig = (st.st_size, st.st_mtime_ns, st.st_ino)
             old = self._old_stats.get(rel)
-            if isinstance(old, list) and old[:3] == sig and old[3] in self._old:
+            if old is not None and old[:3] == sig:
                 self._stats[rel] = old
                 return old[3], None
             data = path.read_bytes()
@@ -94,7 +134,7 @@ class IndexCache:
         except (OSError, UnicodeDecodeError, MemoryFSError, ValueError):
             return None
         key = f"{kind}:{hashlib.sha1(data).hexdigest()}"
-        self._stats[rel] = [*sig, key]
+        self._stats[rel] = (*sig, key)
         return key, text
 
     def _stat(self, rel: str) -> tuple[Path, os.stat_result]:
@@ -119,39 +159,63 @@ class IndexCache:
         path = self.store.resolve(rel)
         return path, path.stat()
 
-    def page(self, rel: str) -> PageFacts | None:
-        found = self._key(rel, "page")
+    def _lookup(self, rel: str, kind: str, parse: Any) -> Any:
+        found = self._key(rel, kind)
         if found is None:
             return None
         key, text = found
-        raw = self._old[key] if key in self._old or text is None else _page_facts(text, rel)
-        self._used[key] = raw
+        hit, raw = self._facts(key)
+        if not hit:
+            if text is None:  # stamp matched a key the cache lost: read it after all
+                self._old_stats.pop(rel, None)
+                return self._lookup(rel, kind, parse)
+            raw = parse(text, rel)
+            self._new[key] = json.dumps(raw, separators=(",", ":"))
+        self._used.add(key)
+        return raw
+
+    def page(self, rel: str) -> PageFacts | None:
+        raw = self._lookup(rel, "page", _page_facts)
         if not raw:
             return None
         return PageFacts(**{**raw, "aliases": tuple(raw["aliases"]), "links": tuple(raw["links"])})
 
     def transcript(self, rel: str) -> SessionFacts | None:
-        found = self._key(rel, "session")
-        if found is None:
-            return None
-        key, text = found
-        raw = self._old[key] if key in self._old or text is None else _session_facts(text, rel)
-        self._used[key] = raw
+        raw = self._lookup(rel, "session", _session_facts)
         return SessionFacts(**raw) if raw else None
 
     def save(self) -> None:
-        if (self._used, self._stats) == (self._old, self._old_stats):
+        """Record new facts and stamps; drop what no file of this pass uses."""
+        db, self._db = self._db, None
+        if db is None:
             return
-        if self.store.cache_dir.is_symlink() or self.path.parent.is_symlink():
-            return
-        with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
-            atomic_write_text(
-                self.path,
-                json.dumps(
-                    {"version": _VERSION, "entries": self._used, "stats": self._stats},
-                    separators=(",", ":"),
-                ),
-            )
+        try:
+            if not (self.store.cache_dir.is_symlink() or self.path.parent.is_symlink()):
+                self._write(db)
+        finally:
+            db.close()
+
+    def _write(self, db: sqlite3.Connection) -> None:
+        with contextlib.suppress(sqlite3.Error):  # a cache that cannot be written only costs time
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.executemany("INSERT OR REPLACE INTO facts VALUES (?, ?)", self._new.items())
+                changed = [
+                    (rel, *st) for rel, st in self._stats.items() if self._old_stats.get(rel) != st
+                ]
+                db.executemany("INSERT OR REPLACE INTO stats VALUES (?, ?, ?, ?, ?)", changed)
+                gone = [(rel,) for rel in self._old_stats if rel not in self._stats]
+                db.executemany("DELETE FROM stats WHERE rel = ?", gone)
+                db.execute("CREATE TEMP TABLE IF NOT EXISTS used (key TEXT PRIMARY KEY)")
+                db.execute("DELETE FROM used")
+                db.executemany("INSERT OR IGNORE INTO used VALUES (?)", ((k,) for k in self._used))
+                db.execute("DELETE FROM facts WHERE key NOT IN (SELECT key FROM used)")
+                db.execute("COMMIT")
+            except sqlite3.Error:
+                db.execute("ROLLBACK")
+                raise
+        self._new.clear()
+        self._old_stats = dict(self._stats)
 
 
 def _page_facts(text: str, rel: str) -> dict[str, Any] | None:

@@ -66,7 +66,7 @@ class _Parsed:
     cites: tuple[Citation, ...]
 
 
-_CACHE_CHARS = 8_000_000  # bodies kept parsed (about 8 MB of text plus what it yields)
+_CACHE_CHARS = 4_000_000  # bodies kept parsed (about 4 MB of text plus what it yields)
 _cache: OrderedDict[str, _Parsed] = OrderedDict()
 _cached_chars = 0
 

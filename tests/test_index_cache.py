@@ -41,9 +41,9 @@ def _store(tmp_path: Path) -> Store:
 def test_cached_and_uncached_index_are_identical(tmp_path: Path) -> None:
     store = _store(tmp_path)
     cold = render_index(store)
-    assert (store.cache_dir / "index-facts.json").is_file()
+    assert (store.cache_dir / "index-facts.sqlite").is_file()
     warm = render_index(store)
-    (store.cache_dir / "index-facts.json").unlink()
+    (store.cache_dir / "index-facts.sqlite").unlink()
     assert cold == warm == render_index(store)
 
 
@@ -63,7 +63,7 @@ def test_a_changed_file_is_never_served_from_the_cache(tmp_path: Path) -> None:
 def test_a_corrupt_cache_is_ignored(tmp_path: Path) -> None:
     store = _store(tmp_path)
     expected = render_index(store)
-    (store.cache_dir / "index-facts.json").write_text("{not json")
+    (store.cache_dir / "index-facts.sqlite").write_text("{not json")
     assert render_index(store) == expected
     write_indexes(store)
     assert (store.memory / "sessions/index.md").read_text() == render_sessions_index(
@@ -78,7 +78,7 @@ def test_a_cache_kept_elsewhere_gives_the_same_files(tmp_path: Path) -> None:
     store = _store(tmp_path)
     write_indexes(store)
     expected = (store.memory / "INDEX.md").read_text()
-    elsewhere = tmp_path / "other-cache" / "facts.json"
+    elsewhere = tmp_path / "other-cache" / "facts.sqlite"
     elsewhere.parent.mkdir()
     (store.memory / "INDEX.md").unlink()
     write_indexes(store, cache_path=elsewhere)
@@ -94,5 +94,17 @@ def test_a_cache_kept_elsewhere_gives_the_same_files(tmp_path: Path) -> None:
     # a folder that is a symlink inside the store resolves as before
     (store.memory / "knowledge/teams").symlink_to(store.memory / "knowledge/people")
     warm = render_index(store)
-    (store.cache_dir / "index-facts.json").unlink()
+    (store.cache_dir / "index-facts.sqlite").unlink()
     assert render_index(store) == warm
+
+
+def test_a_stamp_whose_facts_are_gone_is_read_again(tmp_path: Path) -> None:
+    import sqlite3
+
+    store = _store(tmp_path)
+    expected = render_index(store)
+    db = sqlite3.connect(store.cache_dir / "index-facts.sqlite")
+    db.execute("DELETE FROM facts")  # the stamps still match, their facts are gone
+    db.commit()
+    db.close()
+    assert render_index(store) == expected
