@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 
 from memoryfs.fts import delete_file, immediate, insert_file, touch_file
 from memoryfs.hashing import content_hash
-from memoryfs.scan import FileBytes, inode_key, is_file, list_folder, read_file, walk
+from memoryfs.scan import FileBytes, is_file, list_folder, read_file, walk
 from memoryfs.store import Store
 from memoryfs.units import FileInfo, Unit, units_of
 
@@ -210,14 +210,14 @@ def _quick_plan(store: Store, conn: sqlite3.Connection) -> _Plan:
             continue
         plan.states[rel] = listed.state
         stack.extend(d for d in listed.dirs if d not in known)
-        moved = _moved(conn, rel, listed.buckets(), "xi", False)
+        moved = _moved(conn, rel, listed.buckets, "xi", False)
         _load(conn, rel, sorted(moved), plan.rows)
-        for name, inode, bucket in listed.files:
+        for name, key, bucket in listed.files:
             if bucket in moved:
                 path = f"{rel}/{name}"
                 seen.add(path)
                 row = plan.rows.get(path)
-                if row is None or row.ikey != inode_key(name, inode):
+                if row is None or row.ikey != key:
                     plan.todo.append(path)
     plan.removed = sorted(rel for rel in plan.rows if rel not in seen)
     plan.compared = len(seen)

@@ -150,16 +150,9 @@ class FolderList:
 
     rel: str
     state: tuple[int, int]  # the folder's (mtime_ns, ctime_ns) before it was read
-    files: list[tuple[str, int, int]]  # (name, inode, name_bucket(name))
+    files: list[tuple[str, int, int]]  # (name, inode_key(name, inode), name_bucket(name))
     dirs: list[str]
-
-    def buckets(self) -> dict[int, tuple[int, int]]:
-        """Count and XOR of ``inode_key`` per name bucket, non-empty ones."""
-        out: dict[int, tuple[int, int]] = {}
-        for name, inode, b in self.files:
-            n, x = out.get(b, (0, 0))
-            out[b] = (n + 1, x ^ inode_key(name, inode))
-        return out
+    buckets: dict[int, tuple[int, int]]  # bucket -> count and XOR of inode keys
 
 
 def list_folder(root: Path, rel: str, suffix: str = ".md") -> FolderList | None:
@@ -171,6 +164,9 @@ def list_folder(root: Path, rel: str, suffix: str = ".md") -> FolderList | None:
         return None
     files: list[tuple[str, int, int]] = []
     dirs: list[str] = []
+    counts = [0] * BUCKETS
+    xors = [0] * BUCKETS
+    crc = zlib.crc32
     try:
         st = os.fstat(fd)
         with os.scandir(fd) as it:
@@ -179,17 +175,24 @@ def list_folder(root: Path, rel: str, suffix: str = ".md") -> FolderList | None:
                 if name[0] == ".":
                     continue
                 try:
-                    if entry.is_dir(follow_symlinks=False):
+                    if name.endswith(suffix) and entry.is_file(follow_symlinks=False):
+                        # inode_key and name_bucket, inlined (a quick refresh's hot loop)
+                        c = crc(name.encode())
+                        key = hash((c, entry.inode())) & _MASK
+                        b = c % BUCKETS
+                        counts[b] += 1
+                        xors[b] ^= key
+                        files.append((name, key, b))
+                    elif entry.is_dir(follow_symlinks=False):
                         dirs.append(f"{rel}/{name}")
-                    elif name.endswith(suffix) and entry.is_file(follow_symlinks=False):
-                        files.append((name, entry.inode(), name_bucket(name)))
                 except OSError:
                     continue
     except OSError:
         return None
     finally:
         os.close(fd)
-    return FolderList(rel, (st.st_mtime_ns, st.st_ctime_ns), files, dirs)
+    buckets = {b: (n, xors[b]) for b, n in enumerate(counts) if n}
+    return FolderList(rel, (st.st_mtime_ns, st.st_ctime_ns), files, dirs, buckets)
 
 
 def walk(

@@ -16,7 +16,7 @@ from read_fixtures import build_store, write_page
 
 import memoryfs.refresh as refresh_mod
 from memoryfs.atomic import atomic_write_text
-from memoryfs.scan import FileBytes, name_bucket, walk
+from memoryfs.scan import FileBytes, inode_key, list_folder, name_bucket, walk
 from memoryfs.search import INDEX_NAME, SearchIndex
 from memoryfs.store import Store
 
@@ -377,3 +377,20 @@ def test_a_quick_refresh_sees_names_at_once_and_in_place_edits_by_the_next_full_
         assert not late.quick and late.changed == 1 and _paths(idx, "Quokkaday") == {POTTERY}
         assert idx.refresh(max_stale=300).quick
         _folder_stamps(store)
+
+
+def test_a_folder_listing_keys_names_and_inodes_like_the_index(store: Store) -> None:
+    listed = list_folder(store.memory, "knowledge/preferences")
+    assert listed is not None
+    folder = store.memory / "knowledge/preferences"
+    expected = {
+        (p.name, inode_key(p.name, os.lstat(p).st_ino), name_bucket(p.name))
+        for p in folder.iterdir()
+        if p.suffix == ".md"
+    }
+    assert set(listed.files) == expected and expected
+    buckets: dict[int, tuple[int, int]] = {}
+    for _name, key, b in listed.files:
+        n, x = buckets.get(b, (0, 0))
+        buckets[b] = (n + 1, x ^ key)
+    assert listed.buckets == buckets
