@@ -38,7 +38,7 @@ LINK_DECAY = 0.6  # items found one [[link]] hop away from the best pages
 FOLLOW_PAGES = 3  # best pages whose links are followed
 FOLLOW_CLAIMS = 1  # best claims whose cited turns are shown under them
 CITES_PER_CLAIM = 2
-NEAR_DUPLICATE = 0.8  # share of an item's content words already shown that makes it a repeat
+NEAR_DUPLICATE = 0.6  # share of an item's content words already shown that makes it a repeat
 MAX_MISSES = 40  # stop filling after this many items in a row did not fit
 _TRANSCRIPTS = "sessions/transcripts/"
 _SUMMARIES = "sessions/summaries/"
@@ -181,8 +181,12 @@ def _words(text: str) -> frozenset[str]:
 
 
 def _covered(words: frozenset[str], by: frozenset[str]) -> bool:
-    """Whether (nearly) every content word of an item is already in another."""
-    return bool(words) and len(words & by) >= NEAR_DUPLICATE * len(words)
+    """Whether most content words of an item, and every number (a resolved date), are in another."""
+    return (
+        bool(words)
+        and len(words & by) >= NEAR_DUPLICATE * len(words)
+        and all(w in by for w in words if w.isdigit())
+    )
 
 
 def _norm(text: str) -> str:

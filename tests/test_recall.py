@@ -216,3 +216,13 @@ def test_title_qualifier_is_not_part_of_the_name() -> None:
     # a title that is all qualifier keeps its words: "archive" is one of three
     assert title_boost(["archive"], ["(2023-03 archive)"]) == pytest.approx(1 + 0.5 / 3)
     assert title_boost(["hike"], ["John (2023-03 archive)"]) == pytest.approx(1.0)
+
+
+def test_a_claim_that_resolves_a_date_is_never_a_repeat_of_its_turn() -> None:
+    from memoryfs.recall import _covered, _words
+
+    turn = _words("Guess what, I ran a charity race last Saturday! It was so rewarding.")
+    assert not _covered(
+        _words('Melanie ran a charity race on 20 May 2023 ("last Saturday").'), turn
+    )
+    assert _covered(_words("Melanie ran a charity race, so rewarding."), turn)
