@@ -317,14 +317,18 @@ def _render(hit: Hit, shown: str, entry: _Entry, name: Callable[[str], str]) -> 
     if hit.anchor:
         where = f"{name(hit.path)}#{hit.anchor}"
     else:
-        where = f"{name(hit.path)}:{hit.line}"
         cites = [
             f"{name(ref.split('#', 1)[0])}#{ref.split('#', 1)[1]}"
             for ref in hit.citations
             if "#" in ref
         ]
-        if cites:
-            where += " cites " + ", ".join(cites)
+        # A cited claim is found by its page and its evidence; its line number would
+        # only cost tokens (``--json`` has it).
+        where = (
+            f"{name(hit.path)} cites {', '.join(cites)}"
+            if cites
+            else f"{name(hit.path)}:{hit.line}"
+        )
     # A head is a page's summary: its "updated" date is about the file, not the fact.
     quiet = hit.kind == "head" or (entry.follower and hit.date == entry.parent_date)
     date = "" if quiet else human_date(hit.date)
