@@ -278,11 +278,11 @@ def _fit(
             continue
         words = _words(body)
         if (
-            hit.kind != "turn"
+            not entry.follower
             and set(hit.citations) <= shown_cites
             and any(_covered(words, prev) for prev in shown_words)
         ):
-            continue  # the same fact, on the same evidence, already shown (a note, the turn)
+            continue  # the same fact, on the same evidence, already shown (a note, a claim's turn)
         line = _render(hit, shown, entry, name)
         # Newlines never merge tokens, so costs add up exactly.
         cost = count_tokens(line)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -226,3 +227,29 @@ def test_a_claim_that_resolves_a_date_is_never_a_repeat_of_its_turn() -> None:
         _words('Melanie ran a charity race on 20 May 2023 ("last Saturday").'), turn
     )
     assert _covered(_words("Melanie ran a charity race, so rewarding."), turn)
+
+
+def test_a_turn_its_shown_claim_already_says_is_not_printed_again() -> None:
+    from memoryfs.recall import _Entry, _fit
+    from memoryfs.search import Hit
+
+    ref = "sessions/transcripts/2023-07-12-s07.md#t22"
+    claim = Hit(
+        path="knowledge/people/melanie.md", line=9, layer="knowledge", title="Melanie",
+        snippet="", score=2.0, citations=(ref,), date="2023-07-12", kind="claim",
+        text="Melanie has been running farther to de-stress, great for Melanie's headspace.",
+    )  # fmt: skip
+    turn = Hit(
+        path=ref.split("#")[0], line=40, layer="sessions", title="s07", snippet="", score=1.0,
+        citations=(ref,), date="2023-07-12", kind="turn", anchor="t22", speaker="Melanie",
+        text="I've been running farther to de-stress, which has been great for my headspace.",
+    )  # fmt: skip
+    other = dataclasses.replace(turn, text="Running is great for my headspace and my knees.")
+    name = _Names([claim.path, turn.path])
+    items, text = _fit([_Entry(claim, 2.0), _Entry(turn, 1.0)], ["running"], 500, 150, name)
+    assert [i.kind for i in items] == ["claim"] and text.count("\n") == 0
+    # as the claim's follower it is shown on purpose; without the claim it is shown
+    items, _ = _fit([_Entry(claim, 2.0), _Entry(turn, 1.9, True)], ["running"], 500, 150, name)
+    assert [i.kind for i in items] == ["claim", "turn"]
+    items, _ = _fit([_Entry(other, 1.0)], ["running"], 500, 150, name)
+    assert [i.kind for i in items] == ["turn"]
