@@ -28,16 +28,14 @@ from typing import Any
 
 from dream.engine import Engine, EngineContext
 from dream.errors import DreamError
-from dream.gates import GateReport, Problem, prefetch_base
-from dream.gates.validation import validate_stage
-from dream.gates.verification import verify_stage
+from dream.gates import Problem
+from dream.gates.both import problems_of, run_gates
 from dream.orient import find_pending, orient, stop_conditions, target_branch
 from dream.recite import recite_stage
 from dream.records import PendingSession
 from dream.runlog import new_run_id, run_source, write_receipts, write_record
 from dream.skills import check_skill
 from dream.staging import (
-    Change,
     Stage,
     cleanup_stale,
     commit_stage,
@@ -50,6 +48,8 @@ from dream.staging import (
 from dream.sync import MAX_ATTEMPTS, SyncConflict, commit_message, describe, sync
 from memoryfs.errors import LockedError
 from memoryfs.hashing import content_hash
+from memoryfs.links import clear_parse_cache as clear_links_cache
+from memoryfs.page import clear_parse_cache as clear_page_cache
 from memoryfs.receipt_log import ensure_union_merge
 from memoryfs.receipts import scope_ids
 from memoryfs.store import Store
@@ -176,22 +176,7 @@ def run_lock(store: Store) -> Iterator[None]:
         yield
 
 
-# -- gates and landing ---------------------------------------------------------------
-
-
-def run_gates(
-    store: Store, stage: Stage, changes: list[Change], full: bool = False
-) -> tuple[GateReport, GateReport]:
-    """Validation, then verification, of the stage's changes against its base."""
-    changes = [c for c in changes if not c.path.startswith(".dream/")]  # receipts: no memory
-    prefetch_base(store, stage.base, [c.path for c in changes if c.status == "M"])
-    validation = validate_stage(store, stage.path, changes, full=full, base=stage.base)
-    verification = verify_stage(store, stage.path, stage.base, changes)
-    return validation, verification
-
-
-def problems_of(*reports: GateReport) -> tuple[Problem, ...]:
-    return tuple(p for r in reports for p in r.problems)
+# -- landing ---------------------------------------------------------------------------
 
 
 def land(
@@ -342,6 +327,8 @@ class _Attempt:
 
     def run(self, result: RunResult) -> RunResult:
         self.timings, self._clock = {}, time.monotonic()
+        clear_page_cache()  # this run's pages first in the parse caches
+        clear_links_cache()
         self.tick("orient", 0, 1)
         o = orient(self.store)
         self.lap("orient")

@@ -6,14 +6,14 @@ fenced or indented code never counts. Line numbers are 1-based in the body; add
 
 A body is parsed once per process however many readers ask (the index facts, the
 validator, the claims of the semantic gate): what one parse yields (prose segments
-and headings) is kept by body text in a small byte-bounded cache, so a Dream run
-parses each hub page it changed once instead of four times.
+and headings) is kept by body text in a byte-bounded cache (first come, like
+``memoryfs.page``'s), so a Dream run parses each hub page it changed once instead of
+four times.
 """
 
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -26,6 +26,7 @@ __all__ = [
     "Link",
     "Citation",
     "Heading",
+    "clear_parse_cache",
     "extract",
     "extract_links",
     "extract_citations",
@@ -66,8 +67,8 @@ class _Parsed:
     cites: tuple[Citation, ...]
 
 
-_CACHE_CHARS = 4_000_000  # bodies kept parsed (about 4 MB of text plus what it yields)
-_cache: OrderedDict[str, _Parsed] = OrderedDict()
+_CACHE_CHARS = 2_000_000  # bodies kept parsed (about 2 MB of text plus what it yields)
+_cache: dict[str, _Parsed] = {}
 _cached_chars = 0
 
 
@@ -104,16 +105,19 @@ def _parsed(body: str) -> _Parsed:
     global _cached_chars
     found = _cache.get(body)
     if found is not None:
-        _cache.move_to_end(body)
         return found
     found = _parse(body)
-    if len(body) <= _CACHE_CHARS // 4:
+    if _cached_chars + len(body) <= _CACHE_CHARS:  # full: keep what it has (see page.py)
         _cache[body] = found
         _cached_chars += len(body)
-        while _cached_chars > _CACHE_CHARS:
-            old, _ = _cache.popitem(last=False)
-            _cached_chars -= len(old)
     return found
+
+
+def clear_parse_cache() -> None:
+    """Forget every parsed body (Dream calls it as a run starts)."""
+    global _cached_chars
+    _cache.clear()
+    _cached_chars = 0
 
 
 def _parse(body: str) -> _Parsed:

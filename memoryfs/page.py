@@ -7,16 +7,18 @@ reformatting in a diff. Changed metadata is dumped in one canonical key order.
 rewrites, so the split is done here and python-frontmatter's safe YAML handler
 parses the metadata: YAML tags like ``!!python/object`` are never executed.)
 
-Parsing is memoized by (text, path) in a small byte-bounded cache: in one Dream run
-the wiki phase, the index facts and both gates read the same changed pages, and a
-hub page's frontmatter holds hundreds of sources. A parsed ``Page`` may therefore be
-shared: treat ``meta`` as read-only (``with_meta`` or ``dict(page.meta)`` to change it).
+Parsing is memoized by (text, path) in a byte-bounded cache: in one Dream run the
+wiki phase, the index facts and both gates read the same changed pages, and a hub
+page's frontmatter holds hundreds of sources. Once full, the cache keeps what it has
+(first come: repeated scans in the same order still hit their first part, where a
+least-recently-used cache would miss every time) until ``clear_parse_cache``. A parsed
+``Page`` may therefore be shared: treat ``meta`` as read-only (``with_meta`` or
+``dict(page.meta)`` to change it).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -35,6 +37,7 @@ __all__ = [
     "render_page",
     "render_meta",
     "split_frontmatter",
+    "clear_parse_cache",
 ]
 
 REQUIRED_KEYS = ("id", "title", "type", "updated")
@@ -54,7 +57,7 @@ _SOURCE_ORDER = ("id", "ref", "at", "hash")
 _YAML = YAMLHandler()
 _MAX_META_CHARS = 200_000
 _CACHE_CHARS = 3_000_000  # page texts kept parsed (their objects weigh a few times more)
-_cache: OrderedDict[tuple[str, str], Page] = OrderedDict()
+_cache: dict[tuple[str, str], Page] = {}
 _cached_chars = 0
 
 
@@ -209,16 +212,19 @@ def parse_page(text: str, path: str = "") -> Page:
     key = (text, path)
     found = _cache.get(key)
     if found is not None:
-        _cache.move_to_end(key)
         return found
     page = _parse_page(text, path)
-    if len(text) <= _CACHE_CHARS // 8:
+    if _cached_chars + len(text) <= _CACHE_CHARS:
         _cache[key] = page
         _cached_chars += len(text)
-        while _cached_chars > _CACHE_CHARS:
-            (old, _), _ = _cache.popitem(last=False)
-            _cached_chars -= len(old)
     return page
+
+
+def clear_parse_cache() -> None:
+    """Forget every parsed page (Dream calls it as a run starts: a run's pages first)."""
+    global _cached_chars
+    _cache.clear()
+    _cached_chars = 0
 
 
 def _parse_page(text: str, path: str) -> Page:
