@@ -23,7 +23,7 @@ Conventions (each one a choice; the tests pin them):
 - "last weekend" is the latest weekend that ended before base's day. If base falls on a weekend,
   that is the one before. "this weekend" is the weekend of base's week. "next weekend" is the first
   Saturday strictly after base. All three use granularity "weekend", rendered as
-  "the weekend of <Saturday>".
+  "the weekend of <Saturday>". "N weekends ago" counts back from last weekend.
 - "N weeks ago" / "in N weeks" are exact days, as people count them. "N months ago" is a month and
   "N years ago" is a year: the count is rarely exact.
 - "N years now" ("Seven years now, and ...") is a duration up to the session, like "have ...
@@ -277,6 +277,11 @@ def _shift(sign: int) -> _Resolver:
     return resolve
 
 
+def _weekends_ago(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved:
+    """ "two weekends ago": the weekend before last weekend (one weekend ago is last weekend)."""
+    return _last_weekend(base) - 7 * (_count(m["n"]) - 1) * _DAY, "weekend"
+
+
 def _week_from(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved:
     return base + (8 if m["when"].lower() == "tomorrow" else 7) * _DAY, "day"
 
@@ -408,6 +413,7 @@ _RULES = [
     ),
     _rule(r"the\s+week\s+before(?:\s+(?P<last>last)\b|" + _BARE_END + ")", _week_before),
     _rule(_N + r"\s+" + _UNIT + r"\s+ago", _shift(-1)),
+    _rule(_N + r"\s+weekends?\s+ago", _weekends_ago),
     _rule(r"in\s+" + _N + r"\s+" + _UNIT + _NOT_POSSESSIVE, _shift(1)),
     _rule(r"a\s+week\s+(?:from\s+)?(?P<when>today|tomorrow)", _week_from),
     _rule(r"on\s+" + _WD + r"(?![s\u2019'])", _on_weekday),
@@ -436,7 +442,7 @@ _RULES = [
 # Every rule above contains one of these words; one search for them lets the ~90% of turns that
 # hold no date skip the per-rule scans.
 _TRIGGER = re.compile(
-    r"\b(?:yesterday|today|tonight|tomorrow|night|morning|afternoon|evening|weekend"
+    r"\b(?:yesterday|today|tonight|tomorrow|night|morning|afternoon|evening|weekends?"
     r"|(?:day|week|month|year)s?|spring|summer|fall|autumn|" + _WEEKDAY_WORDS + r")\b",
     re.IGNORECASE,
 )

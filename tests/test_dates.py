@@ -369,3 +369,11 @@ def test_season_resolves_to_its_year(text: str, base: datetime.date, year: str) 
 @pytest.mark.parametrize("text", ["last winter was cold", "the last summer of my youth"])
 def test_winter_and_ordinal_seasons_are_left_alone(text: str) -> None:
     assert find_relative_dates(text, BASE) == []
+
+
+def test_weekends_ago_count_back_from_last_weekend() -> None:
+    monday = datetime.date(2023, 7, 17)
+    [two] = find_relative_dates("we went camping two weekends ago", monday)
+    assert two.granularity == "weekend" and two.render() == "the weekend of 8 July 2023"
+    [one] = find_relative_dates("a weekend ago", monday)
+    assert one.render() == "the weekend of 15 July 2023"
