@@ -38,7 +38,10 @@ class Measure:
     peak_mb: float
 
     def phases(self) -> str:
-        return " ".join(f"{k}={v:.2f}" for k, v in self.timings.items() if k != "total")
+        laps = {k: v for k, v in self.timings.items() if k != "total"}
+        # outside the phases: the run lock, skill check, cleanup of crashed runs, run record
+        other = self.seconds - sum(laps.values())
+        return " ".join(f"{k}={v:.2f}" for k, v in [*laps.items(), ("other", other)])
 
 
 def child(store_dir: str, engine_name: str) -> None:
