@@ -56,7 +56,7 @@ KEY_ORDER = (
 _SOURCE_ORDER = ("id", "ref", "at", "hash")
 _YAML = YAMLHandler()
 _MAX_META_CHARS = 200_000
-_CACHE_CHARS = 6_000_000  # page texts kept parsed: a 2,000-session run changes ~3 MB (+ base)
+_CACHE_CHARS = 3_000_000  # page texts kept parsed (6 MB: 0.3 s less at 2,000 sessions, +11 MB)
 _cache: dict[tuple[str, str], Page] = {}
 _cached_chars = 0
 
