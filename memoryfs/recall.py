@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryfs.errors import MemoryFSError
+from memoryfs.expand import feedback_terms, fuse
 from memoryfs.ranking import STOPWORDS, excerpt, query_terms
 from memoryfs.readlog import record_reads
 from memoryfs.receipt_log import local_receipt_dir, sandbox_receipt_dir
@@ -34,6 +35,7 @@ __all__ = ["RecallItem", "RecallResult", "recall", "KIND_WEIGHTS"]
 # they match as well; prose passages a little less, and page heads (a page's
 # summary: what it is about, not evidence) least.
 KIND_WEIGHTS = {"claim": 1.1, "summary": 1.1, "turn": 1.0, "head": 0.5, "passage": 0.9}
+FEEDBACK_WEIGHT = 0.5  # the feedback search's weight in the fusion (the question's own: 1)
 LINK_DECAY = 0.6  # items found one [[link]] hop away from the best pages
 FOLLOW_PAGES = 3  # best pages whose links are followed
 FOLLOW_CLAIMS = 1  # best claims whose cited turns are shown under them
@@ -133,6 +135,12 @@ def _gather(idx: SearchIndex, question: str, layers: tuple[str, ...], budget: in
     """Candidates best first, each claim followed by the turns it cites."""
     k = max(40, budget // 12)
     hits = idx.search(question, k=k, layers=layers)
+    # Pseudo-relevance feedback: the question plus words of its best distilled
+    # items finds what the question names in other words (memoryfs.expand).
+    extra = feedback_terms(hits, query_terms(question))
+    if extra:
+        more = idx.search(" ".join([question, *extra]), k=k, layers=layers)
+        hits = fuse([hits, more], [1.0, FEEDBACK_WEIGHT], k)
     scored = [_Entry(h, h.score * KIND_WEIGHTS.get(h.kind, 1.0)) for h in hits]
     best_pages = list(dict.fromkeys(h.path for h in hits if h.layer in ("knowledge", "notes")))[
         :FOLLOW_PAGES

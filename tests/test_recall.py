@@ -15,7 +15,9 @@ from typer.testing import CliRunner
 
 from cli.memoryfs_app import app
 from memoryfs.errors import MemoryFSError
+from memoryfs.expand import feedback_terms
 from memoryfs.materialize import MANIFEST
+from memoryfs.ranking import query_terms
 from memoryfs.recall import _Names, recall
 from memoryfs.search import SearchIndex
 from memoryfs.store import Store, init_store
@@ -92,17 +94,36 @@ def test_short_names_resolve_to_exactly_one_file() -> None:
     assert names("knowledge/topics/pottery.md") == "knowledge/topics/pottery"
 
 
-def test_one_hop_of_links_from_the_best_page(shared: Store) -> None:
+def test_one_hop_of_links_from_the_best_page(
+    shared: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     question = "When did Melanie run the charity race?"
     studio = "knowledge/places/community-studio.md"
     with SearchIndex.open(shared) as idx:
         assert studio not in {h.path for h in idx.search(question, k=100)}
+    # The link hop alone (feedback would find the studio's passage by itself: next test).
+    monkeypatch.setattr("memoryfs.recall.feedback_terms", lambda *_a, **_k: [])
     r = recall(shared, question, 1500)
     item = next(i for i in r.items if i.path == studio)  # reached through [[community-studio]]
     assert item.kind == "summary" and "Rented wheel space" in item.text
     assert r.items.index(item) > 0
     # pottery.md is linked too and matches "Melanie": its passage comes in ranked
     assert "knowledge/topics/pottery.md" in r.files
+
+
+def test_feedback_finds_a_page_the_question_does_not_name(shared: Store) -> None:
+    question = "When did Melanie run the charity race?"
+    studio = "knowledge/places/community-studio.md"
+    with SearchIndex.open(shared) as idx:
+        hits = idx.search(question, k=100)
+        assert studio not in {h.path for h in hits}
+        # The best claims are about Melanie's pottery at the community studio.
+        words = feedback_terms(hits, query_terms(question))
+        assert {"pottery", "studio"} <= set(words)
+        assert not {"melanie", "charity", "race"} & set(words)
+    r = recall(shared, question, 1500)
+    assert r.items[0].text.startswith("Melanie ran a charity race on 20 May 2023")
+    assert any(i.path == studio and i.kind == "passage" for i in r.items)
 
 
 def test_temporal_note_and_summary_are_found(shared: Store) -> None:
