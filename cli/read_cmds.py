@@ -44,7 +44,7 @@ def _refreshed(store: Store) -> SearchIndex:
         if total >= _PROGRESS_MIN:
             log(f"indexing: {done}/{total} files")
 
-    stats = idx.refresh(progress)
+    stats = idx.refresh_for_read(progress)
     if stats.added + stats.changed >= _PROGRESS_MIN:
         log(f"indexed {stats.added + stats.changed} files in {stats.seconds:.1f}s")
     return idx

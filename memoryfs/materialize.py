@@ -12,10 +12,11 @@ re-runs until the store deletes them, while the budgeted set is re-chosen each r
 Each page copied in gets a ``materialized`` receipt in ``<sandbox>/.receipts/``
 (``memoryfs.readlog``): the version the agent now holds.
 
-The set is chosen from the search index after a quick refresh (``CHOICE_STALE``:
-an in-place edit of a page's metadata counts for the choice from the next full
-walk, at most five minutes later; additions, removals and replacements at once),
-while every byte copied is read from the store there and then.
+The set is chosen from the search index after the refresh every read starts with
+(``SearchIndex.refresh_for_read``: on a store of 5,000+ files an in-place edit of a
+page's metadata counts for the choice from the next full walk, at most a minute
+later; additions, removals and replacements at once), while every byte copied is
+read from the store there and then.
 
 A re-run copies only files whose blob changed and removes what is no longer
 chosen or no longer in the store. It reads store files without following any
@@ -68,7 +69,6 @@ MANIFEST_VERSION = 1
 RECALL = "recall"
 _GENERATED = ("INDEX.md", "sessions/index.md")
 _MAX_MISSES = 200
-CHOICE_STALE = 300.0  # seconds: max_stale of the refresh the working set is chosen after
 _SAFE_PATH_RE = re.compile(r"^memory/[^\x00\n\r]+\.md$")
 
 
@@ -174,7 +174,7 @@ def materialize(store: Store, sandbox: Path, budget_bytes: int | None = None) ->
     root = _sandbox_root(store, sandbox)
     with _locked(root):
         with SearchIndex.open(store) as idx:
-            idx.refresh(max_stale=CHOICE_STALE)
+            idx.refresh_for_read()
             # Enough candidates of each kind to fill the budget with small pages.
             rows = idx.candidates(min(budget // 500 + 50, 20_000))
         # The two generated maps always go, outside the budget: without them an

@@ -99,7 +99,7 @@ def recall(
     layers = tuple(layer for layer in LAYERS if layer not in exclude_layers)
     terms = query_terms(question)
     with SearchIndex.open(store) as idx:
-        idx.refresh()
+        idx.refresh_for_read()
         entries = _gather(idx, question, layers, budget_tokens)
         served = idx.versions([e.hit.path for e in entries])
         names = _Names(idx.paths())

@@ -37,9 +37,14 @@ from memoryfs.ranking import (
 from memoryfs.refresh import Progress, RefreshStats, refresh_index
 from memoryfs.store import LAYERS, Store
 
-__all__ = ["Hit", "RefreshStats", "FileRow", "SearchIndex", "INDEX_NAME"]
+__all__ = ["Hit", "RefreshStats", "FileRow", "SearchIndex", "INDEX_NAME", "READ_STALE"]
 
 INDEX_NAME = "index.sqlite"
+# Reads on a large store stat folders, not every file, while the last full walk is
+# this recent (seconds): an in-place edit of a file (the one change that leaves its
+# folder alone) may go unseen that long. Below QUICK_MIN_FILES a walk is cheap.
+READ_STALE = 60.0
+QUICK_MIN_FILES = 5000
 _SNIPPET_TOKENS = 48
 _CANDIDATES = 60  # FTS rows fetched per search before re-scoring, at least
 _ROW_BUDGET = 4000  # rows BM25 may rank per query before rare terms are preferred
@@ -138,6 +143,18 @@ class SearchIndex:
         )
         self._rebuilt = False
         return stats
+
+    def refresh_for_read(self, progress: Progress | None = None) -> RefreshStats:
+        """The refresh every read (search, recall, materialize) starts with.
+
+        A full stat walk, so every change is seen; on a store of at least
+        ``QUICK_MIN_FILES`` files a quick refresh while the last walk is under
+        ``READ_STALE`` seconds old (added, removed, renamed and replaced files are
+        seen at once, an in-place edit by the first read after ``READ_STALE`` s).
+        """
+        files = self._conn.execute("SELECT COUNT(*) FROM files").fetchone()[0]
+        large = int(files) >= QUICK_MIN_FILES
+        return self.refresh(progress, max_stale=READ_STALE if large else None)
 
     # -- search ----------------------------------------------------------------
 

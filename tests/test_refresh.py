@@ -394,3 +394,31 @@ def test_a_folder_listing_keys_names_and_inodes_like_the_index(store: Store) -> 
         n, x = buckets.get(b, (0, 0))
         buckets[b] = (n + 1, x ^ key)
     assert listed.buckets == buckets
+
+
+def test_reads_walk_small_stores_in_full_and_go_quick_on_large_ones(
+    store: Store, no_racy: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``refresh_for_read``: the policy search, recall and materialize share."""
+    import memoryfs.search as search_mod
+
+    with SearchIndex.open(store) as idx:
+        assert not _refreshed(idx).quick
+        # A small store: every read walks, so an in-place edit is seen at once.
+        _edit_in_place(store.memory / POTTERY, "Thursdays", "Quokkaday", keep_mtime=True)
+        small = idx.refresh_for_read()
+        time.sleep(TICK)
+        assert not small.quick and _paths(idx, "Quokkaday") == {POTTERY}
+        # A large store: quick while the last walk is under READ_STALE seconds old.
+        monkeypatch.setattr(search_mod, "QUICK_MIN_FILES", 1)
+        page = store.memory / MELANIE
+        atomic_write_text(page, page.read_text(encoding="utf-8").replace("charity race", "fun run"))
+        _edit_in_place(store.memory / POTTERY, "Quokkaday", "Wombatday", keep_mtime=True)
+        large = idx.refresh_for_read()
+        time.sleep(TICK)
+        assert large.quick and large.changed == 1 and _paths(idx, "fun run") == {MELANIE}
+        assert not _paths(idx, "Wombatday")  # the in-place edit waits...
+        later = time.time_ns() + int((search_mod.READ_STALE + 1) * 10**9)
+        monkeypatch.setattr(refresh_mod, "_clock", lambda: later)
+        late = idx.refresh_for_read()  # ...for the first read after READ_STALE seconds
+        assert not late.quick and _paths(idx, "Wombatday") == {POTTERY}
