@@ -22,6 +22,8 @@ from markdown_it.rules_inline import StateInline
 from markdown_it.rules_inline.backticks import backtick
 from markdown_it.token import Token
 
+from memoryfs.parse_cache import TextMemo
+
 __all__ = [
     "Link",
     "Citation",
@@ -67,9 +69,7 @@ class _Parsed:
     cites: tuple[Citation, ...]
 
 
-_CACHE_CHARS = 2_000_000  # bodies kept parsed (about 2 MB of text plus what it yields)
-_cache: dict[str, _Parsed] = {}
-_cached_chars = 0
+_memo: TextMemo[str, _Parsed] = TextMemo(2_000_000)  # about 2 MB of bodies kept parsed
 
 
 @lru_cache(maxsize=1)
@@ -102,22 +102,12 @@ def headings(body: str) -> list[Heading]:
 
 
 def _parsed(body: str) -> _Parsed:
-    global _cached_chars
-    found = _cache.get(body)
-    if found is not None:
-        return found
-    found = _parse(body)
-    if _cached_chars + len(body) <= _CACHE_CHARS:  # full: keep what it has (see page.py)
-        _cache[body] = found
-        _cached_chars += len(body)
-    return found
+    return _memo.get(body, len(body), lambda: _parse(body))
 
 
 def clear_parse_cache() -> None:
     """Forget every parsed body (Dream calls it as a run starts)."""
-    global _cached_chars
-    _cache.clear()
-    _cached_chars = 0
+    _memo.clear()
 
 
 def _parse(body: str) -> _Parsed:

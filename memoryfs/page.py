@@ -7,12 +7,10 @@ reformatting in a diff. Changed metadata is dumped in one canonical key order.
 rewrites, so the split is done here and python-frontmatter's safe YAML handler
 parses the metadata: YAML tags like ``!!python/object`` are never executed.)
 
-Parsing is memoized by (text, path) in a byte-bounded cache: in one Dream run the
-wiki phase, the index facts and both gates read the same changed pages, and a hub
-page's frontmatter holds hundreds of sources. Once full, the cache keeps what it has
-(first come: repeated scans in the same order still hit their first part, where a
-least-recently-used cache would miss every time) until ``clear_parse_cache``. A parsed
-``Page`` may therefore be shared: treat ``meta`` as read-only (``with_meta`` or
+Parsing is memoized by (text, path) in a byte-bounded memo (``memoryfs.parse_cache``):
+in one Dream run the wiki phase, the index facts and both gates read the same changed
+pages, and a hub page's frontmatter holds hundreds of sources; ``clear_parse_cache``
+empties it. A parsed ``Page`` may therefore be shared: treat ``meta`` as read-only (``with_meta`` or
 ``dict(page.meta)`` to change it).
 """
 
@@ -26,6 +24,7 @@ import yaml
 from frontmatter.default_handlers import YAMLHandler
 
 from memoryfs.errors import PageError
+from memoryfs.parse_cache import TextMemo
 from memoryfs.sources_yaml import dump_meta, load_meta
 
 __all__ = [
@@ -56,9 +55,8 @@ KEY_ORDER = (
 _SOURCE_ORDER = ("id", "ref", "at", "hash")
 _YAML = YAMLHandler()
 _MAX_META_CHARS = 200_000
-_CACHE_CHARS = 3_000_000  # page texts kept parsed (6 MB: 0.3 s less at 2,000 sessions, +11 MB)
-_cache: dict[tuple[str, str], Page] = {}
-_cached_chars = 0
+# page texts kept parsed (6 MB: 0.3 s less at 2,000 sessions, +11 MB peak)
+_memo: TextMemo[tuple[str, str], Page] = TextMemo(3_000_000)
 
 
 class _Dumper(yaml.SafeDumper):
@@ -208,23 +206,12 @@ def parse_page(text: str, path: str = "") -> Page:
 
     The result may be shared with other callers that parsed the same text: do not
     mutate its ``meta``."""
-    global _cached_chars
-    key = (text, path)
-    found = _cache.get(key)
-    if found is not None:
-        return found
-    page = _parse_page(text, path)
-    if _cached_chars + len(text) <= _CACHE_CHARS:
-        _cache[key] = page
-        _cached_chars += len(text)
-    return page
+    return _memo.get((text, path), len(text), lambda: _parse_page(text, path))
 
 
 def clear_parse_cache() -> None:
     """Forget every parsed page (Dream calls it as a run starts: a run's pages first)."""
-    global _cached_chars
-    _cache.clear()
-    _cached_chars = 0
+    _memo.clear()
 
 
 def _parse_page(text: str, path: str) -> Page:

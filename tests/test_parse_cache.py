@@ -1,0 +1,31 @@
+"""The byte-bounded memo behind page and Markdown parsing."""
+
+from __future__ import annotations
+
+from memoryfs.page import clear_parse_cache, parse_page
+from memoryfs.parse_cache import TextMemo
+
+
+def test_values_are_made_once_while_they_fit_and_first_come_stays() -> None:
+    made: list[str] = []
+    memo: TextMemo[str, str] = TextMemo(max_chars=10)
+
+    def get(text: str) -> str:
+        return memo.get(text, len(text), lambda: made.append(text) or text.upper())
+
+    assert get("abcd") == "ABCD" and get("abcd") == "ABCD"
+    assert get("efghij") == "EFGHIJ"  # 4 + 6 = 10 chars: still fits
+    assert get("k") == "K" and get("k") == "K"  # full: made again each time, never kept
+    assert get("abcd") == "ABCD"  # what came first stays
+    assert made == ["abcd", "efghij", "k", "k"] and len(memo) == 2
+    memo.clear()
+    assert len(memo) == 0 and get("k") == "K" and len(memo) == 1
+
+
+def test_a_parsed_page_is_shared_until_the_cache_is_cleared() -> None:
+    text = "---\nid: a\ntitle: A\n---\nBody.\n"
+    first = parse_page(text, "knowledge/a.md")
+    assert parse_page(text, "knowledge/a.md") is first
+    assert parse_page(text, "knowledge/b.md") is not first  # the path is part of the key
+    clear_parse_cache()
+    assert parse_page(text, "knowledge/a.md") is not first
