@@ -303,9 +303,21 @@ def _locked(root: Path) -> Iterator[None]:
     fd = os.open(root / _LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
+        _remove_manifest_temps(root)
         yield
     finally:
         os.close(fd)
+
+
+def _remove_manifest_temps(root: Path) -> None:
+    """A run killed while it wrote the manifest leaves its temp file (``atomic``) beside
+    it; holding the sandbox lock, nobody else is writing one."""
+    prefix = f".{MANIFEST}."
+    with os.scandir(root) as entries:
+        for entry in entries:
+            if entry.name.startswith(prefix) and entry.name.endswith(".tmp"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.path)  # a symlink is removed, never followed
 
 
 def _load_manifest(root: Path) -> dict[str, ManifestEntry]:

@@ -273,3 +273,19 @@ def test_a_rerun_copies_in_place_edits_and_picks_new_pages_at_once(
     assert "tables as Markdown" in (copied / "tables.md").read_text(encoding="utf-8")
     entry = _manifest(sandbox)["memory/knowledge/preferences/figures.md"]
     assert entry["blob"] == blob_hash(figures.read_bytes())
+
+
+def test_a_manifest_temp_file_left_by_a_killed_run_is_removed(store: Store, tmp_path: Path) -> None:
+    sandbox = tmp_path / "sandbox"
+    materialize(store, sandbox)
+    # A run killed while writing the manifest leaves the atomic write's temp file.
+    left = sandbox / f".{MANIFEST}.x1y2z3.tmp"
+    left.write_text('{"files": [')
+    elsewhere = tmp_path / "not-in-the-sandbox.tmp"
+    elsewhere.write_text("keep me")
+    linked = sandbox / f".{MANIFEST}.link.tmp"
+    linked.symlink_to(elsewhere)
+    again = materialize(store, sandbox)
+    assert again.copied == () and not left.exists() and not linked.is_symlink()
+    assert elsewhere.read_text() == "keep me"  # the link went, not what it pointed to
+    assert not list(sandbox.glob("*.tmp"))
