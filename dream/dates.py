@@ -298,12 +298,7 @@ def _since(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Reso
     that long before it (a year for years, a month for months, a week for weeks)."""
     if not _HAVE_RE.search(m.string[_clause_start(m.string, m.start()) : m.start()]):
         return None
-    n, unit = _count(m["n"]), m["unit"].lower()
-    if unit == "year":
-        return datetime.date(base.year - n, 1, 1), "year"
-    if unit == "month":
-        return _add_months(base, -n), "month"
-    return _monday(base - 7 * n * _DAY), "week"
+    return _since_now(m, base, anchor)
 
 
 def _since_now(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved:
