@@ -43,12 +43,18 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["DateMention", "find_relative_dates", "format_date", "parse_session_datetime"]
+from dream.calendar_dates import (
+    DAY,
+    MONTH_NAMES,
+    add_months,
+    after,
+    before,
+    format_date,
+    last_weekend,
+    monday,
+)
 
-_MONTH_NAMES = (
-    "January", "February", "March", "April", "May", "June",
-    "July", "August", "September", "October", "November", "December",
-)  # fmt: skip
+__all__ = ["DateMention", "find_relative_dates"]
 
 _GRANULARITIES = ("day", "weekend", "week", "month", "year")
 
@@ -81,90 +87,10 @@ class DateMention:
         if self.granularity == "week":
             return f"the week of {format_date(self.date)}"
         if self.granularity == "month":
-            return f"{_MONTH_NAMES[self.date.month - 1]} {self.date.year}"
+            return f"{MONTH_NAMES[self.date.month - 1]} {self.date.year}"
         if self.granularity == "year":
             return str(self.date.year)
         return format_date(self.date)
-
-
-def format_date(d: datetime.date) -> str:
-    """Render a date as "7 May 2023" (no leading zero, English month, locale independent)."""
-    return f"{d.day} {_MONTH_NAMES[d.month - 1]} {d.year}"
-
-
-# --- session datetimes -------------------------------------------------------------------------
-
-_LOCOMO_DT = re.compile(
-    r"\s*(\d{1,2}):(\d{2})\s*([ap])\.?\s*m\.?\s+on\s+(\d{1,2})\s+([a-z]+)\.?,?\s+(\d{4})\s*",
-    re.IGNORECASE,
-)
-
-
-def _month_number(name: str) -> int | None:
-    name = name.lower()
-    for i, full in enumerate(_MONTH_NAMES, start=1):
-        if name == full.lower() or (len(name) >= 3 and full.lower().startswith(name)):
-            return i
-    return None
-
-
-def parse_session_datetime(s: str) -> datetime.datetime:
-    """Parse a session timestamp: ISO ("2023-05-08T13:56", "2023-05-08") or LoCoMo's
-    "1:56 pm on 8 May, 2023". Raises ValueError naming the accepted forms otherwise."""
-    problem = f"unrecognised session date {s!r}"
-    if isinstance(s, str):
-        m = _LOCOMO_DT.fullmatch(s)
-        if m:
-            hour, minute, ampm, day, month_name, year = m.groups()
-            month = _month_number(month_name)
-            h = int(hour)
-            if month is not None and 1 <= h <= 12:
-                h = h % 12 + (12 if ampm.lower() == "p" else 0)
-                try:
-                    return datetime.datetime(int(year), month, int(day), h, int(minute))
-                except ValueError as e:
-                    problem = f"invalid session date {s!r} ({e})"
-            else:
-                problem = f"invalid session date {s!r} (bad month name or hour)"
-        else:
-            try:
-                return datetime.datetime.fromisoformat(s.strip())
-            except ValueError:
-                pass
-    raise ValueError(
-        f"{problem}: expected ISO 8601 like '2023-05-08T13:56' or '2023-05-08', "
-        "or LoCoMo form like '1:56 pm on 8 May, 2023'"
-    )
-
-
-# --- calendar arithmetic -----------------------------------------------------------------------
-
-_DAY = datetime.timedelta(days=1)
-
-
-def _monday(d: datetime.date) -> datetime.date:
-    return d - d.weekday() * _DAY
-
-
-def _add_months(d: datetime.date, n: int) -> datetime.date:
-    """First day of the month n months from d's month."""
-    index = d.year * 12 + d.month - 1 + n
-    return datetime.date(index // 12, index % 12 + 1, 1)
-
-
-def _before(d: datetime.date, weekday: int) -> datetime.date:
-    """Latest `weekday` strictly before d."""
-    return d - ((d.weekday() - weekday - 1) % 7 + 1) * _DAY
-
-
-def _after(d: datetime.date, weekday: int) -> datetime.date:
-    """First `weekday` strictly after d."""
-    return d + ((weekday - d.weekday() - 1) % 7 + 1) * _DAY
-
-
-def _last_weekend(d: datetime.date) -> datetime.date:
-    """Saturday of the weekend before d's week (so never d's own weekend)."""
-    return _monday(d) - 2 * _DAY
 
 
 # --- phrase vocabulary -------------------------------------------------------------------------
@@ -213,35 +139,35 @@ _Resolver = Callable[[re.Match[str], datetime.date, datetime.date], Resolved | N
 
 
 def _fixed(offset_days: int) -> _Resolver:
-    return lambda m, base, anchor: (base + offset_days * _DAY, "day")
+    return lambda m, base, anchor: (base + offset_days * DAY, "day")
 
 
 def _weekday_past(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved:
-    return _before(base, _WEEKDAYS[m["wd"].lower()]), "day"
+    return before(base, _WEEKDAYS[m["wd"].lower()]), "day"
 
 
 def _weekday_next(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved:
-    return _after(base, _WEEKDAYS[m["wd"].lower()]), "day"
+    return after(base, _WEEKDAYS[m["wd"].lower()]), "day"
 
 
 def _weekday_this(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved:
-    return _monday(base) + _WEEKDAYS[m["wd"].lower()] * _DAY, "day"
+    return monday(base) + _WEEKDAYS[m["wd"].lower()] * DAY, "day"
 
 
 def _weekday_before(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved:
     wd = _WEEKDAYS[m["wd"].lower()]
     if m["last"]:  # "the Sunday before last": the one before last Sunday
-        return _before(base, wd) - 7 * _DAY, "day"
-    return _before(anchor, wd), "day"
+        return before(base, wd) - 7 * DAY, "day"
+    return before(anchor, wd), "day"
 
 
 def _weekend(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved:
     mod = m["mod"].lower()
     if mod == "last" or "past" in mod:
-        return _last_weekend(base), "weekend"
+        return last_weekend(base), "weekend"
     if mod == "this":
-        return _monday(base) + 5 * _DAY, "weekend"
-    return _after(base, 5), "weekend"
+        return monday(base) + 5 * DAY, "weekend"
+    return after(base, 5), "weekend"
 
 
 def _span(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved:
@@ -249,16 +175,16 @@ def _span(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resol
     mod, unit = m["mod"].lower(), m["unit"].lower()
     step = -1 if mod == "last" else 1 if mod == "next" else 0
     if unit == "week":
-        return _monday(base) + 7 * step * _DAY, "week"
+        return monday(base) + 7 * step * DAY, "week"
     if unit == "month":
-        return _add_months(base, step), "month"
+        return add_months(base, step), "month"
     return datetime.date(base.year + step, 1, 1), "year"
 
 
 def _week_before(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved:
     if m["last"]:  # "the week before last"
-        return _monday(base) - 14 * _DAY, "week"
-    return _monday(anchor) - 7 * _DAY, "week"
+        return monday(base) - 14 * DAY, "week"
+    return monday(anchor) - 7 * DAY, "week"
 
 
 def _shift(sign: int) -> _Resolver:
@@ -267,11 +193,11 @@ def _shift(sign: int) -> _Resolver:
         if sign > 0 and unit == "day" and m["n"].lower() in ("a", "an", "one"):
             return None  # "built in a day", "read it in one day": a duration, not a date
         if unit == "day":
-            return base + n * _DAY, "day"
+            return base + n * DAY, "day"
         if unit == "week":
-            return base + 7 * n * _DAY, "day"
+            return base + 7 * n * DAY, "day"
         if unit == "month":
-            return _add_months(base, n), "month"
+            return add_months(base, n), "month"
         return datetime.date(base.year + n, 1, 1), "year"
 
     return resolve
@@ -279,18 +205,18 @@ def _shift(sign: int) -> _Resolver:
 
 def _weekends_ago(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved:
     """ "two weekends ago": the weekend before last weekend (one weekend ago is last weekend)."""
-    return _last_weekend(base) - 7 * (_count(m["n"]) - 1) * _DAY, "weekend"
+    return last_weekend(base) - 7 * (_count(m["n"]) - 1) * DAY, "weekend"
 
 
 def _week_from(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved:
-    return base + (8 if m["when"].lower() == "tomorrow" else 7) * _DAY, "day"
+    return base + (8 if m["when"].lower() == "tomorrow" else 7) * DAY, "day"
 
 
 def _on_weekday(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved | None:
     """ "on Friday" in a clause told in the past: the latest Friday before the session."""
     if not _told_in_past(m.string, m.start(), m.end()):
         return None
-    return _before(base, _WEEKDAYS[m["wd"].lower()]), "day"
+    return before(base, _WEEKDAYS[m["wd"].lower()]), "day"
 
 
 def _since(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved | None:
@@ -307,8 +233,8 @@ def _since_now(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> 
     if unit == "year":
         return datetime.date(base.year - n, 1, 1), "year"
     if unit == "month":
-        return _add_months(base, -n), "month"
-    return _monday(base - 7 * n * _DAY), "week"
+        return add_months(base, -n), "month"
+    return monday(base - 7 * n * DAY), "week"
 
 
 # season -> (first month, last month); winter spans two years, so it is left alone
@@ -390,7 +316,7 @@ _RULES = [
     _rule(_NOT_ORDINAL + r"last\s+night" + _NOT_OF, _fixed(-1)),
     _rule(r"(?:today|tonight|this\s+(?:morning|afternoon|evening))", _fixed(0)),
     _rule(r"tomorrow", _fixed(1)),
-    _rule(r"the\s+day\s+before" + _BARE_END, lambda m, b, a: (a - _DAY, "day")),
+    _rule(r"the\s+day\s+before" + _BARE_END, lambda m, b, a: (a - DAY, "day")),
     _rule(_PAST + r"\s+" + _WD + _NOT_OF, _weekday_past),
     _rule(_NEXT + r"\s+" + _WD + _NOT_OF, _weekday_next),
     _rule(_NOT_ORDINAL + r"this\s+" + _WD + _NOT_OF, _weekday_this),

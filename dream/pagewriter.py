@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from dream.dates import format_date
+from dream.calendar_dates import format_date
 from dream.records import Evidence, KeyPoint, SummaryDraft
 from memoryfs import sources_yaml
 from memoryfs.errors import PageError

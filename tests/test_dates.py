@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dream.dates import DateMention, find_relative_dates, format_date, parse_session_datetime
+from dream.calendar_dates import format_date, parse_session_datetime
+from dream.dates import DateMention, find_relative_dates
 
 BASE = datetime.date(2023, 5, 8)  # a Monday, the first LoCoMo session date
 

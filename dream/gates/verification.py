@@ -30,7 +30,8 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
-from dream.dates import find_relative_dates, parse_session_datetime
+from dream.calendar_dates import parse_session_datetime
+from dream.dates import find_relative_dates
 from dream.gates import GateReport, Problem, base_page, staged_page
 from dream.gates.claimtext import DAY as _DAY
 from dream.gates.claimtext import MONTH_NUM as _MONTH_NUM
