@@ -162,14 +162,7 @@ def _walk_plan(store: Store, conn: sqlite3.Connection, full: bool) -> _Plan:
     seen: set[str] = set()
     for scan in changed:
         moved = _moved(conn, scan.rel, scan.buckets(), "x", full)
-        _load(conn, scan.rel, sorted(moved), plan.rows)
-        for name, stamp, bucket in scan.files:
-            if bucket in moved:
-                rel = f"{scan.rel}/{name}"
-                seen.add(rel)
-                row = plan.rows.get(rel)
-                if row is None or row.stamp != stamp:
-                    plan.todo.append(rel)  # walk order, as a first build has always inserted
+        _compare(conn, scan.rel, scan.files, moved, "stamp", plan, seen)
     for folder in indexed:
         if folder not in walked:  # gone, or now a symlink
             _load(conn, folder, None, plan.rows)
@@ -211,14 +204,7 @@ def _quick_plan(store: Store, conn: sqlite3.Connection) -> _Plan:
         plan.states[rel] = listed.state
         stack.extend(d for d in listed.dirs if d not in known)
         moved = _moved(conn, rel, listed.buckets, "xi", False)
-        _load(conn, rel, sorted(moved), plan.rows)
-        for name, key, bucket in listed.files:
-            if bucket in moved:
-                path = f"{rel}/{name}"
-                seen.add(path)
-                row = plan.rows.get(path)
-                if row is None or row.ikey != key:
-                    plan.todo.append(path)
+        _compare(conn, rel, listed.files, moved, "ikey", plan, seen)
     plan.removed = sorted(rel for rel in plan.rows if rel not in seen)
     plan.compared = len(seen)
     return plan
@@ -233,6 +219,28 @@ def _moved(
         for b, n, x in conn.execute(f"SELECT b, n, {col} FROM buckets WHERE folder = ?", (folder,))
     }
     return {b for b in now.keys() | indexed.keys() if full or now.get(b) != indexed.get(b)}
+
+
+def _compare(
+    conn: sqlite3.Connection,
+    folder: str,
+    files: list[tuple[str, int, int]],
+    moved: set[int],
+    field: str,
+    plan: _Plan,
+    seen: set[str],
+) -> None:
+    """Queue the files of ``folder``'s ``moved`` buckets whose ``field`` (the walk's
+    ``stamp`` or the quick listing's ``ikey``) differs from their row, in listing order
+    (as a first build has always inserted); every file compared goes into ``seen``."""
+    _load(conn, folder, sorted(moved), plan.rows)
+    for name, value, bucket in files:
+        if bucket in moved:
+            path = f"{folder}/{name}"
+            seen.add(path)
+            row = plan.rows.get(path)
+            if row is None or getattr(row, field) != value:
+                plan.todo.append(path)
 
 
 def _load(
