@@ -91,11 +91,7 @@ def _facts_links(facts: dict[str, PageFacts]) -> Counter[str]:
 
 
 def _entries(store: Store, cache: IndexCache) -> list[IndexEntry]:
-    facts: dict[str, PageFacts] = {}
-    for rel in [*store.files("knowledge"), *store.files("notes")]:
-        f = cache.page(rel)
-        if f is not None:
-            facts[rel] = f
+    facts = cache.pages([*store.files("knowledge"), *store.files("notes")])
     counts = _facts_links(facts)
     return [
         IndexEntry(
@@ -114,15 +110,10 @@ def _entries(store: Store, cache: IndexCache) -> list[IndexEntry]:
 
 def _rows(store: Store, cache: IndexCache) -> list[SessionRow]:
     summaries: dict[str, tuple[str, str]] = {}
-    for rel in store.files("sessions/summaries"):
-        f = cache.page(rel)
-        if f is not None:
-            summaries.setdefault(f.id, (rel, f.title))
+    for rel, f in cache.pages(store.files("sessions/summaries")).items():
+        summaries.setdefault(f.id, (rel, f.title))
     rows: list[SessionRow] = []
-    for rel in store.files("sessions/transcripts"):
-        t = cache.transcript(rel)
-        if t is None:
-            continue
+    for t in cache.transcripts(store.files("sessions/transcripts")).values():
         path, summary_title = summaries.get(t.id, ("", ""))
         title = summary_title or t.title or t.id
         rows.append(

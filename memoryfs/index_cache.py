@@ -35,6 +35,7 @@ __all__ = ["PageFacts", "SessionFacts", "IndexCache"]
 
 _VERSION = 2
 _NAME = "index-facts.sqlite"
+_CHUNK = 500  # files keyed, and their facts fetched, together
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS facts (key TEXT PRIMARY KEY, data TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS stats (rel TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, "
@@ -174,15 +175,61 @@ class IndexCache:
         self._used.add(key)
         return raw
 
+    def _lookup_many(self, rels: list[str], kind: str, parse: Any) -> dict[str, Any]:
+        """``_lookup`` of each of ``rels`` (those with facts), the cached facts fetched
+        with one query per ``_CHUNK`` files rather than one each (a chunk at a time, so
+        the texts of changed files are not all held at once)."""
+        out: dict[str, Any] = {}
+        for i in range(0, len(rels), _CHUNK):
+            keyed: dict[str, tuple[str, str | None]] = {}
+            for rel in rels[i : i + _CHUNK]:
+                found = self._key(rel, kind)
+                if found is not None:
+                    keyed[rel] = found
+            stored = self._fetch([k for k, _ in keyed.values() if k not in self._new])
+            for rel, (key, text) in keyed.items():
+                data = self._new.get(key) or stored.get(key)
+                if data is not None:
+                    raw = json.loads(data)
+                    self._used.add(key)
+                elif text is not None:
+                    raw = parse(text, rel)
+                    self._new[key] = json.dumps(raw, separators=(",", ":"))
+                    self._used.add(key)
+                else:  # its stamp matched a key the cache lost: _lookup reads it again
+                    raw = self._lookup(rel, kind, parse)
+                if raw:
+                    out[rel] = raw
+        return out
+
+    def _fetch(self, keys: list[str]) -> dict[str, str]:
+        """Stored facts (JSON) of ``keys`` (at most ``_CHUNK``); the missing ones left out."""
+        if self._db is None or not keys:
+            return {}
+        query = f"SELECT key, data FROM facts WHERE key IN ({','.join('?' * len(keys))})"
+        try:
+            return dict(self._db.execute(query, keys).fetchall())
+        except sqlite3.Error:
+            return {}
+
     def page(self, rel: str) -> PageFacts | None:
         raw = self._lookup(rel, "page", _page_facts)
-        if not raw:
-            return None
-        return PageFacts(**{**raw, "aliases": tuple(raw["aliases"]), "links": tuple(raw["links"])})
+        return _as_page(raw) if raw else None
+
+    def pages(self, rels: list[str]) -> dict[str, PageFacts]:
+        """``page`` of each of ``rels`` that has facts, in the order given."""
+        return {
+            rel: _as_page(raw) for rel, raw in self._lookup_many(rels, "page", _page_facts).items()
+        }
 
     def transcript(self, rel: str) -> SessionFacts | None:
         raw = self._lookup(rel, "session", _session_facts)
         return SessionFacts(**raw) if raw else None
+
+    def transcripts(self, rels: list[str]) -> dict[str, SessionFacts]:
+        """``transcript`` of each of ``rels`` that has facts, in the order given."""
+        found = self._lookup_many(rels, "session", _session_facts)
+        return {rel: SessionFacts(**raw) for rel, raw in found.items()}
 
     def save(self) -> None:
         """Record new facts and stamps; drop what no file of this pass uses."""
@@ -216,6 +263,10 @@ class IndexCache:
                 raise
         self._new.clear()
         self._old_stats = dict(self._stats)
+
+
+def _as_page(raw: dict[str, Any]) -> PageFacts:
+    return PageFacts(**{**raw, "aliases": tuple(raw["aliases"]), "links": tuple(raw["links"])})
 
 
 def _page_facts(text: str, rel: str) -> dict[str, Any] | None:

@@ -111,11 +111,18 @@ class Store:
         out: list[str] = []
         if not top.is_dir():
             return out
+        # paths by string (os.walk's dirpaths all start with ``top``): a Path per file was
+        # most of the cost of listing a store of thousands of files
+        base = Path(top).relative_to(self.memory).as_posix()
+        base = "" if base == "." else base
+        start = len(os.fspath(top))
         for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            folder = (base + dirpath[start:].replace(os.sep, "/")).lstrip("/")
+            prefix = f"{folder}/" if folder else ""
             for name in filenames:
                 if name.endswith(suffix) and not name.startswith("."):
-                    out.append(Path(dirpath, name).relative_to(self.memory).as_posix())
+                    out.append(prefix + name)
         return sorted(out)
 
     def transcript_path(self, session_id: str) -> Path:
