@@ -110,6 +110,19 @@ _WORDS = {facet: frozenset(words.split()) for facet, words in _CUES.items()}
 _WORD_RE = re.compile(r"[a-z0-9][a-z0-9'’-]*")
 _PHOTO_RE = re.compile(r"\bshared (?:a photo|a photography|a picture)\b[: ]*(?:of\s+)?", re.I)
 _SHORT = {facet: facet.split(" (")[0].lower() for facet in _CUES}
+_ORDER = tuple(_WORDS)
+_FIRST: dict[str, int] = {}  # cue word -> index of the first facet that has it
+for _i, _facet in enumerate(_ORDER):
+    for _w in _WORDS[_facet]:
+        _FIRST.setdefault(_w, _i)
+_NONE = len(_ORDER)
+
+
+def _facet_of(word: str) -> str | None:
+    """The first facet (in ``_CUES`` order) whose cues have ``word`` or it without a
+    trailing "s"."""
+    i = min(_FIRST.get(word, _NONE), _FIRST.get(word.rstrip("s"), _NONE))
+    return _ORDER[i] if i < _NONE else None
 
 
 def profile(texts: list[str], names: tuple[str, ...] = (), per_facet: int = 3) -> list[str]:
@@ -125,15 +138,14 @@ def profile(texts: list[str], names: tuple[str, ...] = (), per_facet: int = 3) -
         for w in _WORD_RE.findall(_PHOTO_RE.sub(" ", text).lower()):
             if w in skip:
                 continue
-            for facet, cues in _WORDS.items():
-                if w in cues or w.rstrip("s") in cues:
-                    stem = _stem(w)
-                    forms.setdefault(stem, {})
-                    forms[stem][w] = forms[stem].get(w, 0) + 1
-                    if stem not in seen:
-                        counts[facet][stem] = counts[facet].get(stem, 0) + 1
-                        seen.add(stem)
-                    break
+            facet = _facet_of(w)
+            if facet is not None:
+                stem = _stem(w)
+                forms.setdefault(stem, {})
+                forms[stem][w] = forms[stem].get(w, 0) + 1
+                if stem not in seen:
+                    counts[facet][stem] = counts[facet].get(stem, 0) + 1
+                    seen.add(stem)
     ranked = []
     for facet, found in counts.items():
         items = sorted((w for w, n in found.items() if n >= 2), key=lambda w: (-found[w], w))

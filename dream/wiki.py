@@ -39,6 +39,7 @@ from dream.pagewriter import (
     load_page_text,
     new_subject_body,
     page_text,
+    parse_claim,
     render_claim,
 )
 from dream.records import Fact
@@ -287,15 +288,30 @@ class WikiPage:
             meta["sources"] = self.sources.entries
         return page_text(self.page or Page(meta={}, body=""), meta, self.outline.render())
 
+    def _current_in_order(self) -> list[_Entry]:
+        """The claims of the dated sections in page order, each as its indexed entry (whose
+        slot is worked out once), so a page of hundreds of claims is not parsed again."""
+        by_line = {e.line: e for e in self._all.values()}  # one line, one claim and slot
+        out: list[_Entry] = []
+        for sec in self.outline.sections:
+            if not day_of(sec.title):
+                continue
+            for line in sec.lines:
+                e = by_line.get(line)
+                if e is None and (claim := parse_claim(line)) is not None:
+                    e = _Entry(sec, line, claim)
+                if e is not None:
+                    out.append(e)
+        return out
+
     def _summary(self) -> str:
         """One line for INDEX.md: the current role and city claims, else the first claim; for
         a person, the role and city, then the things their claims keep coming back to."""
-        current = [c for sec, _, c in self.outline.claims() if day_of(sec.title)]
+        entries = self._current_in_order()
+        current = [e.claim for e in entries]
         if not current:
             return str(self.meta.get("summary") or "")
-        slotted = [
-            c.text for c in current if claim_slot(c.text, self.names, self.kind) in ("role", "city")
-        ]
+        slotted = [e.claim.text for e in entries if self.slot_of(e) in ("role", "city")]
         if self.subject.type == "person":
             # a person: the role and city, then what their claims keep coming back to
             parts = [t.rstrip(".") for t in slotted[-2:]]

@@ -365,3 +365,17 @@ def test_forgotten_pages_and_phrases_do_not_come_back(tmp_store: Store) -> None:
     written = [p for p in tmp_store.memory.rglob("*.md") if "transcripts" not in p.parts]
     assert written and not any("cardiology ward" in p.read_text(encoding="utf-8") for p in written)
     assert "Altona" in _page(tmp_store, "knowledge/people/marta.md")
+
+
+def test_a_words_facet_is_the_first_whose_cues_have_it() -> None:
+    """``facets._facet_of`` (a lookup table) against the rule it stands for: the first
+    facet, in ``_CUES`` order, whose cues hold the word or the word without trailing "s"."""
+    from dream import facets
+
+    words = {w for cues in facets._WORDS.values() for w in cues}
+    words |= {w + "s" for w in words} | {w + "ss" for w in words} | {"s", "", "the", "runs"}
+    for w in sorted(words):
+        linear = next(
+            (f for f, cues in facets._WORDS.items() if w in cues or w.rstrip("s") in cues), None
+        )
+        assert facets._facet_of(w) == linear, w
