@@ -19,13 +19,13 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from memoryfs.findings import CODES, Finding
 from memoryfs.links import extract
-from memoryfs.page import REQUIRED_KEYS, Page
+from memoryfs.page import REQUIRED_KEYS, Page, parse_page
 from memoryfs.store import Store
 from memoryfs.tombstones import normalize_words, phrase_hash, tombstone_findings
 from memoryfs.validate_read import TRANSCRIPTS as _TRANSCRIPTS
@@ -82,7 +82,11 @@ def validate_store(store: Store, root: Path | None = None) -> list[Finding]:
 
 
 def validate_files(
-    store: Store, root: Path, files: Iterable[str], others: Mapping[str, PageKeys]
+    store: Store,
+    root: Path,
+    files: Iterable[str],
+    others: Mapping[str, PageKeys],
+    parse: Callable[[str, str], Page] = parse_page,
 ) -> list[Finding]:
     """Validate ``files`` (paths relative to ``memory/`` of the tree at ``root``) as
     ``validate_store`` would, with the pages ``others`` (the rest of ``knowledge/`` and
@@ -91,8 +95,9 @@ def validate_files(
     resolve, whose id is taken twice or whose alias is another page's id is read and
     validated whole, so its findings carry their lines. The caller vouches that ``others``
     describe the pages as they are and that nothing else changed (the deletion log, the
-    transcripts the files cite, ``memory.toml``)."""
-    run = _Run(store=store, root=Path(root))
+    transcripts the files cite, ``memory.toml``). ``parse``: ``parse_page`` or one that
+    shares its pages with the caller (the Dream gates)."""
+    run = _Run(store=store, root=Path(root), parse=parse)
     mem = run.root / "memory"
     if mem.is_symlink() or not mem.is_dir():
         return validate_store(store, root)

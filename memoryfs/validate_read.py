@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,7 @@ class Run:
     page_files: list[str] = field(default_factory=list)  # knowledge/ + notes/, parsed or not
     deletions: str | None = None
     others: dict[str, PageKeys] = field(default_factory=dict)  # pages known, not read
+    parse: Callable[[str, str], Page] = parse_page  # how a page is parsed (text, rel)
 
     def add(self, rel: str, line: int, code: str, message: str) -> None:
         self.findings.append(Finding(f"memory/{rel}", line, code, message, CODES[code]))
@@ -148,7 +150,7 @@ def _read(run: Run, path: Path, rel: str) -> None:
         run.transcripts[rel] = _read_transcript(run, rel, text)
     else:
         try:
-            page = parse_page(text, rel)
+            page = run.parse(text, rel)
         except PageError as exc:
             _frontmatter_finding(run, rel, text, str(exc))
             return

@@ -657,3 +657,36 @@ def test_a_hub_page_is_checked_on_what_changed(
     else:
         assert result.status == "committed", result.problems
         assert validate_store(store) == []
+
+
+def test_the_gates_parse_each_staged_page_once(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Validation's plan, its checks, the keys it learns and verification share one parse
+    of each changed page (a hub page was parsed four or five times); a page that does not
+    parse is reported all the same."""
+    import dream.gates
+    import memoryfs.validate_read
+    from memoryfs.page import parse_page
+
+    pages = {"knowledge/people/ana.md": ANA, "knowledge/people/ben.md": BEN}
+    add_sessions(store, tmp_path / "in", [S1])
+    assert run_dream(store, ScriptedEngine(page=_writes(pages))).status == "committed"
+    calls: dict[tuple[str, str], int] = {}
+
+    def counting(text: str, path: str = "") -> object:
+        calls[(path, text)] = calls.get((path, text), 0) + 1
+        return parse_page(text, path)
+
+    monkeypatch.setattr(dream.gates, "parse_page", counting)
+    monkeypatch.setattr(memoryfs.validate_read, "parse_page", counting)
+    add_sessions(store, tmp_path / "in2", [S2])
+    changed = {"knowledge/people/ben.md": BEN.replace("Ben knows", "Ben still knows")}
+    assert run_dream(store, ScriptedEngine(page=_writes(changed))).status == "committed"
+    staged = calls.get(("knowledge/people/ben.md", changed["knowledge/people/ben.md"]))
+    assert staged == 1, calls
+    broken = {"knowledge/people/ben.md": "---\nid: [ben\n---\n"}
+    add_sessions(store, tmp_path / "in3", [S3])
+    result = run_dream(store, ScriptedEngine(page=_writes(broken)))
+    assert result.status == "gate-failed"
+    assert any("MF002" in p and "ben.md" in p for p in result.problems), result.problems

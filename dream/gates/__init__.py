@@ -5,8 +5,10 @@ returns a ``GateReport``; a report with problems keeps ``main`` where it is.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,7 +16,15 @@ from memoryfs.errors import PageError
 from memoryfs.page import Page, parse_page
 from memoryfs.store import Store
 
-__all__ = ["Problem", "GateReport", "staged_page", "base_page", "prefetch_base"]
+__all__ = [
+    "Problem",
+    "GateReport",
+    "staged_page",
+    "base_page",
+    "prefetch_base",
+    "parse_staged",
+    "sharing_pages",
+]
 
 
 @dataclass(frozen=True)
@@ -52,14 +62,44 @@ def _parsed(text: str, rel: str) -> Page | None:
         return None
 
 
+class _Shared:
+    """The staged pages parsed while ``sharing_pages`` is open, by (rel, text)."""
+
+    pages: dict[tuple[str, str], Page] | None = None
+
+
+@contextlib.contextmanager
+def sharing_pages() -> Iterator[None]:
+    """While open, each staged page the gates read (validation's plan, its checks and the
+    keys it learns, verification) is parsed once. A hub page of hundreds of sources was
+    parsed four or five times when the changed pages were larger than the parse cache;
+    validation holds all the changed pages at once anyway."""
+    _Shared.pages = {}
+    try:
+        yield
+    finally:
+        _Shared.pages = None
+
+
+def parse_staged(text: str, rel: str) -> Page:
+    """``parse_page``, kept while ``sharing_pages`` is open; raises ``PageError`` like it."""
+    shared = _Shared.pages
+    if shared is None:
+        return parse_page(text, rel)
+    page = shared.get((rel, text))
+    if page is None:
+        page = shared[(rel, text)] = parse_page(text, rel)
+    return page
+
+
 def staged_page(stage_root: Path, path: str) -> Page | None:
     """The page at ``path`` (relative to the root) in the staged tree; None when
     unreadable (validation reports why)."""
     try:
         text = (stage_root / path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        return parse_staged(text, path.removeprefix("memory/"))
+    except (OSError, UnicodeDecodeError, PageError, ValueError):
         return None
-    return _parsed(text, path.removeprefix("memory/"))
 
 
 _base_texts: dict[tuple[str, str], str | None] = {}  # (commit, path) -> text; one run's

@@ -5,7 +5,7 @@ Shared by a run (``dream.run``), a rebase onto a moved ``main`` and ``dream appl
 
 from __future__ import annotations
 
-from dream.gates import GateReport, Problem, prefetch_base
+from dream.gates import GateReport, Problem, prefetch_base, sharing_pages
 from dream.gates.validation import validate_stage
 from dream.gates.verification import verify_stage
 from dream.staging import Change, Stage
@@ -20,8 +20,9 @@ def run_gates(
     """Validation, then verification, of the stage's changes against its base."""
     changes = [c for c in changes if not c.path.startswith(".dream/")]  # receipts: no memory
     prefetch_base(store, stage.base, [c.path for c in changes if c.status == "M"])
-    validation = validate_stage(store, stage.path, changes, full=full, base=stage.base)
-    verification = verify_stage(store, stage.path, stage.base, changes)
+    with sharing_pages():
+        validation = validate_stage(store, stage.path, changes, full=full, base=stage.base)
+        verification = verify_stage(store, stage.path, stage.base, changes)
     return validation, verification
 
 

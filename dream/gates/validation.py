@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dream.gates import GateReport, Problem, base_page, staged_page
+from dream.gates import GateReport, Problem, base_page, parse_staged, staged_page
 from dream.staging import Change, run_git
 from memoryfs.atomic import atomic_write_text
 from memoryfs.page import Page
@@ -69,7 +69,8 @@ def validate_stage(
     others = keys.unchanged(stage_root, changed)
     files = {c.path for c in changes if c.status != "D"} | plan.transcripts
     files.add("memory/deletions.jsonl")
-    findings = validate_files(store, stage_root, [f.removeprefix("memory/") for f in files], others)
+    rels = [f.removeprefix("memory/") for f in files]
+    findings = validate_files(store, stage_root, rels, others, parse=parse_staged)
     for change in changes:
         if change.status != "D" and change.path.startswith(_PAGE_DIRS):
             keys.learn(stage_root, change.path)
