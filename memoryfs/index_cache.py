@@ -76,7 +76,7 @@ class IndexCache:
         self._stats: dict[str, tuple[int, int, int, str]] = {}
         self._new: dict[str, str] = {}  # key -> facts (JSON) not in the database yet
         self._used: set[str] = set()
-        self._dirs: dict[str, Path | None] = {}  # folder (rel) -> its resolved path
+        self._dirs: dict[str, str | None] = {}  # folder (rel) -> its resolved path
         self._open()
 
     def _open(self) -> None:
@@ -130,7 +130,8 @@ class IndexCache:
             if old is not None and old[:3] == sig:
                 self._stats[rel] = old
                 return old[3], None
-            data = path.read_bytes()
+            with open(path, "rb") as fh:
+                data = fh.read()
             text = data.decode("utf-8")
         except (OSError, UnicodeDecodeError, MemoryFSError, ValueError):
             return None
@@ -138,27 +139,35 @@ class IndexCache:
         self._stats[rel] = (*sig, key)
         return key, text
 
-    def _stat(self, rel: str) -> tuple[Path, os.stat_result]:
+    def _stat(self, rel: str) -> tuple[str, os.stat_result]:
         """``store.resolve(rel)`` and its stat, resolving each folder once: a store of
         thousands of files has a few dozen folders, and resolving every file's path
-        was most of what an unchanged store cost."""
+        was most of what an unchanged store cost (paths are joined as strings)."""
         folder, _, name = rel.rpartition("/")
-        plain = name not in ("", ".", "..") and not any(
-            part in ("", ".", "..") for part in folder.split("/") if folder
-        )
-        if plain and folder not in self._dirs:
-            try:
-                self._dirs[folder] = self.store.resolve(folder) if folder else None
-            except MemoryFSError:
-                self._dirs[folder] = None
-        base = self._dirs.get(folder) if plain else None
-        if base is not None and not any(c in name for c in ("\x00", "\n", "\\", "://")):
-            path = base / name
+        if folder not in self._dirs:
+            self._dirs[folder] = self._folder(folder)
+        base = self._dirs[folder]
+        if (
+            base is not None
+            and name not in ("", ".", "..")
+            and not any(c in name for c in ("\x00", "\n", "\\", "://"))
+        ):
+            path = f"{base}/{name}"
             st = os.lstat(path)
             if not stat.S_ISLNK(st.st_mode):
                 return path, st
-        path = self.store.resolve(rel)
-        return path, path.stat()
+        resolved = self.store.resolve(rel)
+        return str(resolved), resolved.stat()
+
+    def _folder(self, folder: str) -> str | None:
+        """The resolved path of a plain folder (relative to memory/, "" for memory/ itself:
+        its files take the slow way), None for any other."""
+        if not folder or any(part in ("", ".", "..") for part in folder.split("/")):
+            return None
+        try:
+            return str(self.store.resolve(folder))
+        except MemoryFSError:
+            return None
 
     def _lookup(self, rel: str, kind: str, parse: Any) -> Any:
         found = self._key(rel, kind)
