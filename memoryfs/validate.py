@@ -269,57 +269,61 @@ def _check_body(run: _Run, rel: str, page: Page, keys: set[str]) -> None:
 
 
 def _check_sources(run: _Run, rel: str, sources: Any) -> set[int]:
-    """Check every entry; return the ids a ``[cite:N]`` may name."""
+    """Check every entry; return the ids a ``[cite:N]`` may name. The entries' file lines
+    are looked for only when one has a finding (a hub page lists hundreds)."""
     if not isinstance(sources, list):
         run.at_key(rel, "sources", "MF102", "sources must be a list")
         return set()
     seen: set[int] = set()
-    for entry, line in zip(sources, _source_lines(run.texts[rel], len(sources)), strict=True):
+    found: list[tuple[int, str, str]] = []  # (entry index, code, message)
+    for i, entry in enumerate(sources):
         if not isinstance(entry, dict):
-            run.add(rel, line, "MF102", f"source entry {entry!r} is not a mapping")
+            found.append((i, "MF102", f"source entry {entry!r} is not a mapping"))
             continue
         sid = entry.get("id")
         if isinstance(sid, bool) or not isinstance(sid, int):
-            run.add(rel, line, "MF103", f"source id {sid!r} is not an integer")
+            found.append((i, "MF103", f"source id {sid!r} is not an integer"))
         elif sid in seen:
-            run.add(rel, line, "MF103", f"source id {sid} is used twice")
+            found.append((i, "MF103", f"source id {sid} is used twice"))
         else:
             seen.add(sid)
         at, digest = entry.get("at"), entry.get("hash")
         if at is not None and not _iso_date(at):
-            run.add(rel, line, "MF105", f"source at {at!r} is not an ISO date")
+            found.append((i, "MF105", f"source at {at!r} is not an ISO date"))
         if digest is not None and not (isinstance(digest, str) and _HASH_RE.match(digest)):
-            run.add(rel, line, "MF105", f"source hash {digest!r} is not a lowercase hex string")
+            found.append((i, "MF105", f"source hash {digest!r} is not a lowercase hex string"))
             digest = None
-        _check_ref(run, rel, line, entry.get("ref"), digest)
+        found.extend((i, code, why) for code, why in _check_ref(run, entry.get("ref"), digest))
+    if found:
+        lines = _source_lines(run.texts[rel], len(sources))
+        for i, code, message in found:
+            run.add(rel, lines[i], code, message)
     return seen
 
 
-def _check_ref(run: _Run, rel: str, line: int, ref: Any, digest: str | None) -> None:
+def _check_ref(run: _Run, ref: Any, digest: str | None) -> list[tuple[str, str]]:
+    """(code, message) of what is wrong with a source's ref."""
     if not isinstance(ref, str):
         why = "has no 'ref'" if ref is None else f"ref {ref!r} is not a string"
-        run.add(rel, line, "MF104", f"source {why}")
-        return
+        return [("MF104", f"source {why}")]
     why = _unsafe(ref)
     if why:
-        run.add(rel, line, "MF301", f"source ref {ref!r} {why}")
-        return
+        return [("MF301", f"source ref {ref!r} {why}")]
     m = _REF_RE.match(ref)
     if m is None:
-        run.add(rel, line, "MF104", f"source ref {ref!r} is not a transcript turn")
-        return
+        return [("MF104", f"source ref {ref!r} is not a transcript turn")]
     path = f"{_TRANSCRIPTS}{m.group(1)}.md"
     if path not in run.transcripts:
-        run.add(rel, line, "MF107", f"source ref {ref!r}: no transcript memory/{path}")
-        return
+        return [("MF107", f"source ref {ref!r}: no transcript memory/{path}")]
     transcript = run.transcripts[path]
     if transcript is None:
-        return  # unreadable transcript: reported on the transcript itself
+        return []  # unreadable transcript: reported on the transcript itself
     turn = transcript.turn(m.group(2))
     if turn is None:
-        run.add(rel, line, "MF108", f"source ref {ref!r}: the transcript has no turn {m.group(2)}")
-    elif digest and turn.hash != digest:
-        run.add(rel, line, "MF109", f"stale citation {ref!r}: hash {digest}, turn is {turn.hash}")
+        return [("MF108", f"source ref {ref!r}: the transcript has no turn {m.group(2)}")]
+    if digest and turn.hash != digest:
+        return [("MF109", f"stale citation {ref!r}: hash {digest}, turn is {turn.hash}")]
+    return []
 
 
 # -- the deletion log ----------------------------------------------------------
