@@ -690,3 +690,23 @@ def test_the_gates_parse_each_staged_page_once(
     result = run_dream(store, ScriptedEngine(page=_writes(broken)))
     assert result.status == "gate-failed"
     assert any("MF002" in p and "ben.md" in p for p in result.problems), result.problems
+
+
+def test_the_shared_pages_stay_within_their_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dream.gates as gates
+
+    text = ANA
+    monkeypatch.setattr(gates, "SHARE_CHARS", 2 * len(text))
+    with gates.sharing_pages():
+        first = gates.parse_staged(text, "knowledge/people/a.md")
+        assert gates.parse_staged(text, "knowledge/people/a.md") is first  # shared
+        gates.parse_staged(text, "knowledge/people/b.md")
+        gates.parse_staged(text, "knowledge/people/c.md")  # over the budget: not kept
+        assert gates._Shared.pages is not None
+        assert sorted(gates._Shared.pages) == ["knowledge/people/a.md", "knowledge/people/b.md"]
+        assert gates._Shared.chars == 2 * len(text)
+        gates.release_staged("memory/knowledge/people/a.md")
+        assert gates._Shared.chars == len(text)
+        changed = ANA.replace("Annie", "Ann")  # another text at the same path is parsed anew
+        assert gates.parse_staged(changed, "knowledge/people/b.md").aliases == ["Ann"]
+    assert gates._Shared.pages is None and gates._Shared.chars == 0

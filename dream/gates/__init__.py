@@ -6,6 +6,7 @@ returns a ``GateReport``; a report with problems keeps ``main`` where it is.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import subprocess
 from collections.abc import Iterator
@@ -23,6 +24,7 @@ __all__ = [
     "base_page",
     "prefetch_base",
     "parse_staged",
+    "release_staged",
     "sharing_pages",
 ]
 
@@ -63,22 +65,32 @@ def _parsed(text: str, rel: str) -> Page | None:
 
 
 class _Shared:
-    """The staged pages parsed while ``sharing_pages`` is open, by (rel, text)."""
+    """The staged pages parsed while ``sharing_pages`` is open: rel -> (digest of the
+    text, its length, the page). The digest, not the text: validation keeps its own copy
+    of each text, and a second one would be what sharing costs in memory."""
 
-    pages: dict[tuple[str, str], Page] | None = None
+    pages: dict[str, tuple[bytes, int, Page]] | None = None
+    chars = 0  # text the shared pages were parsed from, at most SHARE_CHARS
+
+
+SHARE_CHARS = 4_000_000  # a 2,000-session incremental run changes ~3 MB of pages
 
 
 @contextlib.contextmanager
 def sharing_pages() -> Iterator[None]:
     """While open, each staged page the gates read (validation's plan, its checks and the
-    keys it learns, verification) is parsed once. A hub page of hundreds of sources was
-    parsed four or five times when the changed pages were larger than the parse cache;
-    validation holds all the changed pages at once anyway."""
-    _Shared.pages = {}
+    keys it learns, verification) is parsed once, up to ``SHARE_CHARS`` of text (a run
+    that changes more, a full run, parses the rest as before). A hub page of hundreds of
+    sources was parsed four or five times when the changed pages outgrew the parse cache."""
+    _Shared.pages, _Shared.chars = {}, 0
     try:
         yield
     finally:
-        _Shared.pages = None
+        _Shared.pages, _Shared.chars = None, 0
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).digest()
 
 
 def parse_staged(text: str, rel: str) -> Page:
@@ -86,10 +98,24 @@ def parse_staged(text: str, rel: str) -> Page:
     shared = _Shared.pages
     if shared is None:
         return parse_page(text, rel)
-    page = shared.get((rel, text))
-    if page is None:
-        page = shared[(rel, text)] = parse_page(text, rel)
+    hit = shared.get(rel)
+    digest = _digest(text)
+    if hit is not None and hit[0] == digest and hit[1] == len(text):
+        return hit[2]
+    page = parse_page(text, rel)
+    if hit is None and _Shared.chars + len(text) <= SHARE_CHARS:
+        shared[rel] = (digest, len(text), page)
+        _Shared.chars += len(text)
     return page
+
+
+def release_staged(path: str) -> None:
+    """The gates are done with the staged page at ``path`` (relative to the root)."""
+    shared = _Shared.pages
+    if shared is not None:
+        hit = shared.pop(path.removeprefix("memory/"), None)
+        if hit is not None:
+            _Shared.chars -= hit[1]
 
 
 def staged_page(stage_root: Path, path: str) -> Page | None:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from dream.calendar_dates import parse_session_datetime
 from dream.dates import find_relative_dates
-from dream.gates import GateReport, Problem, base_page, staged_page
+from dream.gates import GateReport, Problem, base_page, release_staged, staged_page
 from dream.gates.claimtext import DAY as _DAY
 from dream.gates.claimtext import MONTH_NUM as _MONTH_NUM
 from dream.gates.claimtext import WEEKDAYS as _WEEKDAYS
@@ -304,6 +304,7 @@ def verify_stage(store: Store, stage_root: Path, base: str, changes: list[Change
         page = staged_page(stage_root, path) if path.endswith(".md") else None
         if page is not None:
             check.page(path, page, is_new=change.status == "A")
+        release_staged(path)  # the last gate to read it
     return GateReport(
         gate=GATE,
         problems=tuple(check.problems),
