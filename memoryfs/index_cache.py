@@ -21,9 +21,10 @@ import json
 import os
 import sqlite3
 import stat
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from memoryfs.errors import MemoryFSError
 from memoryfs.links import extract_links
@@ -35,6 +36,7 @@ __all__ = ["PageFacts", "SessionFacts", "IndexCache"]
 
 _VERSION = 2
 _NAME = "index-facts.sqlite"
+T = TypeVar("T")
 _CHUNK = 500  # files keyed, and their facts fetched, together
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS facts (key TEXT PRIMARY KEY, data TEXT NOT NULL)",
@@ -184,11 +186,14 @@ class IndexCache:
         self._used.add(key)
         return raw
 
-    def _lookup_many(self, rels: list[str], kind: str, parse: Any) -> dict[str, Any]:
-        """``_lookup`` of each of ``rels`` (those with facts), the cached facts fetched
+    def _lookup_many(
+        self, rels: list[str], kind: str, parse: Any, make: Callable[[Any], T]
+    ) -> dict[str, T]:
+        """``make`` of the ``_lookup`` of each of ``rels`` (those with facts; each made as it
+        comes, so the raw facts of the whole store are never held at once), fetched
         with one query per ``_CHUNK`` files rather than one each (a chunk at a time, so
         the texts of changed files are not all held at once)."""
-        out: dict[str, Any] = {}
+        out: dict[str, T] = {}
         for i in range(0, len(rels), _CHUNK):
             keyed: dict[str, tuple[str, str | None]] = {}
             for rel in rels[i : i + _CHUNK]:
@@ -208,7 +213,7 @@ class IndexCache:
                 else:  # its stamp matched a key the cache lost: _lookup reads it again
                     raw = self._lookup(rel, kind, parse)
                 if raw:
-                    out[rel] = raw
+                    out[rel] = make(raw)
         return out
 
     def _fetch(self, keys: list[str]) -> dict[str, str]:
@@ -227,9 +232,7 @@ class IndexCache:
 
     def pages(self, rels: list[str]) -> dict[str, PageFacts]:
         """``page`` of each of ``rels`` that has facts, in the order given."""
-        return {
-            rel: _as_page(raw) for rel, raw in self._lookup_many(rels, "page", _page_facts).items()
-        }
+        return self._lookup_many(rels, "page", _page_facts, _as_page)
 
     def transcript(self, rel: str) -> SessionFacts | None:
         raw = self._lookup(rel, "session", _session_facts)
@@ -237,8 +240,7 @@ class IndexCache:
 
     def transcripts(self, rels: list[str]) -> dict[str, SessionFacts]:
         """``transcript`` of each of ``rels`` that has facts, in the order given."""
-        found = self._lookup_many(rels, "session", _session_facts)
-        return {rel: SessionFacts(**raw) for rel, raw in found.items()}
+        return self._lookup_many(rels, "session", _session_facts, _as_session)
 
     def save(self) -> None:
         """Record new facts and stamps; drop what no file of this pass uses."""
@@ -272,6 +274,10 @@ class IndexCache:
                 raise
         self._new.clear()
         self._old_stats = dict(self._stats)
+
+
+def _as_session(raw: dict[str, Any]) -> SessionFacts:
+    return SessionFacts(**raw)
 
 
 def _as_page(raw: dict[str, Any]) -> PageFacts:
