@@ -87,6 +87,7 @@ def validate_files(
     files: Iterable[str],
     others: Mapping[str, PageKeys],
     parse: Callable[[str, str], Page] = parse_page,
+    unread_refs: Iterable[str] = (),
 ) -> list[Finding]:
     """Validate ``files`` (paths relative to ``memory/`` of the tree at ``root``) as
     ``validate_store`` would, with the pages ``others`` (the rest of ``knowledge/`` and
@@ -96,8 +97,10 @@ def validate_files(
     validated whole, so its findings carry their lines. The caller vouches that ``others``
     describe the pages as they are and that nothing else changed (the deletion log, the
     transcripts the files cite, ``memory.toml``). ``parse``: ``parse_page`` or one that
-    shares its pages with the caller (the Dream gates)."""
-    run = _Run(store=store, root=Path(root), parse=parse)
+    shares its pages with the caller (the Dream gates). ``unread_refs``: source refs whose
+    transcripts are left out of ``files`` on purpose (checked before): a source naming one
+    is checked but for its transcript."""
+    run = _Run(store=store, root=Path(root), parse=parse, unread_refs=frozenset(unread_refs))
     mem = run.root / "memory"
     if mem.is_symlink() or not mem.is_dir():
         return validate_store(store, root)
@@ -314,6 +317,8 @@ def _check_ref(run: _Run, ref: Any, digest: str | None) -> list[tuple[str, str]]
         return [("MF104", f"source ref {ref!r} is not a transcript turn")]
     path = f"{_TRANSCRIPTS}{m.group(1)}.md"
     if path not in run.transcripts:
+        if ref in run.unread_refs:
+            return []
         return [("MF107", f"source ref {ref!r}: no transcript memory/{path}")]
     transcript = run.transcripts[path]
     if transcript is None:

@@ -64,6 +64,8 @@ class Run:
     deletions: str | None = None
     others: dict[str, PageKeys] = field(default_factory=dict)  # pages known, not read
     parse: Callable[[str, str], Page] = parse_page  # how a page is parsed (text, rel)
+    # source refs whose transcripts the caller left out on purpose: not reported missing
+    unread_refs: frozenset[str] = frozenset()
 
     def add(self, rel: str, line: int, code: str, message: str) -> None:
         self.findings.append(Finding(f"memory/{rel}", line, code, message, CODES[code]))

@@ -160,6 +160,24 @@ def test_stale_citation_hash(tmp_store: Store) -> None:
     assert good in findings[0].message
 
 
+def test_unread_refs_are_checked_but_for_their_transcript(tmp_store: Store) -> None:
+    """``validate_files(unread_refs=...)``: a source whose transcript the caller left out on
+    purpose is not reported missing (MF107); its entry's other rules still hold."""
+    from memoryfs.validate import validate_files
+
+    rel = "knowledge/topics/conference.md"
+    ref = "sessions/transcripts/2026-01-12-lisbon.md#t2"
+    _write_page(tmp_store, rel, "In Lisbon [cite:1].\n", "NOT-HEX")  # no transcript at all
+
+    def codes(unread: tuple[str, ...]) -> list[tuple[int, str]]:
+        found = validate_files(tmp_store, tmp_store.root, [rel], {}, unread_refs=unread)
+        return [(f.line, f.code) for f in found]
+
+    assert codes(()) == [(7, "MF105"), (7, "MF107")]
+    assert codes((ref,)) == [(7, "MF105")]
+    assert codes(("sessions/transcripts/other.md#t1",)) == [(7, "MF105"), (7, "MF107")]
+
+
 def test_citation_without_hash_is_not_stale(tmp_store: Store) -> None:
     _write_session(tmp_store, ["Hi.", "Lisbon."])
     _write_page(tmp_store, "notes/trips/lisbon.md", "Lisbon [cite:1].\n", "")
