@@ -6,6 +6,8 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dream.gates.verification import (
     Support,
@@ -250,3 +252,13 @@ def test_the_base_side_line_reading_agrees_with_extract_claims() -> None:
     exact = [(_plain(c.text), c.citations, c.superseded) for c in extract_claims(page)]
     light = [(_plain(t), cites, sup) for t, cites, sup in _line_claims(page)]
     assert light == exact
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="ab [](|)~*_`\n\tsupersededonreplaced2023-", max_size=40))
+def test_plain_takes_the_short_way_only_when_no_rewrite_applies(text: str) -> None:
+    """``claimtext.plain`` skips its rewrites for a text holding none of the characters
+    they need; the result is the same as going through all of them."""
+    from dream.gates import claimtext
+
+    assert claimtext.plain(text) == claimtext._plain_markup(text)

@@ -45,8 +45,17 @@ DAY = dt.timedelta(days=1)
 DateRef = tuple[dt.date, str, bool]  # (first day, granularity, year given)
 
 
+_MARKUP = ("[", "(", "~", "*", "_", "`")  # what each rewrite of ``plain`` needs to apply
+
+
 def plain(text: str) -> str:
     """Claim text without link and emphasis markup or superseded markers."""
+    if not any(c in text for c in _MARKUP):  # most claims: whitespace is all there is to do
+        return " ".join(text.split())
+    return _plain_markup(text)
+
+
+def _plain_markup(text: str) -> str:
     text = _LINK_RE.sub(lambda m: m.group(2) or m.group(1), text)
     text = _MD_LINK_RE.sub(r"\1", text)
     text = _SUPERSEDED_RE.sub(" ", text)
