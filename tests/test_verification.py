@@ -254,8 +254,18 @@ def test_the_base_side_line_reading_agrees_with_extract_claims() -> None:
     assert light == exact
 
 
+_PIECES = st.sampled_from(
+    ["(superseded on 2023-01-01)", "(Replaced", "(SUPERSEDED", "(ſuperseded x)", "(", ")",
+     "[[a|b]]", "[[a]]", "[x](y)", "[", "]", "~~s~~", "~", "**", "__", "_", "`", " ", "\n",
+     "\t", "word", '("last month")', "2023"]
+)  # fmt: skip
+
+
 @settings(max_examples=400, deadline=None)
-@given(st.text(alphabet="ab [](|)~*_`\n\tsupersededonreplaced2023-", max_size=40))
+@given(
+    st.text(alphabet="ab [](|)~*_`\n\tsupersededonreplaced2023-", max_size=40)
+    | st.lists(_PIECES, max_size=12).map("".join)
+)
 def test_plain_takes_the_short_way_only_when_no_rewrite_applies(text: str) -> None:
     """``claimtext.plain`` skips its rewrites for a text holding none of the characters
     they need; the result is the same as going through all of them."""

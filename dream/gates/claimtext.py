@@ -45,13 +45,13 @@ DAY = dt.timedelta(days=1)
 DateRef = tuple[dt.date, str, bool]  # (first day, granularity, year given)
 
 
-_MARKUP = ("[", "(", "~", "*", "_", "`")  # what each rewrite of ``plain`` needs to apply
+_MARKUP = ("[", "~", "*", "_", "`")  # what the rewrites of ``plain`` need, but for markers
 
 
 def plain(text: str) -> str:
     """Claim text without link and emphasis markup or superseded markers."""
-    if not any(c in text for c in _MARKUP):  # most claims: whitespace is all there is to do
-        return " ".join(text.split())
+    if not any(c in text for c in _MARKUP) and ("(" not in text or not _SUPERSEDED_RE.search(text)):
+        return " ".join(text.split())  # most claims: whitespace is all there is to do
     return _plain_markup(text)
 
 
