@@ -28,6 +28,7 @@ from memoryfs.search import Hit, SearchIndex
 from memoryfs.store import LAYERS, Store
 from memoryfs.tokens import count_tokens
 from memoryfs.units import human_date
+from memoryfs.voice import voice_weights
 
 __all__ = ["RecallItem", "RecallResult", "recall", "KIND_WEIGHTS"]
 
@@ -157,6 +158,18 @@ def _gather(idx: SearchIndex, question: str, layers: tuple[str, ...], budget: in
             head = idx.head(path)
             if head is not None:
                 scored.append(_Entry(head, floor))
+    # A question naming one speaker is answered by what that speaker said (memoryfs.voice).
+    said = {e.hit.ref: e.hit.speaker for e in scored if e.hit.kind == "turn"}
+
+    def speaker_of(ref: str) -> str:
+        if ref not in said:
+            turn = idx.turn(ref)
+            said[ref] = turn.speaker if turn is not None else ""
+        return said[ref]
+
+    weights = voice_weights(question, [e.hit for e in scored], speaker_of)
+    for entry, w in zip(scored, weights, strict=True):
+        entry.score *= w
     # A page head whose summary repeats a claim says less than the claim (which
     # is dated and cited): keep the claim.
     claims = [_words(e.hit.text) for e in scored if e.hit.kind in ("claim", "summary")]

@@ -1,0 +1,53 @@
+"""Whose words an item carries, and a prior for the one speaker a question names.
+
+A question about one person ("What activities does Melanie partake in?") is
+answered, nearly always, by what that person said: in the LoCoMo conversations
+97% of the gold turns of questions naming exactly one speaker are that
+speaker's own. A lexical search does not know that: the other speaker's turn
+that asks about it ("What's your best camping memory?") or their own news that
+happens to share a rare word ranks as high. An item's *voice* is the speaker of
+its turn, or of the turns a claim cites (so it works the same with or without
+the wiki). When the question names exactly one of the speakers among the
+candidates, items voiced only by others are weighted down by ``OTHER_VOICE``;
+items with no turn behind them (page heads, uncited prose) are left alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from memoryfs.ranking import query_terms
+from memoryfs.search import Hit
+
+__all__ = ["OTHER_VOICE", "named_speaker", "voice_weights", "voices"]
+
+OTHER_VOICE = 0.7  # weight of an item voiced only by speakers the question does not name
+_TRANSCRIPTS = "sessions/transcripts/"
+
+
+def voices(hit: Hit, speaker_of: Callable[[str], str]) -> frozenset[str]:
+    """Speakers whose words ``hit`` carries: a turn's own, or those of the turns it cites."""
+    if hit.kind == "turn":
+        return frozenset({hit.speaker}) if hit.speaker else frozenset()
+    return frozenset(
+        v for ref in hit.citations if ref.startswith(_TRANSCRIPTS) and (v := speaker_of(ref))
+    )
+
+
+def named_speaker(question: str, speakers: set[str] | frozenset[str]) -> str | None:
+    """The one speaker whose (first) name is a word of ``question``; None for none or several."""
+    words = set(query_terms(question))
+    named = {s for s in speakers if s.split() and s.split()[0].lower() in words}
+    return next(iter(named)) if len(named) == 1 else None
+
+
+def voice_weights(
+    question: str, hits: Sequence[Hit], speaker_of: Callable[[str], str]
+) -> list[float]:
+    """Per hit: ``OTHER_VOICE`` if only speakers other than the one named are heard, else 1."""
+    # The speakers of the candidate turns name the people first (no lookup needed).
+    named = named_speaker(question, {h.speaker for h in hits if h.kind == "turn" and h.speaker})
+    if named is None:
+        return [1.0] * len(hits)
+    heard = [voices(h, speaker_of) for h in hits]
+    return [OTHER_VOICE if v and named not in v else 1.0 for v in heard]
