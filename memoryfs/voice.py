@@ -10,6 +10,9 @@ its turn, or of the turns a claim cites (so it works the same with or without
 the wiki). When the question names exactly one of the speakers among the
 candidates, items voiced only by others are weighted down by ``OTHER_VOICE``;
 items with no turn behind them (page heads, uncited prose) are left alone.
+The named speaker's own turns get ``NAMED_TURN``: search already boosts the
+claims of a page whose title the question names (up to x1.5), and a turn, which
+has no title, would otherwise lose to that person's loosely matching claims.
 """
 
 from __future__ import annotations
@@ -19,9 +22,10 @@ from collections.abc import Callable, Sequence
 from memoryfs.ranking import query_terms
 from memoryfs.search import Hit
 
-__all__ = ["OTHER_VOICE", "named_speaker", "voice_weights", "voices"]
+__all__ = ["NAMED_TURN", "OTHER_VOICE", "named_speaker", "voice_weights", "voices"]
 
 OTHER_VOICE = 0.7  # weight of an item voiced only by speakers the question does not name
+NAMED_TURN = 1.2  # weight of the named speaker's own turn (a turn has no title to boost)
 _TRANSCRIPTS = "sessions/transcripts/"
 
 
@@ -44,10 +48,17 @@ def named_speaker(question: str, speakers: set[str] | frozenset[str]) -> str | N
 def voice_weights(
     question: str, hits: Sequence[Hit], speaker_of: Callable[[str], str]
 ) -> list[float]:
-    """Per hit: ``OTHER_VOICE`` if only speakers other than the one named are heard, else 1."""
+    """One weight per hit (1 when the question names no speaker, or several).
+
+    ``OTHER_VOICE`` when only others than the named speaker are heard,
+    ``NAMED_TURN`` for the named speaker's own turn, else 1.
+    """
     # The speakers of the candidate turns name the people first (no lookup needed).
     named = named_speaker(question, {h.speaker for h in hits if h.kind == "turn" and h.speaker})
     if named is None:
         return [1.0] * len(hits)
     heard = [voices(h, speaker_of) for h in hits]
-    return [OTHER_VOICE if v and named not in v else 1.0 for v in heard]
+    return [
+        OTHER_VOICE if v and named not in v else NAMED_TURN if h.kind == "turn" and v else 1.0
+        for h, v in zip(hits, heard, strict=True)
+    ]

@@ -8,7 +8,7 @@ from read_fixtures import source, write_page, write_transcript
 from memoryfs.recall import recall
 from memoryfs.search import SearchIndex
 from memoryfs.store import Store, init_store
-from memoryfs.voice import named_speaker, voice_weights, voices
+from memoryfs.voice import NAMED_TURN, OTHER_VOICE, named_speaker, voice_weights, voices
 
 S1 = "2023-06-01-hikes-s01"
 TURNS = [
@@ -93,6 +93,9 @@ def test_a_claims_voice_is_the_speaker_of_the_turns_it_cites(store: Store) -> No
         )
         assert weights[claims[(CAROLINE_TURN,)].ref] < 1.0
         assert weights[claims[(MELANIE_TURN,)].ref] == 1.0
+        turns = {h.ref: weights[h.ref] for h in hits if h.kind == "turn"}
+        assert turns[MELANIE_TURN] == NAMED_TURN > 1.0  # a turn has no title to boost
+        assert turns[CAROLINE_TURN] == OTHER_VOICE < 1.0
         assert all(weights[h.ref] == 1.0 for h in hits if h.kind == "head")
         # Both named, or nobody: no prior at all.
         both = "Which trail do Melanie and Caroline love?"
