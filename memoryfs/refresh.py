@@ -286,11 +286,13 @@ def _apply(
             ).fetchone()
             if row is not None and (row[1], row[2]) == (stamp, digest):
                 continue  # another process indexed this very version meanwhile
+            if row is not None and row[2] == digest:
+                # Indexed with this content already (here, or meanwhile by another
+                # process with another stamp): only the stamp moves.
+                touch_file(conn, row[0], rel, got.mtime_ns, got.size, stamp, got.inode)
+                counts["touched"] += 1
+                continue
             if maybe_units is None:
-                if row is not None and row[2] == digest:
-                    touch_file(conn, row[0], rel, got.mtime_ns, got.size, stamp, got.inode)
-                    counts["touched"] += 1
-                    continue
                 # The row changed under us: index this content after all.
                 info, units = _units(rel, got.data)
             else:

@@ -225,6 +225,38 @@ def test_a_slow_refresher_installing_an_older_version_is_corrected_next_time(
         assert _paths(idx, "Fridays") == {POTTERY} and not _paths(idx, "Mondays")
 
 
+def test_a_file_another_refresher_indexed_meanwhile_is_not_counted_again(
+    store: Store, no_racy: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A and B both find a new file; B indexes it first with another stamp (its clock
+    said racy); A, with the same content, only moves the stamp: nothing added or changed
+    twice (two processes refreshing a fresh store at once found this under load)."""
+    with SearchIndex.open(store) as idx:
+        _refreshed(idx)
+    new = "notes/bulk/kayak.md"
+    write_page(store, new, {"id": "kayak", "title": "Kayak", "type": "note"}, "- kayaks\n")
+    real = refresh_mod.read_file
+    state = {"raced": False}
+
+    def racing_read(root: Path, rel: str, limit: int) -> FileBytes | None:
+        got = real(root, rel, limit)
+        if rel == new and not state["raced"]:
+            state["raced"] = True
+            monkeypatch.setattr(refresh_mod, "_RACY_NS", 10**18)  # B records stamp 0
+            with SearchIndex.open(store) as other:
+                assert other.refresh().added == 1
+            monkeypatch.setattr(refresh_mod, "_RACY_NS", -(10**18))
+        return got
+
+    monkeypatch.setattr(refresh_mod, "read_file", racing_read)
+    with SearchIndex.open(store) as idx:
+        stats = idx.refresh()
+        assert (stats.added, stats.changed, stats.touched) == (0, 0, 1)
+        assert _paths(idx, "kayaks") == {new}
+        _folder_stamps(store)
+        assert idx.refresh().compared == 0  # A's stamp stands: nothing to read again
+
+
 @pytest.mark.parametrize("quick", [False, True])
 def test_folder_stamps_stay_true_to_the_rows_through_random_changes(
     store: Store, no_racy: None, quick: bool
