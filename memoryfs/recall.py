@@ -1,13 +1,15 @@
 """The Memory Agent: answer a question from the whole store within a token budget.
 
-``recall`` searches every layer, follows one hop of ``[[links]]`` from the best
-pages, follows the citations of the best claims to the transcript turns they
-cite, and writes a compact synthesis: one line per item, best first, dated, with
-where it lives and what it cites. Locations are short names resolved by file
-name (``s01#t3`` for a transcript turn, ``caroline:14`` for a page line; see
-``_Names``), so the budget goes to evidence rather than repeated paths. With
-``into`` the supporting files are materialized into a sandbox
-(``memoryfs.materialize``).
+``recall`` searches every layer (the question, then the question expanded from
+its best items: ``memoryfs.expand``), follows one hop of ``[[links]]`` from the
+best pages, weighs what the one speaker a question names said above what others
+said (``memoryfs.voice``), follows the citations of the best claims to the
+transcript turns they cite, and writes a compact synthesis: one line per item,
+best first, dated, with where it lives and what it cites. Locations are short
+names resolved by file name (``s01#t3`` for a transcript turn, ``caroline:14``
+for a page line; see ``_Names``), so the budget goes to evidence rather than
+repeated paths. With ``into`` the supporting files are materialized into a
+sandbox (``memoryfs.materialize``).
 Each page drawn on gets a ``recalled`` receipt at the version the index served it
 from (``memoryfs.readlog``), in the sandbox or the store's ``.memoryfs/receipts/``.
 """
