@@ -30,6 +30,8 @@ Conventions (each one a choice; the tests pin them):
   for N years": its start is written after it ("(since 2016)").
 - "last/this/next summer" (spring, fall, autumn) resolve to a year: "last summer" is this
   year's once the season is over, else last year's; winter spans two years and is left alone.
+- "on the 15th" is the latest 15th up to the session in a clause told in the past, the first
+  one after it in a clause that points ahead; "the 5th floor", "the 10th of May" are skipped.
 - "the Sunday before", "the day before", "the week before" are only read when nothing follows
   that could be their anchor ("the Sunday before the race" is skipped). They are anchored on the
   previous mention in the same text, or on base if there is none. "... before last" is
@@ -125,6 +127,13 @@ _NOT_POSSESSIVE = r"(?!['\u2019]s\b)"
 _BARE_END = r"(?=\s*(?:[^\w\s]|$|(?:and|but|so|too|then)\b))"
 
 
+# "on the 15th after our trip", "on the 3rd." -- not "on the 5th floor", "the 10th of May"
+_BARE_OR_VERB = (
+    r"(?=\s*(?:[^\w\s]|$|(?:and|but|so|too|then|after|before|when|at|with|for|in|we|i|"
+    r"he|she|they|it)\b))"
+)
+
+
 def _count(raw: str) -> int:
     raw = raw.lower()
     if raw.isdigit():
@@ -217,6 +226,28 @@ def _on_weekday(m: re.Match[str], base: datetime.date, anchor: datetime.date) ->
     if not _told_in_past(m.string, m.start(), m.end()):
         return None
     return before(base, _WEEKDAYS[m["wd"].lower()]), "day"
+
+
+def _day_of_month(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved | None:
+    """ "on the 15th": the latest 15th up to the session in a clause told in the past, the
+    first one after it in a clause that points ahead; left alone otherwise."""
+    day = int(m["day"])
+    clause = _clause(m.string, m.start(), m.end())
+    step = (
+        1 if _AHEAD_RE.search(clause) else -1 if _told_in_past(m.string, m.start(), m.end()) else 0
+    )
+    if not step:
+        return None
+    month = base.replace(day=1)
+    for _ in range(3):  # "the 31st" skips months that have no 31st
+        try:
+            found = month.replace(day=day)
+        except ValueError:
+            found = None
+        if found is not None and (found <= base if step < 0 else found > base):
+            return found, "day"
+        month = add_months(month, step)
+    return None
 
 
 def _since(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved | None:
@@ -338,6 +369,7 @@ _RULES = [
     _rule(r"in\s+" + _N + r"\s+" + _UNIT + _NOT_POSSESSIVE, _shift(1)),
     _rule(r"a\s+week\s+(?:from\s+)?(?P<when>today|tomorrow)", _week_from),
     _rule(r"on\s+" + _WD + r"(?![s\u2019'])", _on_weekday),
+    _rule(r"on\s+the\s+(?P<day>[1-9]|[12]\d|3[01])(?:st|nd|rd|th)" + _BARE_OR_VERB, _day_of_month),
     _rule(
         r"for\s+(?:(?:about|almost|nearly|over|around|roughly|the\s+(?:past|last))\s+)?"
         + _N
@@ -364,7 +396,9 @@ _RULES = [
 # hold no date skip the per-rule scans.
 _TRIGGER = re.compile(
     r"\b(?:yesterday|today|tonight|tomorrow|night|morning|afternoon|evening|weekends?"
-    r"|(?:day|week|month|year)s?|spring|summer|fall|autumn|" + _WEEKDAY_WORDS + r")\b",
+    r"|(?:day|week|month|year)s?|spring|summer|fall|autumn|\d{1,2}(?:st|nd|rd|th)|"
+    + _WEEKDAY_WORDS
+    + r")\b",
     re.IGNORECASE,
 )
 

@@ -378,3 +378,25 @@ def test_weekends_ago_count_back_from_last_weekend() -> None:
     assert two.granularity == "weekend" and two.render() == "the weekend of 8 July 2023"
     [one] = find_relative_dates("a weekend ago", monday)
     assert one.render() == "the weekend of 15 July 2023"
+
+
+DAY_OF_MONTH = [
+    ("We met up with the team on the 15th after our trip.", "15 August 2023"),
+    ("We moved in on the 20th.", "20 July 2023"),  # told in the past, past the session's day
+    ("I'll see you on the 3rd.", "3 September 2023"),
+    ("I got there on the 31st.", "31 July 2023"),  # August 31st is still ahead
+    ("I will fly out on the 31st.", "31 August 2023"),
+]
+
+
+@pytest.mark.parametrize(("text", "rendered"), DAY_OF_MONTH)
+def test_day_of_month_by_the_clauses_tense(text: str, rendered: str) -> None:
+    [m] = find_relative_dates(text, datetime.date(2023, 8, 17))
+    assert m.render() == rendered and m.granularity == "day" and m.phrase.startswith("on the")
+
+
+@pytest.mark.parametrize(
+    "text", ["I live on the 5th floor.", "We met on the 10th of May.", "It's on the 20th."]
+)
+def test_day_of_month_ordinals_of_things_or_untold_tense_are_left_alone(text: str) -> None:
+    assert find_relative_dates(text, datetime.date(2023, 8, 17)) == []
