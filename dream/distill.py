@@ -148,6 +148,14 @@ _INTERJECTION_RE = re.compile(
 )
 
 
+# "You won't believe it - I got mentored ...": an opener that only asks for attention
+_ATTENTION_RE = re.compile(
+    r"^(?:you\s+(?:won['’]?t|will\s+not|wouldn['’]?t)\s+believe\s+(?:it|this|what\s+happened)|"
+    r"guess\s+what|believe\s+it\s+or\s+not|you\s+know\s+what)\s*(?:[-–—:,!?.]+\s*|$)",
+    re.IGNORECASE,
+)
+
+
 def trim(said: str, listener: str = "") -> str:
     """``said`` without vocatives, openers, filler adverbs and emoji; its words otherwise."""
     s = _INTERJECTION_RE.sub("", _EMOJI_RE.sub("", said))
@@ -161,6 +169,7 @@ def trim(said: str, listener: str = "") -> str:
         )
         s = re.sub(rf"\s*,\s*{name}\s*(?=[.!?,;:]|$)", "", s)
         s = _INTERJECTION_RE.sub("", s)
+    s = _ATTENTION_RE.sub("", s)
     s = _CHATTED_RE.sub(" ", s)
     s = _FILLER_RE.sub("", s)
     s = re.sub(r"\s+([,.;:!?])", r"\1", s)

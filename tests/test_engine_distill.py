@@ -51,6 +51,23 @@ def test_trim_drops_vocatives_openers_and_filler() -> None:
     assert trim("Mel.", "Melanie") == ""
     assert trim("Hey Mel, I went home.", "Melanie") == "I went home."
     assert trim("I love Melbourne, Mel!", "Melanie") == "I love Melbourne!"
+    # an opener that only asks for attention goes; what follows is the news
+    assert trim("Gina, you won't believe it - I got mentored yesterday!", "Gina") == (
+        "I got mentored yesterday!"
+    )
+    assert trim("Guess what? I got the job.", "Gina") == "I got the job."
+    assert trim("You know what I mean.", "Gina") == "You know what I mean."
+
+
+def test_the_news_after_an_attention_opener_is_a_dated_claim() -> None:
+    t = _talk(
+        [
+            ("Maria", "Hi John!"),
+            ("John", "Maria, you won't believe it - I got mentored by a chef yesterday!"),
+        ]
+    )
+    [fact] = extract_facts(t)
+    assert fact.text == 'John got mentored by a chef on 19 May 2023 ("yesterday").'
 
 
 def test_the_question_a_short_answer_answers() -> None:
