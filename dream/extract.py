@@ -62,6 +62,7 @@ _OPENS_FIRST_RE = re.compile(r"^(?:I|I['’](?:m|ve|d|ll)|My|Me|We|We['’](?:re
 _PRONOUN_RE = re.compile(r"^(?P<p>He|She|His|Her)(?P<s>['’](?:s|ll|d|ve))?\b")
 _CONTRACTIONS = {"s": " is", "ll": " will", "d": " would", "ve": " has"}
 _THEY_RE = re.compile(r"^(?:They|Their)\b")
+_OPENING_WORD_RE = re.compile(r"^(?:It|It['’]s|They|Their|This|That|These|Those|There|The|A|An)\b")
 _MAX_TARGETS = 4
 
 
@@ -246,6 +247,8 @@ def _facts_of(
     state.carried = None
     if carried and not dates and not photo and _told_before(said):
         prep = "On" if carried.granularity in ("day", "weekend") else "In"
+        if _OPENING_WORD_RE.match(text):  # "It was great" -> "On 5 May 2023 (...), it was great"
+            text = text[:1].lower() + text[1:]
         text = f'{prep} {carried.render()} ("{carried.phrase}"), {text}'
         dates = [carried]
     evidence = [Evidence(t.id, s.turn.n, s.turn.hash, t.date)]

@@ -128,6 +128,17 @@ def test_answers_are_filed_with_their_question_and_glue_is_not() -> None:
     assert not any("keep it up" in f.text for f in extract_facts(t))
 
 
+def test_a_dropped_sentences_date_carries_into_the_next_one_mid_sentence() -> None:
+    t = _talk(
+        [
+            ("Maria", "Hi John!"),
+            ("John", "Last night was amazing! The band played our wedding song."),
+        ]
+    )
+    [fact] = extract_facts(t)
+    assert fact.text == 'On 19 May 2023 ("Last night"), the band played John\'s wedding song.'
+
+
 @given(st.text(max_size=200))
 def test_never_raises(text: str) -> None:
     glue(text, "Maria")
