@@ -55,6 +55,7 @@ from dream.calendar_dates import (
     last_weekend,
     monday,
 )
+from dream.tense import AHEAD_RE, HAVE_RE, clause, clause_start, told_in_past
 
 __all__ = ["DateMention", "find_relative_dates"]
 
@@ -223,7 +224,7 @@ def _week_from(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> 
 
 def _on_weekday(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved | None:
     """ "on Friday" in a clause told in the past: the latest Friday before the session."""
-    if not _told_in_past(m.string, m.start(), m.end()):
+    if not told_in_past(m.string, m.start(), m.end()):
         return None
     return before(base, _WEEKDAYS[m["wd"].lower()]), "day"
 
@@ -232,10 +233,8 @@ def _day_of_month(m: re.Match[str], base: datetime.date, anchor: datetime.date) 
     """ "on the 15th": the latest 15th up to the session in a clause told in the past, the
     first one after it in a clause that points ahead; left alone otherwise."""
     day = int(m["day"])
-    clause = _clause(m.string, m.start(), m.end())
-    step = (
-        1 if _AHEAD_RE.search(clause) else -1 if _told_in_past(m.string, m.start(), m.end()) else 0
-    )
+    said = clause(m.string, m.start(), m.end())
+    step = 1 if AHEAD_RE.search(said) else -1 if told_in_past(m.string, m.start(), m.end()) else 0
     if not step:
         return None
     month = base.replace(day=1)
@@ -253,7 +252,7 @@ def _day_of_month(m: re.Match[str], base: datetime.date, anchor: datetime.date) 
 def _since(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved | None:
     """ "have known them for 4 years": a duration running up to the session, so it started
     that long before it (a year for years, a month for months, a week for weeks)."""
-    if not _HAVE_RE.search(m.string[_clause_start(m.string, m.start()) : m.start()]):
+    if not HAVE_RE.search(m.string[clause_start(m.string, m.start()) : m.start()]):
         return None
     return _since_now(m, base, anchor)
 
@@ -284,54 +283,6 @@ def _season(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Res
     else:
         year = base.year
     return datetime.date(year, 1, 1), "year"
-
-
-# Tense of the clause around a bare "on <weekday>": past verbs (irregular or -ed) and no
-# word that points ahead. No grammar model: a short word list, like dream.phrasing's.
-def _wordset(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-_PAST_WORDS = _wordset(
-    """
-    was were did had went got made took came told said found gave felt thought bought brought
-    left met began wrote ran saw kept heard sent spent won lost taught caught built sat stood
-    held knew grew drew flew threw wore broke chose drove rode ate drank swam sang forgot
-    became fell paid led slept spoke woke sold hung fought
-    """
-)
-_NOT_PAST_ED = _wordset("need feed seed bed red shed speed proceed exceed indeed")
-_AHEAD_RE = re.compile(
-    r"\b(?:will|won['\u2019]t|['\u2019]ll|going\s+to|gonna|plan|plans|planning|planned\s+to|"
-    r"hope|hoping|can['\u2019]t\s+wait|next|tomorrow|upcoming|coming|soon|every|each)\b",
-    re.IGNORECASE,
-)
-_HAVE_RE = re.compile(r"\b(?:have|has|['\u2019]ve)\b", re.IGNORECASE)
-_CLAUSE_END_RE = re.compile(r"[.!?;]")
-
-
-def _clause_start(text: str, start: int) -> int:
-    """Where the sentence holding ``text[start]`` begins (a bounded look back)."""
-    lo = max(0, start - 400)
-    ends = [e.end() for e in _CLAUSE_END_RE.finditer(text, lo, start)]
-    return ends[-1] if ends else lo
-
-
-def _clause(text: str, start: int, end: int) -> str:
-    """The sentence around ``text[start:end]`` (at most 400 characters either side)."""
-    stop = _CLAUSE_END_RE.search(text, end, end + 400)
-    return text[_clause_start(text, start) : stop.start() if stop else min(len(text), end + 400)]
-
-
-def _told_in_past(text: str, start: int, end: int) -> bool:
-    clause = _clause(text, start, end)
-    if _AHEAD_RE.search(clause):
-        return False
-    for w in re.findall(r"[A-Za-z]+", clause):
-        low = w.lower()
-        if low in _PAST_WORDS or (len(low) > 4 and low.endswith("ed") and low not in _NOT_PAST_ED):
-            return True
-    return False
 
 
 def _rule(pattern: str, resolve: _Resolver) -> tuple[re.Pattern[str], _Resolver]:

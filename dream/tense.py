@@ -1,0 +1,60 @@
+"""The tense of the clause around a date phrase: told in the past, or pointing ahead.
+
+Job: tell ``dream.dates`` whether a bare "on Friday" or "on the 15th" is a day gone or one to
+come, and whether a duration ("for 4 years") runs up to now ("have known them ..."). Past
+verbs (irregular or -ed) and words that point ahead; no grammar model, a short word list
+like ``dream.phrasing``'s. Boundary: text and offsets in, a yes or no out.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["AHEAD_RE", "HAVE_RE", "clause", "clause_start", "told_in_past"]
+
+
+def _wordset(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_PAST_WORDS = _wordset(
+    """
+    was were did had went got made took came told said found gave felt thought bought brought
+    left met began wrote ran saw kept heard sent spent won lost taught caught built sat stood
+    held knew grew drew flew threw wore broke chose drove rode ate drank swam sang forgot
+    became fell paid led slept spoke woke sold hung fought
+    """
+)
+_NOT_PAST_ED = _wordset("need feed seed bed red shed speed proceed exceed indeed")
+AHEAD_RE = re.compile(
+    r"\b(?:will|won['\u2019]t|['\u2019]ll|going\s+to|gonna|plan|plans|planning|planned\s+to|"
+    r"hope|hoping|can['\u2019]t\s+wait|next|tomorrow|upcoming|coming|soon|every|each)\b",
+    re.IGNORECASE,
+)
+HAVE_RE = re.compile(r"\b(?:have|has|['\u2019]ve)\b", re.IGNORECASE)
+_CLAUSE_END_RE = re.compile(r"[.!?;]")
+
+
+def clause_start(text: str, start: int) -> int:
+    """Where the sentence holding ``text[start]`` begins (a bounded look back)."""
+    lo = max(0, start - 400)
+    ends = [e.end() for e in _CLAUSE_END_RE.finditer(text, lo, start)]
+    return ends[-1] if ends else lo
+
+
+def clause(text: str, start: int, end: int) -> str:
+    """The sentence around ``text[start:end]`` (at most 400 characters either side)."""
+    stop = _CLAUSE_END_RE.search(text, end, end + 400)
+    return text[clause_start(text, start) : stop.start() if stop else min(len(text), end + 400)]
+
+
+def told_in_past(text: str, start: int, end: int) -> bool:
+    """The sentence around ``text[start:end]`` tells of something done, not to come."""
+    said = clause(text, start, end)
+    if AHEAD_RE.search(said):
+        return False
+    for w in re.findall(r"[A-Za-z]+", said):
+        low = w.lower()
+        if low in _PAST_WORDS or (len(low) > 4 and low.endswith("ed") and low not in _NOT_PAST_ED):
+            return True
+    return False
