@@ -30,6 +30,8 @@ Conventions (each one a choice; the tests pin them):
   for N years": its start is written after it ("(since 2016)").
 - "last/this/next summer" (spring, fall, autumn) resolve to a year: "last summer" is this
   year's once the season is over, else last year's; winter spans two years and is left alone.
+- "last August" is the latest August before the session's month, "next August" the first
+  after it, "this August" the session year's (a month, like "last month").
 - "on the 15th" is the latest 15th up to the session in a clause told in the past, the first
   one after it in a clause that points ahead; "the 5th floor", "the 10th of May" are skipped.
 - "the Sunday before", "the day before", "the week before" are only read when nothing follows
@@ -285,6 +287,23 @@ def _season(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Res
     return datetime.date(year, 1, 1), "year"
 
 
+_MONTHS = {name.lower(): i for i, name in enumerate(MONTH_NAMES, start=1)}
+# "may" is a verb far more often than a month: only "May" counts
+_MONTH_WORDS = "(?-i:May)|" + "|".join(m for m in _MONTHS if m != "may")
+
+
+def _named_month(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved:
+    """ "last August" is the latest August before the session's month, "next August" the
+    first after it, "this August" the session's year's."""
+    month, mod = _MONTHS[m["month"].lower()], m["mod"].lower()
+    year = base.year
+    if mod == "last" or "past" in mod:
+        year -= month >= base.month
+    elif mod == "next":
+        year += month <= base.month
+    return datetime.date(year, month, 1), "month"
+
+
 def _rule(pattern: str, resolve: _Resolver) -> tuple[re.Pattern[str], _Resolver]:
     return re.compile(r"\b" + pattern + r"\b", re.IGNORECASE), resolve
 
@@ -340,6 +359,10 @@ _RULES = [
         r"(?P<season>spring|summer|fall|autumn)" + _NOT_OF,
         _season,
     ),
+    _rule(
+        r"(?P<mod>(?<!the\s)(?:last|next|this)|this\s+past)\s+(?P<month>" + _MONTH_WORDS + ")",
+        _named_month,
+    ),
 ]
 
 
@@ -348,6 +371,8 @@ _RULES = [
 _TRIGGER = re.compile(
     r"\b(?:yesterday|today|tonight|tomorrow|night|morning|afternoon|evening|weekends?"
     r"|(?:day|week|month|year)s?|spring|summer|fall|autumn|\d{1,2}(?:st|nd|rd|th)|"
+    + _MONTH_WORDS
+    + "|"
     + _WEEKDAY_WORDS
     + r")\b",
     re.IGNORECASE,

@@ -400,3 +400,23 @@ def test_day_of_month_by_the_clauses_tense(text: str, rendered: str) -> None:
 )
 def test_day_of_month_ordinals_of_things_or_untold_tense_are_left_alone(text: str) -> None:
     assert find_relative_dates(text, datetime.date(2023, 8, 17)) == []
+
+
+NAMED_MONTH = [
+    ("Last August I told you about the charity event.", "August 2023"),
+    ("It was last December.", "December 2022"),  # the session's own month is not "last"
+    ("I'm off to Paris next March.", "March 2024"),
+    ("We got married this June.", "June 2023"),
+    ("last May was great", "May 2023"),
+]
+
+
+@pytest.mark.parametrize(("text", "rendered"), NAMED_MONTH)
+def test_named_month_resolves_to_its_year(text: str, rendered: str) -> None:
+    [m] = find_relative_dates(text, datetime.date(2023, 12, 8))
+    assert m.render() == rendered and m.granularity == "month"
+
+
+@pytest.mark.parametrize("text", ["I may go. Last may be best.", "the last May of the war"])
+def test_may_the_verb_and_ordinal_months_are_left_alone(text: str) -> None:
+    assert find_relative_dates(text, datetime.date(2023, 12, 8)) == []
