@@ -14,6 +14,7 @@ import re
 
 from rapidfuzz import fuzz
 
+from dream.distill import trim
 from dream.entities import EntityTable
 from dream.extract import Sentence, analyze, classify, informative, speaker_names
 from dream.phrasing import dated, third_person, tidy
@@ -42,18 +43,24 @@ class _Scored:
         )  # fmt: skip
 
 
-def _score_all(t: Transcript, sentences: list[Sentence], table: EntityTable) -> list[_Scored]:
+def _score_all(
+    t: Transcript, sentences: list[Sentence], table: EntityTable, people: set[str]
+) -> list[_Scored]:
     base = datetime.date.fromisoformat(t.date)
     assistant = t.scope.get("assistant", "assistant")
     out: list[_Scored] = []
     for i, s in enumerate(sentences):
-        said = tidy(s.text)
+        others = [p for p in people if p != s.speaker]
+        # in a two-person talk: no "Hey Caroline," and "you" is the other person
+        listener = others[0] if len(others) == 1 and s.speaker else ""
+        said = trim(tidy(s.text), listener)
         names = table.mentions(s.text)
         if PHOTO_RE.fullmatch(s.text) or not informative(said, bool(names)):
             continue
         text, dates = dated(said, base)
         speaker = s.speaker or assistant[:1].upper() + assistant[1:]
-        claim = third_person(text, speaker)
+        claim = third_person(text, speaker, listener)
+        claim = claim[:1].upper() + claim[1:]
         kind = classify(said, bool(dates), any(d.date > base for d in dates))
         words = len(said.split())
         score = _KIND_WEIGHT[kind] + min(len({n for n, *_ in names}), 3)
@@ -113,7 +120,7 @@ def summarize_session(t: Transcript) -> SummaryDraft:
     names = speaker_names(t)
     a = analyze(t)
     sentences, table, people = a.sentences, a.table, set(a.people)
-    scored = _score_all(t, sentences, table)
+    scored = _score_all(t, sentences, table, people)
     human = [s for s in scored if s.sentence.speaker]
     pool = human if len(human) >= _MIN_POINTS else scored
     k = max(_MIN_POINTS, min(_MAX_POINTS, len(pool) // 3))

@@ -153,6 +153,26 @@ def test_summary_draft() -> None:
     assert quiet.outcome == "" and quiet.outcome_evidence is None
 
 
+def test_summary_points_of_a_two_person_talk_name_the_other_person() -> None:
+    started = "2023-05-20T10:00"
+    said = [
+        ("Maria", "Hi John! What's new?"),
+        ("John", "Hey Maria, last Saturday I ran a charity race for your school."),
+        ("Maria", "I painted a mural at the school in 2021 with my students."),
+        ("John", "I adopted two cats from the shelter near your office in 2022."),
+    ]
+    t = Transcript(
+        id="2023-05-20-talk",
+        started=started,
+        participants=("John", "Maria"),
+        scope={"user": "locomo", "assistant": "eval"},
+        turns=tuple(Turn(i, who, started, text) for i, (who, text) in enumerate(said, 1)),
+    )
+    points = [p.text for p in get_engine("embedded").summarize(t).key_points]
+    assert 'On 13 May 2023 ("Last Saturday") John ran a charity race for Maria\'s school.' in points
+    assert not any("Hey" in p or " your " in p for p in points)
+
+
 def test_same_session_same_facts() -> None:
     t = session([("user", "I ran a charity race last Saturday with Melanie and Caroline.")])
     assert extract_facts(t) == extract_facts(t)
