@@ -1,14 +1,15 @@
 """The state one consolidation run carries from phase to phase.
 
 Job: hold the sessions being processed, their facts, the subject registry and every file the
-run means to write, so that each page is read at most once and written at most once, at the
-end, only when its bytes changed. Boundary: reads and writes only under the staged tree's
-``memory/``; the live store is never touched.
+run means to write, so that each page is parsed once and written at most once, at the end
+(or once ``SPILL_CHARS`` of text wait), only when its bytes changed. Boundary: reads and
+writes only under the staged tree's ``memory/``; the live store is never touched.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -34,6 +35,13 @@ class Filing:
     links: tuple[str, ...] = ()  # ids of the other subjects the claim names
 
 
+SPILL_CHARS = 4_000_000  # staged text held before it is written out (a full run writes ~40 MB)
+
+
+def _digest(text: str | None) -> bytes | None:
+    return None if text is None else hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+
+
 @dataclass
 class Workset:
     engine: Engine
@@ -45,42 +53,67 @@ class Workset:
     filings: list[Filing] = field(default_factory=list)
     speakers: set[str] = field(default_factory=set)  # display names of people who spoke
     registry: Registry | None = None
-    _originals: dict[str, str | None] = field(default_factory=dict)
+    # A file's text is held only while it waits to be written: what the run found, and what
+    # it wrote, are kept as digests (a full run writes every summary, page and note).
+    _found: dict[str, bytes | None] = field(default_factory=dict)  # as of the last flush
+    _disk: dict[str, bytes | None] = field(default_factory=dict)  # written since (spilled)
     _writes: dict[str, str] = field(default_factory=dict)
+    _pending: int = 0  # characters in _writes
 
     @property
     def memory(self) -> Path:
         return self.store.memory
 
+    def _load(self, rel: str) -> str | None:
+        try:
+            return (self.memory / rel).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
     def read(self, rel: str) -> str | None:
-        """A file's text as the run found it (None if missing); read once."""
-        if rel not in self._originals:
-            try:
-                self._originals[rel] = (self.memory / rel).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                self._originals[rel] = None
-        return self._writes.get(rel, self._originals[rel])
+        """A file's text as the run has it: what it wrote, else the file (None if missing)."""
+        if rel in self._writes:
+            return self._writes[rel]
+        text = self._load(rel)
+        if rel not in self._found:
+            self._found[rel] = _digest(text)
+        return text
 
     def exists(self, rel: str) -> bool:
         return rel in self._writes or (self.memory / rel).is_file()
 
     def write(self, rel: str, text: str) -> None:
-        """Stage ``text`` for ``rel``; nothing touches the disk before ``flush``."""
-        self.read(rel)
+        """Stage ``text`` for ``rel``; it reaches the disk at ``flush``, or earlier once
+        ``SPILL_CHARS`` of text wait (the files are the same either way)."""
+        if rel not in self._found:
+            self._found[rel] = _digest(self._load(rel))
+        self._pending += len(text) - len(self._writes.get(rel, ""))
         self._writes[rel] = text
+        if self._pending > SPILL_CHARS:
+            self._spill()
+
+    def _spill(self) -> None:
+        """Write every waiting file whose bytes differ from the disk's."""
+        for rel in sorted(self._writes):
+            text = self._writes[rel]
+            digest = _digest(text)
+            if digest != self._disk.get(rel, self._found[rel]):
+                _replace(self.store.resolve(rel), text)
+                self._disk[rel] = digest
+        self._writes.clear()
+        self._pending = 0
 
     def flush(self) -> tuple[list[str], list[str]]:
         """Write every changed file atomically; (created, updated) paths, sorted."""
+        self._spill()
         created: list[str] = []
         updated: list[str] = []
-        for rel in sorted(self._writes):
-            text, old = self._writes[rel], self._originals.get(rel)
-            if text == old:
-                continue
-            _replace(self.store.resolve(rel), text)
-            (created if old is None else updated).append(rel)
-        self._originals.update(self._writes)
-        self._writes.clear()
+        for rel in sorted(self._disk):
+            old = self._found[rel]
+            if self._disk[rel] != old:
+                (created if old is None else updated).append(rel)
+        self._found.update(self._disk)
+        self._disk.clear()
         return created, updated
 
 
