@@ -8,6 +8,7 @@ the most useful entries first.
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,28 +72,41 @@ def inbound_links(pages: list[Page]) -> Counter[str]:
     return counts
 
 
-def _facts_links(facts: dict[str, PageFacts]) -> Counter[str]:
-    """Inbound link counts from cached page facts (same rule as ``inbound_links``)."""
-    by_key: dict[str, str] = {}
-    for f in facts.values():
-        by_key.setdefault(f.id, f.id)
-    for f in facts.values():
+def _entries(
+    store: Store, cache: IndexCache, notes: Counter[str] | None = None
+) -> list[IndexEntry]:
+    """An entry per knowledge page and note; given ``notes``, per knowledge page only, the
+    notes counted there by folder ("" for one outside a folder) as they stream past: a
+    store holds thousands, and their facts were most of what writing the index held.
+
+    Inbound links follow ``inbound_links``' rule: a target is an id, else a lower-cased
+    alias (the first page to claim it)."""
+    ids: set[str] = set()
+    aliases: dict[str, str] = {}
+    linking: list[tuple[str, tuple[str, ...]]] = []  # (page id, link targets)
+    kept: list[tuple[str, PageFacts]] = []
+    for rel, f in cache.iter_pages([*store.files("knowledge"), *store.files("notes")]):
+        ids.add(f.id)
         for alias in f.aliases:
-            by_key.setdefault(alias.lower(), f.id)
+            aliases.setdefault(alias.lower(), f.id)
+        if f.links:
+            linking.append((f.id, tuple(sys.intern(t) for t in f.links)))
+        if notes is None or rel.startswith("knowledge/"):
+            kept.append((rel, f))
+        else:
+            notes[rel.split("/")[1] if rel.count("/") >= 2 else ""] += 1
+
+    def target(key: str) -> str | None:
+        return key if key in ids else aliases.get(key)
+
     counts: Counter[str] = Counter()
-    for f in facts.values():
+    for pid, targets in linking:
         seen: set[str] = set()
-        for target in f.links:
-            tid = by_key.get(target) or by_key.get(target.lower())
-            if tid is not None and tid != f.id and tid not in seen:
+        for t in targets:
+            tid = target(t) or target(t.lower())
+            if tid is not None and tid != pid and tid not in seen:
                 seen.add(tid)
                 counts[tid] += 1
-    return counts
-
-
-def _entries(store: Store, cache: IndexCache) -> list[IndexEntry]:
-    facts = cache.pages([*store.files("knowledge"), *store.files("notes")])
-    counts = _facts_links(facts)
     return [
         IndexEntry(
             path=rel,
@@ -104,7 +118,7 @@ def _entries(store: Store, cache: IndexCache) -> list[IndexEntry]:
             updated=f.updated,
             preference=rel.startswith("knowledge/preferences/") or f.type == "preference",
         )
-        for rel, f in facts.items()
+        for rel, f in kept
     ]
 
 
@@ -219,20 +233,16 @@ def _sections(
     return sections
 
 
-def _note_folders(store: Store, entries: list[IndexEntry]) -> list[str]:
-    folders = Counter(
-        e.path.split("/")[1]
-        for e in entries
-        if e.path.startswith("notes/") and e.path.count("/") >= 2
-    )
+def _note_folders(notes: Counter[str]) -> list[str]:
+    folders = {f: n for f, n in notes.items() if f}
     return sorted(folders, key=lambda f: (-folders[f], f))
 
 
 def render_index(store: Store) -> str:
     cache = IndexCache(store)
-    entries, rows = _entries(store, cache), _rows(store, cache)
+    notes: Counter[str] = Counter()
+    entries, rows = _entries(store, cache, notes), _rows(store, cache)
     cache.save()
-    notes = _note_folders(store, entries)
     return _render(store, entries, rows, notes, max_tokens=None)
 
 
@@ -240,11 +250,12 @@ def _render(
     store: Store,
     entries: list[IndexEntry],
     rows: list[SessionRow],
-    notes: list[str],
+    notes: Counter[str],
     max_tokens: int | None,
 ) -> str:
+    """``entries``: the knowledge pages; ``notes``: notes by folder."""
     n_knowledge = sum(1 for e in entries if e.path.startswith("knowledge/"))
-    n_notes = len(entries) - n_knowledge
+    n_notes = sum(notes.values())
     header = [
         "# Memory index",
         "",
@@ -255,7 +266,7 @@ def _render(
         "Paths are relative to `memory/`; grep `notes/` for quick facts, read `knowledge/` for "
         "subjects, follow `[cite:N]` to `sessions/transcripts/`.",
     ]
-    sections = _sections(entries, rows, notes)
+    sections = _sections(entries, rows, _note_folders(notes))
     if max_tokens is None:
         out = list(header)
         for title, lines in sections:
@@ -294,9 +305,10 @@ def _render(
 def prompt_index(store: Store, max_tokens: int) -> str:
     """INDEX.md content cut to ``max_tokens`` (see ``memoryfs.tokens``), most useful first."""
     cache = IndexCache(store)
-    entries, rows = _entries(store, cache), _rows(store, cache)
+    notes: Counter[str] = Counter()
+    entries, rows = _entries(store, cache, notes), _rows(store, cache)
     cache.save()
-    return _render(store, entries, rows, _note_folders(store, entries), max_tokens=max_tokens)
+    return _render(store, entries, rows, notes, max_tokens=max_tokens)
 
 
 def write_indexes(store: Store, cache_path: Path | None = None) -> list[str]:
@@ -306,10 +318,11 @@ def write_indexes(store: Store, cache_path: Path | None = None) -> list[str]:
     store's own."""
     changed: list[str] = []
     cache = IndexCache(store, cache_path)
-    entries, rows = _entries(store, cache), _rows(store, cache)
+    notes: Counter[str] = Counter()
+    entries, rows = _entries(store, cache, notes), _rows(store, cache)
     cache.save()
     targets = {
-        "INDEX.md": _render(store, entries, rows, _note_folders(store, entries), None),
+        "INDEX.md": _render(store, entries, rows, notes, None),
         "sessions/index.md": render_sessions_index(rows),
     }
     for rel, text in targets.items():

@@ -21,7 +21,7 @@ import json
 import os
 import sqlite3
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -188,12 +188,11 @@ class IndexCache:
 
     def _lookup_many(
         self, rels: list[str], kind: str, parse: Any, make: Callable[[Any], T]
-    ) -> dict[str, T]:
+    ) -> Iterator[tuple[str, T]]:
         """``make`` of the ``_lookup`` of each of ``rels`` (those with facts; each made as it
         comes, so the raw facts of the whole store are never held at once), fetched
         with one query per ``_CHUNK`` files rather than one each (a chunk at a time, so
         the texts of changed files are not all held at once)."""
-        out: dict[str, T] = {}
         for i in range(0, len(rels), _CHUNK):
             keyed: dict[str, tuple[str, str | None]] = {}
             for rel in rels[i : i + _CHUNK]:
@@ -213,8 +212,7 @@ class IndexCache:
                 else:  # its stamp matched a key the cache lost: _lookup reads it again
                     raw = self._lookup(rel, kind, parse)
                 if raw:
-                    out[rel] = make(raw)
-        return out
+                    yield rel, make(raw)
 
     def _fetch(self, keys: list[str]) -> dict[str, str]:
         """Stored facts (JSON) of ``keys`` (at most ``_CHUNK``); the missing ones left out."""
@@ -232,6 +230,10 @@ class IndexCache:
 
     def pages(self, rels: list[str]) -> dict[str, PageFacts]:
         """``page`` of each of ``rels`` that has facts, in the order given."""
+        return dict(self.iter_pages(rels))
+
+    def iter_pages(self, rels: list[str]) -> Iterator[tuple[str, PageFacts]]:
+        """``pages`` one at a time (a store's pages need not all be held at once)."""
         return self._lookup_many(rels, "page", _page_facts, _as_page)
 
     def transcript(self, rel: str) -> SessionFacts | None:
@@ -240,7 +242,7 @@ class IndexCache:
 
     def transcripts(self, rels: list[str]) -> dict[str, SessionFacts]:
         """``transcript`` of each of ``rels`` that has facts, in the order given."""
-        return self._lookup_many(rels, "session", _session_facts, _as_session)
+        return dict(self._lookup_many(rels, "session", _session_facts, _as_session))
 
     def save(self) -> None:
         """Record new facts and stamps; drop what no file of this pass uses."""
