@@ -178,7 +178,7 @@ class _PageKeysCache:
             keys = _decode(raw) if raw is not None else _read_keys(stage_root, rel)
             if keys is None:
                 continue  # unreadable: it was so in the base too (validated when it came)
-            self.used[blob] = _encode(keys)
+            self.used[blob] = raw if raw is not None else _encode(keys)  # not a second copy
             out[rel.removeprefix("memory/")] = keys
         return out
 
