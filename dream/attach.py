@@ -25,10 +25,6 @@ _TYPE_ORDER = ("person", "org", "place", "project")
 
 def run(ctx: EngineContext, ws: Workset) -> None:
     ws.registry = registry = Registry.load(ws.store, ws.deletions)
-    for i, t in enumerate(ws.sessions):
-        if t.id not in ws.facts:  # normally taken while summarizing
-            ctx.progress("attach", i, len(ws.sessions))
-            ws.facts[t.id] = ws.engine.extract(t)
     votes: dict[str, Counter[str]] = defaultdict(Counter)
     seen_in: dict[str, set[str]] = defaultdict(set)
     if ws.deletions:  # a forgotten phrase never comes back through a claim
@@ -43,9 +39,9 @@ def run(ctx: EngineContext, ws: Workset) -> None:
                 votes[f.subject][kind] += 1
             seen_in[f.subject].add(sid)
     subjects = _resolve_all(ws, registry, votes, seen_in)
-    for t in ws.sessions:
+    for sid in ws.sessions:
         first_target: dict[tuple[str, tuple[str, ...]], str] = {}
-        for f in ws.facts[t.id]:
+        for f in ws.facts[sid]:
             subject = subjects.get(f.subject)
             if subject is None:
                 continue

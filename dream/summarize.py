@@ -15,9 +15,10 @@ costs the whole run. The gate stays strict as the last line of defence.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from dream.engine import EngineContext
+from dream.errors import DreamError
 from dream.extract import speaker_names
 from dream.gates.verification import Support, check_claim, support_for
 from dream.pagewriter import render_summary
@@ -31,31 +32,53 @@ from memoryfs.transcript import Transcript, parse_transcript
 __all__ = ["run", "load_pending"]
 
 
-def load_pending(ctx: EngineContext, ws: Workset) -> list[tuple[Transcript, str]]:
-    """Pending transcripts with their content hash, oldest first (ties by id)."""
-    out: list[tuple[Transcript, str]] = []
+@dataclass(frozen=True)
+class _Readable:
+    """A pending transcript that parsed; it is read again when its turn comes (a full run's
+    parsed transcripts, all held at once, were a fifth of its peak memory)."""
+
+    started: str
+    id: str
+    rel: str
+    digest: str
+
+
+def _read(ws: Workset, rel: str) -> tuple[Transcript, str] | None:
+    try:
+        data = (ws.memory / rel).read_bytes()
+        return parse_transcript(data.decode("utf-8"), rel), content_hash(data)
+    except (OSError, UnicodeDecodeError, PageError):
+        return None
+
+
+def load_pending(ctx: EngineContext, ws: Workset) -> list[_Readable]:
+    """Pending transcripts that parse, oldest first (ties by id)."""
+    out: list[_Readable] = []
     for p in ctx.pending:
         if p.id in ws.deletions.sessions:
             continue
         rel = p.path or f"sessions/transcripts/{p.id}.md"
-        try:
-            data = (ws.memory / rel).read_bytes()
-            t = parse_transcript(data.decode("utf-8"), rel)
-        except (OSError, UnicodeDecodeError, PageError):
+        read = _read(ws, rel)
+        if read is None:
             ws.report.rejected.append(f"{rel}:1: transcript unreadable; session skipped")
             continue
-        out.append((t, content_hash(data)))
-    out.sort(key=lambda x: (x[0].started, x[0].id))
+        t, digest = read
+        out.append(_Readable(t.started, t.id, rel, digest))
+    out.sort(key=lambda x: (x.started, x.id))
     return out
 
 
 def run(ctx: EngineContext, ws: Workset) -> None:
     pending = load_pending(ctx, ws)
-    for i, (t, digest) in enumerate(pending):
+    for i, p in enumerate(pending):
         if ctx.out_of_time():
             ws.report.stopped_early = "deadline"
             break
         ctx.progress("summarize", i, len(pending))
+        read = _read(ws, p.rel)  # nothing writes transcripts during a run: the same bytes
+        if read is None or read[1] != p.digest:
+            raise DreamError(f"{p.rel} changed during the run")
+        t, digest = read
         check = _Precheck(t, ws.report.rejected)
         draft = check.draft(_without_forgotten(ws.engine.summarize(t), ws))
         # the facts come from the same pass, while the session is read and analysed once;
@@ -65,7 +88,7 @@ def run(ctx: EngineContext, ws: Workset) -> None:
         shown = [n or t.scope.get("assistant", "assistant").capitalize() for n in names.values()]
         text = render_summary(draft, shown, digest, len(t.turns))
         ws.write(f"sessions/summaries/{t.id}.md", text)
-        ws.sessions.append(t)
+        ws.sessions.append(t.id)
         ws.speakers.update(n for n in names.values() if n)
         ws.report.sessions_summarized.append(t.id)
     ctx.progress("summarize", len(ws.sessions), len(pending))

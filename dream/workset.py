@@ -20,7 +20,6 @@ from dream.records import ConsolidationReport, Fact
 from dream.subjects import Registry, Subject
 from memoryfs.deletions import Deletions
 from memoryfs.store import Store
-from memoryfs.transcript import Transcript
 
 __all__ = ["Filing", "Workset"]
 
@@ -48,8 +47,8 @@ class Workset:
     store: Store  # the staged tree (root = stage_root)
     report: ConsolidationReport
     deletions: Deletions
-    sessions: list[Transcript] = field(default_factory=list)
-    facts: dict[str, list[Fact]] = field(default_factory=dict)
+    sessions: list[str] = field(default_factory=list)  # ids of the sessions summarized
+    facts: dict[str, list[Fact]] = field(default_factory=dict)  # session id -> its facts
     filings: list[Filing] = field(default_factory=list)
     speakers: set[str] = field(default_factory=set)  # display names of people who spoke
     registry: Registry | None = None
