@@ -353,9 +353,13 @@ def run(ctx: EngineContext, ws: Workset) -> None:
         if page.changed and rollover.needs_roll(page):
             _roll(page, pages, page_of, registry)
     _link_pages(ws, pages, page_of)
-    for page in pages.values():
+    for sid in list(pages):  # each page let go once rendered: the indexes come next
+        page = pages.pop(sid)
         if page.changed or page.subject.new:
             ws.write(page.subject.path, page.render())
+    filed = len(ws.filings)
+    ws.filings.clear()  # filed: the indexes are written without the run's facts held
+    ws.facts.clear()
     created, updated = ws.flush()
     for rel in created:
         if rel.startswith("notes/"):
@@ -371,7 +375,7 @@ def run(ctx: EngineContext, ws: Workset) -> None:
         Store(root=ctx.stage_root, config=ctx.store.config),
         cache_path=ctx.store.cache_dir / STAGE_INDEX_CACHE,
     )
-    ctx.progress("wiki", len(ws.filings), len(ws.filings))
+    ctx.progress("wiki", filed, filed)
 
 
 def _roll(
