@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterable
 from typing import Any
 
 __all__ = ["normalize_words", "phrase_hash", "tombstone_findings"]
@@ -33,12 +34,13 @@ def tombstone_findings(
     log: str,
     pages: dict[str, list[str]],
     sessions: dict[str, list[str]],
-    texts: dict[str, str],
+    texts: Iterable[tuple[str, str]],
 ) -> list[Hit]:
     """What in the tree the deletion log forbids.
 
     ``pages``/``sessions`` map ids to the files (relative to memory/) that carry
-    them; ``texts`` are the pages and summaries searched for forgotten phrases.
+    them; ``texts`` are the (file, text) of the pages and summaries searched for forgotten
+    phrases, read only when the log has phrases.
     Returns (file, line, code, message) tuples.
     """
     out: list[Hit] = []
@@ -58,7 +60,7 @@ def tombstone_findings(
                     (rel, 0, "MF502", f"{kind} {did!r} was forgotten (deletions.jsonl line {n})")
                 )
     if phrases:
-        for rel, text in texts.items():
+        for rel, text in texts:
             for line, n in _phrase_hits(text, phrases):
                 out.append(
                     (rel, line, "MF503", f"forgotten phrase is back (deletions.jsonl line {n})")

@@ -298,7 +298,7 @@ def _check_sources(run: _Run, rel: str, sources: Any) -> set[int]:
             digest = None
         found.extend((i, code, why) for code, why in _check_ref(run, entry.get("ref"), digest))
     if found:
-        lines = _source_lines(run.texts[rel], len(sources))
+        lines = _source_lines(run.text(rel), len(sources))
         for i, code, message in found:
             run.add(rel, lines[i], code, message)
     return seen
@@ -343,6 +343,6 @@ def _check_deletions(run: _Run, log: str) -> None:
     sessions: dict[str, list[str]] = {}
     for rel in [*run.transcripts, *run.summaries]:
         sessions.setdefault(_stem(rel), []).append(rel)
-    texts = {rel: run.texts[rel] for rel in [*run.pages, *run.summaries]}
+    texts = ((rel, run.text(rel)) for rel in [*run.pages, *run.summaries])  # one at a time
     for rel, line, code, message in tombstone_findings(log, pages, sessions, texts):
         run.add(rel, line, code, message)

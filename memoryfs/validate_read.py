@@ -58,7 +58,6 @@ class Run:
     findings: list[Finding] = field(default_factory=list)
     pages: dict[str, Page] = field(default_factory=dict)  # knowledge/ + notes/, by rel path
     summaries: dict[str, Page] = field(default_factory=dict)
-    texts: dict[str, str] = field(default_factory=dict)  # every decoded file, by rel path
     transcripts: dict[str, Transcript | None] = field(default_factory=dict)  # None: unreadable
     page_files: list[str] = field(default_factory=list)  # knowledge/ + notes/, parsed or not
     deletions: str | None = None
@@ -72,7 +71,15 @@ class Run:
 
     def at_key(self, rel: str, key: str, code: str, message: str) -> None:
         """A finding on the line of a top-level frontmatter key (1 when absent)."""
-        self.add(rel, key_line(self.texts[rel], key), code, message)
+        self.add(rel, key_line(self.text(rel), key), code, message)
+
+    def text(self, rel: str) -> str:
+        """A file's text, read again when a finding needs its lines ("" if it cannot be):
+        the texts of every file read were held until the end, beside the parsed pages."""
+        try:
+            return (self.root / "memory" / rel).read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            return ""
 
 
 def walk(run: Run, mem: Path) -> None:
@@ -145,7 +152,6 @@ def _read(run: Run, path: Path, rel: str) -> None:
         line = data.count(b"\n", 0, exc.start) + 1
         run.add(rel, line, "MF304", f"not valid UTF-8 (byte {exc.start})")
         return
-    run.texts[rel] = text
     if kind == "deletions":
         run.deletions = text
     elif kind == "transcript":
