@@ -153,7 +153,7 @@ def _checkout_spare(store: Store, path: Path, *checkout: str) -> bool:
     leave exactly the commit's tree, as a fresh worktree would.
     """
     spare = _worktrees_dir(store) / SPARE
-    if not (spare / ".git").is_file():
+    if not _owned(store, spare):
         _drop_worktree(store, spare)
         return False
     if git_proc(store.root, "worktree", "move", str(spare), str(path)).returncode != 0:
@@ -170,18 +170,27 @@ def _checkout_spare(store: Store, path: Path, *checkout: str) -> bool:
 
 def _drop_worktree(store: Store, path: Path) -> None:
     if path.exists():
-        git_proc(store.root, "worktree", "remove", "--force", str(path))
+        if _owned(store, path):  # else only the folder goes: git would act on its owner
+            git_proc(store.root, "worktree", "remove", "--force", str(path))
         if path.exists():
             shutil.rmtree(path, ignore_errors=True)
     git_proc(store.root, "worktree", "prune")
 
 
-def _registered(path: Path) -> bool:
-    """Whether the worktree at ``path`` and its entry in ``.git/worktrees`` name each other
-    (``git worktree move`` renames the folder first, then updates the entry)."""
+def _owned(store: Store, path: Path) -> bool:
+    """Whether the worktree at ``path`` is this store's: its ``.git`` file names an entry
+    of this repository's ``.git/worktrees`` that names it back. Not so while ``git
+    worktree move`` is half done (it renames the folder first, then the entry), nor in a
+    store copied with its ``.dream/`` folder (``cp -a``, a restored backup): the copy's
+    worktrees still name the original's entries, and a git command run on one of them
+    would change the original (its branch, index or entry)."""
     try:
         admin = Path((path / ".git").read_text().removeprefix("gitdir:").strip())
-        return Path((admin / "gitdir").read_text().strip()) == path / ".git"
+        mine = (store.root / ".git" / "worktrees").resolve()
+        return (
+            admin.parent.resolve() == mine
+            and Path((admin / "gitdir").read_text().strip()) == path / ".git"
+        )
     except OSError:
         return False
 
@@ -205,7 +214,7 @@ def reopen_stage(store: Store, run_id: str, target: str) -> Stage:
         )
     base = run_git(store.root, "merge-base", target, tip).strip()
     path = _worktrees_dir(store) / run_id
-    if not (path / ".git").is_file() and not _checkout_spare(store, path, branch_name(run_id)):
+    if not _owned(store, path) and not _checkout_spare(store, path, branch_name(run_id)):
         _drop_worktree(store, path)
         path.parent.mkdir(parents=True, exist_ok=True)
         run_git(store.root, "worktree", "add", "--quiet", str(path), branch_name(run_id))
@@ -290,6 +299,33 @@ def kept_runs(store: Store) -> list[str]:
     )
 
 
+def _forget_copied_entries(store: Store) -> None:
+    """A store copied with its ``.git`` (``cp -a``, a restored backup) lists the
+    original's Dream worktrees as its own: git would let a command on the copy change
+    or remove the original's folders. Forget those entries (only the copy's records;
+    the folders are the original's). A worktree a user added elsewhere is left alone."""
+    entries = store.root / ".git" / "worktrees"
+    if not entries.is_dir():
+        return
+    mine = _worktrees_dir(store).resolve()
+    for admin in entries.iterdir():
+        try:
+            where = Path((admin / "gitdir").read_text().strip()).parent
+        except OSError:
+            continue
+        dreams = where.parent.name == "worktrees" and where.parent.parent.name == ".dream"
+        if dreams and where.parent.resolve() != mine and not _points_to(where / ".git", admin):
+            shutil.rmtree(admin, ignore_errors=True)
+
+
+def _points_to(dot_git: Path, admin: Path) -> bool:
+    try:
+        named = Path(dot_git.read_text().removeprefix("gitdir:").strip())
+    except OSError:
+        return False
+    return named.resolve() == admin.resolve()
+
+
 def cleanup_stale(store: Store, target: str) -> list[str]:
     """Remove what crashed runs left (call with the run lock held): their worktrees,
     and their branches when those hold no commit of their own or the run died
@@ -302,15 +338,17 @@ def cleanup_stale(store: Store, target: str) -> list[str]:
         if line.startswith("worktree ") and path.parent == folder:
             stale.setdefault(path.name, path)
     stale.pop(SPARE, None)
+    _forget_copied_entries(store)
     removed = sorted(stale)
     for run_id in removed:
         # 'git worktree add' keeps a worktree locked until it is set up: unlock, or
         # prune would keep it (and its branch checked out) forever.
-        git_proc(store.root, "worktree", "unlock", str(stale[run_id]))
+        if _owned(store, stale[run_id]) or not stale[run_id].exists():
+            git_proc(store.root, "worktree", "unlock", str(stale[run_id]))
         _drop_worktree(store, stale[run_id])
     git_proc(store.root, "worktree", "prune")
     spare = folder / SPARE
-    if spare.exists() and not _registered(spare):  # killed while being parked
+    if spare.exists() and not _owned(store, spare):  # killed while being parked, or copied
         _drop_worktree(store, spare)
     tips = {run_id: _branch_tip(store, run_id) for run_id in removed}
     interrupted = [t for t in tips.values() if t and not is_ancestor(store.root, t, target)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -710,3 +711,38 @@ def test_the_shared_pages_stay_within_their_budget(monkeypatch: pytest.MonkeyPat
         changed = ANA.replace("Annie", "Ann")  # another text at the same path is parsed anew
         assert gates.parse_staged(changed, "knowledge/people/b.md").aliases == ["Ann"]
     assert gates._Shared.pages is None and gates._Shared.chars == 0
+
+
+def test_a_copied_store_never_acts_on_the_originals_worktrees(tmp_path: Path) -> None:
+    """A store copied with its .dream/ folder (cp -a, a restored backup) holds a parked
+    worktree whose links still name the original's git entry: a run on the copy uses a
+    worktree of its own and leaves the original's as they were."""
+    orig = init_store(tmp_path / "orig", "dana", "atlas")
+    add_sessions(orig, tmp_path / "in1", [S1])
+    assert run_dream(orig, ScriptedEngine(), RunOptions(allow_unapproved=True)).status == (
+        "committed"
+    )
+    spare = orig.dream_dir / "worktrees" / ".spare"
+    git(orig, "worktree", "add", "--quiet", "--detach", str(tmp_path / "mine"))  # a user's own
+    listed = git(orig, "worktree", "list", "--porcelain")
+    admin = (spare / ".git").read_text()
+    assert str(spare) in listed
+    shutil.copytree(orig.root, tmp_path / "copy", symlinks=True)
+    copy = Store.open(tmp_path / "copy")
+    add_sessions(copy, tmp_path / "in2", [S2])
+    assert run_dream(copy, ScriptedEngine(), RunOptions(allow_unapproved=True)).status == (
+        "committed"
+    )
+    assert git(orig, "worktree", "list", "--porcelain") == listed
+    assert (spare / ".git").read_text() == admin
+    assert git(orig, "status", "--porcelain") == "" and head(orig) == git(orig, "rev-parse", "main")
+    copied = (copy.dream_dir / "worktrees" / ".spare" / ".git").read_text()
+    assert str(copy.root / ".git" / "worktrees") in copied  # the copy parks its own
+    assert str(orig.root) not in git(copy, "worktree", "list", "--porcelain")
+    add_sessions(orig, tmp_path / "in3", [S3])
+    assert run_dream(orig, ScriptedEngine(), RunOptions(allow_unapproved=True)).status == (
+        "committed"
+    )
+    assert "2026-01-06-marta" not in git(orig, "ls-tree", "-r", "--name-only", "HEAD")
+    assert str(tmp_path / "mine") in git(orig, "worktree", "list", "--porcelain")
+    assert str(tmp_path / "mine") in git(copy, "worktree", "list", "--porcelain")  # not Dream's
