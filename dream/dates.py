@@ -57,7 +57,7 @@ from dream.calendar_dates import (
     last_weekend,
     monday,
 )
-from dream.tense import AHEAD_RE, HAVE_RE, clause, clause_start, told_in_past
+from dream.tense import HAVE_RE, clause_start, pointing, told_in_past
 
 __all__ = ["DateMention", "find_relative_dates"]
 
@@ -235,8 +235,7 @@ def _day_of_month(m: re.Match[str], base: datetime.date, anchor: datetime.date) 
     """ "on the 15th": the latest 15th up to the session in a clause told in the past, the
     first one after it in a clause that points ahead; left alone otherwise."""
     day = int(m["day"])
-    said = clause(m.string, m.start(), m.end())
-    step = 1 if AHEAD_RE.search(said) else -1 if told_in_past(m.string, m.start(), m.end()) else 0
+    step = pointing(m.string, m.start(), m.end())
     if not step:
         return None
     month = base.replace(day=1)

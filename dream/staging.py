@@ -314,16 +314,8 @@ def _forget_copied_entries(store: Store) -> None:
         except OSError:
             continue
         dreams = where.parent.name == "worktrees" and where.parent.parent.name == ".dream"
-        if dreams and where.parent.resolve() != mine and not _points_to(where / ".git", admin):
+        if dreams and where.parent.resolve() != mine and not _owned(store, where):
             shutil.rmtree(admin, ignore_errors=True)
-
-
-def _points_to(dot_git: Path, admin: Path) -> bool:
-    try:
-        named = Path(dot_git.read_text().removeprefix("gitdir:").strip())
-    except OSError:
-        return False
-    return named.resolve() == admin.resolve()
 
 
 def cleanup_stale(store: Store, target: str) -> list[str]:

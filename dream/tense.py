@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["AHEAD_RE", "HAVE_RE", "clause", "clause_start", "told_in_past"]
+__all__ = ["HAVE_RE", "clause_start", "pointing", "told_in_past"]
 
 
 def _wordset(text: str) -> frozenset[str]:
@@ -26,7 +26,7 @@ _PAST_WORDS = _wordset(
     """
 )
 _NOT_PAST_ED = _wordset("need feed seed bed red shed speed proceed exceed indeed")
-AHEAD_RE = re.compile(
+_AHEAD_RE = re.compile(
     r"\b(?:will|won['\u2019]t|['\u2019]ll|going\s+to|gonna|plan|plans|planning|planned\s+to|"
     r"hope|hoping|can['\u2019]t\s+wait|next|tomorrow|upcoming|coming|soon|every|each)\b",
     re.IGNORECASE,
@@ -48,13 +48,19 @@ def clause(text: str, start: int, end: int) -> str:
     return text[clause_start(text, start) : stop.start() if stop else min(len(text), end + 400)]
 
 
-def told_in_past(text: str, start: int, end: int) -> bool:
-    """The sentence around ``text[start:end]`` tells of something done, not to come."""
+def pointing(text: str, start: int, end: int) -> int:
+    """Which way the sentence around ``text[start:end]`` points: 1 ahead (a word that points
+    ahead), -1 back (something done: a past verb), 0 neither."""
     said = clause(text, start, end)
-    if AHEAD_RE.search(said):
-        return False
+    if _AHEAD_RE.search(said):
+        return 1
     for w in re.findall(r"[A-Za-z]+", said):
         low = w.lower()
         if low in _PAST_WORDS or (len(low) > 4 and low.endswith("ed") and low not in _NOT_PAST_ED):
-            return True
-    return False
+            return -1
+    return 0
+
+
+def told_in_past(text: str, start: int, end: int) -> bool:
+    """The sentence around ``text[start:end]`` tells of something done, not to come."""
+    return pointing(text, start, end) < 0

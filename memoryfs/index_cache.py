@@ -106,18 +106,6 @@ class IndexCache:
                     with contextlib.suppress(OSError):
                         self.path.unlink()
 
-    def _facts(self, key: str) -> tuple[bool, Any]:
-        """(found, facts) of ``key`` in the cache."""
-        if key in self._new:
-            return True, json.loads(self._new[key])
-        if self._db is None:
-            return False, None
-        try:
-            row = self._db.execute("SELECT data FROM facts WHERE key = ?", (key,)).fetchone()
-        except sqlite3.Error:
-            return False, None
-        return (True, json.loads(row[0])) if row is not None else (False, None)
-
     def _key(self, rel: str, kind: str) -> tuple[str, str | None] | None:
         """(cache key, text or None when the stamp matches) of a file; None when unreadable
         or outside.
@@ -176,15 +164,7 @@ class IndexCache:
         if found is None:
             return None
         key, text = found
-        hit, raw = self._facts(key)
-        if not hit:
-            if text is None:  # stamp matched a key the cache lost: read it after all
-                self._old_stats.pop(rel, None)
-                return self._lookup(rel, kind, parse)
-            raw = parse(text, rel)
-            self._new[key] = json.dumps(raw, separators=(",", ":"))
-        self._used.add(key)
-        return raw
+        return self._settle(rel, kind, parse, key, text, self._fetch([key]))
 
     def _lookup_many(
         self, rels: list[str], kind: str, parse: Any, make: Callable[[Any], T]
@@ -199,23 +179,34 @@ class IndexCache:
                 found = self._key(rel, kind)
                 if found is not None:
                     keyed[rel] = found
-            stored = self._fetch([k for k, _ in keyed.values() if k not in self._new])
+            stored = self._fetch([k for k, _ in keyed.values()])
             for rel, (key, text) in keyed.items():
-                data = self._new.get(key) or stored.get(key)
-                if data is not None:
-                    raw = json.loads(data)
-                    self._used.add(key)
-                elif text is not None:
-                    raw = parse(text, rel)
-                    self._new[key] = json.dumps(raw, separators=(",", ":"))
-                    self._used.add(key)
-                else:  # its stamp matched a key the cache lost: _lookup reads it again
-                    raw = self._lookup(rel, kind, parse)
+                raw = self._settle(rel, kind, parse, key, text, stored)
                 if raw:
                     yield rel, make(raw)
 
+    def _settle(
+        self, rel: str, kind: str, parse: Any, key: str, text: str | None, stored: dict[str, str]
+    ) -> Any:
+        """The facts of ``rel`` under ``key``: cached (new this pass, or ``stored``), else
+        parsed from ``text`` and kept as new."""
+        data = self._new.get(key) or stored.get(key)
+        if data is None and text is None:
+            # its stamp matched a key the cache lost: read the file after all
+            self._old_stats.pop(rel, None)
+            return self._lookup(rel, kind, parse)
+        if data is not None:
+            raw = json.loads(data)
+        else:
+            raw = parse(text, rel)
+            self._new[key] = json.dumps(raw, separators=(",", ":"))
+        self._used.add(key)
+        return raw
+
     def _fetch(self, keys: list[str]) -> dict[str, str]:
-        """Stored facts (JSON) of ``keys`` (at most ``_CHUNK``); the missing ones left out."""
+        """Stored facts (JSON) of ``keys`` (at most ``_CHUNK``); the missing ones, and those
+        new this pass, left out."""
+        keys = [k for k in keys if k not in self._new]
         if self._db is None or not keys:
             return {}
         query = f"SELECT key, data FROM facts WHERE key IN ({','.join('?' * len(keys))})"

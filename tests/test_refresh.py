@@ -9,6 +9,7 @@ import random
 import shutil
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -192,6 +193,23 @@ def test_a_file_changed_within_the_clock_tick_is_read_again(
         _folder_stamps(store)
 
 
+def _race_first_read(
+    monkeypatch: pytest.MonkeyPatch, target: str, meanwhile: Callable[[], None]
+) -> None:
+    """Refresher A reads ``target``; before it commits, ``meanwhile`` runs (refresher B)."""
+    real = refresh_mod.read_file
+    state = {"raced": False}
+
+    def racing_read(root: Path, rel: str, limit: int) -> FileBytes | None:
+        got = real(root, rel, limit)
+        if rel == target and not state["raced"]:
+            state["raced"] = True
+            meanwhile()
+        return got
+
+    monkeypatch.setattr(refresh_mod, "read_file", racing_read)
+
+
 def test_a_slow_refresher_installing_an_older_version_is_corrected_next_time(
     store: Store, no_racy: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -201,21 +219,15 @@ def test_a_slow_refresher_installing_an_older_version_is_corrected_next_time(
         _refreshed(idx)
     page = store.memory / POTTERY
     atomic_write_text(page, page.read_text(encoding="utf-8").replace("Thursdays", "Mondays"))
-    real = refresh_mod.read_file
-    state = {"raced": False}
 
-    def racing_read(root: Path, rel: str, limit: int) -> FileBytes | None:
-        got = real(root, rel, limit)
-        if rel == POTTERY and not state["raced"]:
-            state["raced"] = True
-            time.sleep(TICK)
-            atomic_write_text(page, page.read_text(encoding="utf-8").replace("Mondays", "Fridays"))
-            with SearchIndex.open(store) as other:
-                assert other.refresh().changed == 1  # B indexes version 2
-                assert _paths(other, "Fridays") == {POTTERY}
-        return got
+    def b_refreshes() -> None:
+        time.sleep(TICK)
+        atomic_write_text(page, page.read_text(encoding="utf-8").replace("Mondays", "Fridays"))
+        with SearchIndex.open(store) as other:
+            assert other.refresh().changed == 1  # B indexes version 2
+            assert _paths(other, "Fridays") == {POTTERY}
 
-    monkeypatch.setattr(refresh_mod, "read_file", racing_read)
+    _race_first_read(monkeypatch, POTTERY, b_refreshes)
     with SearchIndex.open(store) as idx:
         assert idx.refresh().changed == 1  # A installs version 1 over version 2
         assert _paths(idx, "Mondays") == {POTTERY}
@@ -235,20 +247,14 @@ def test_a_file_another_refresher_indexed_meanwhile_is_not_counted_again(
         _refreshed(idx)
     new = "notes/bulk/kayak.md"
     write_page(store, new, {"id": "kayak", "title": "Kayak", "type": "note"}, "- kayaks\n")
-    real = refresh_mod.read_file
-    state = {"raced": False}
 
-    def racing_read(root: Path, rel: str, limit: int) -> FileBytes | None:
-        got = real(root, rel, limit)
-        if rel == new and not state["raced"]:
-            state["raced"] = True
-            monkeypatch.setattr(refresh_mod, "_RACY_NS", 10**18)  # B records stamp 0
-            with SearchIndex.open(store) as other:
-                assert other.refresh().added == 1
-            monkeypatch.setattr(refresh_mod, "_RACY_NS", -(10**18))
-        return got
+    def b_refreshes() -> None:
+        monkeypatch.setattr(refresh_mod, "_RACY_NS", 10**18)  # B records stamp 0
+        with SearchIndex.open(store) as other:
+            assert other.refresh().added == 1
+        monkeypatch.setattr(refresh_mod, "_RACY_NS", -(10**18))
 
-    monkeypatch.setattr(refresh_mod, "read_file", racing_read)
+    _race_first_read(monkeypatch, new, b_refreshes)
     with SearchIndex.open(store) as idx:
         stats = idx.refresh()
         assert (stats.added, stats.changed, stats.touched) == (0, 0, 1)
