@@ -30,7 +30,8 @@ __all__ = [
     "informative",
 ]
 
-FIRST_PERSON_RE = re.compile(r"\b(?:I|I'm|I’m|I've|I'd|I'll|me|my|mine|myself)\b")
+# "I" only capitalized (a lone "i" is rarely the speaker); "My"/"Me" open sentences.
+FIRST_PERSON_RE = re.compile(r"\b(?:I|I'm|I’m|I've|I'd|I'll|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b")
 WE_RE = re.compile(r"\b(?:we|our|us)\b", re.IGNORECASE)
 PREFERENCE_RE = re.compile(
     r"\b(?:prefer|prefers|preferred|preference|favou?rite|can['’]?t stand|cannot stand|"

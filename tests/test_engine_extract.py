@@ -176,3 +176,13 @@ def test_summary_points_of_a_two_person_talk_name_the_other_person() -> None:
 def test_same_session_same_facts() -> None:
     t = session([("user", "I ran a charity race last Saturday with Melanie and Caroline.")])
     assert extract_facts(t) == extract_facts(t)
+
+
+def test_a_sentence_opening_with_my_is_first_person() -> None:
+    # "My" capitalized opens the sentence: the speaker's own news, not chat
+    t = session([("dana", "Hi! My old area was hit by a nasty flood last week.")])
+    (flood,) = [f for f in extract_facts(t) if "flood" in f.text]
+    assert flood.subject == "dana"
+    assert flood.text == (
+        'Dana\'s old area was hit by a nasty flood in the week of 12 January 2026 ("last week").'
+    )
