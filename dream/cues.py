@@ -84,8 +84,10 @@ IMPERATIVE_RE = re.compile(
 )
 
 
-def informative(text: str, has_name: bool) -> bool:
-    """Worth a claim: a statement with some content beyond chat."""
+def informative(text: str, has_name: bool, dated: bool = False) -> bool:
+    """Worth a claim: a statement with some content beyond chat. ``dated``: it holds a
+    date resolved from a relative phrase ("Started hitting the gym last week."), which
+    anchors it like a name does: chat is rarely dated."""
     if text.endswith("?") or len(text) < 12:
         return False
     words = re.findall(r"[\w'’-]+", text.lower())
@@ -94,6 +96,7 @@ def informative(text: str, has_name: bool) -> bool:
         return False
     anchored = (
         has_name
+        or dated
         or bool(FIRST_PERSON_RE.search(text) or WE_RE.search(text))
         or any(ch.isdigit() for ch in text)
         or bool(_DECISION_RE.search(text) or PREFERENCE_RE.search(text))

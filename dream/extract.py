@@ -225,8 +225,9 @@ def _facts_of(
         and needs_question(said, listener)
     )
     has_name = bool(mentions) or bool(_PRONOUN_RE.match(said))
-    if not photo and not fused and not informative(said, has_name):
-        _carry(state, dated(said, base)[1])
+    text, dates = dated(said, base)
+    if not photo and not fused and not informative(said, has_name, _dated_event(said, dates)):
+        _carry(state, dates)
         return []
     standing = False
     if IMPERATIVE_RE.match(said) or INSTRUCTION_RE.match(said):
@@ -235,7 +236,6 @@ def _facts_of(
         standing = bool(GENERAL_RE.search(said) or PREFERENCE_RE.search(said)) or prefs_in_turn
         if not standing:
             return []
-    text, dates = dated(said, base)
     others = [n for n, _, _, _ in mentions if n != listener]
     anchored = bool(dates or others or re.search(r"\d", said))
     if not photo and not standing and not fused and glue(said, listener, anchored):
@@ -327,6 +327,22 @@ def _carry(state: _TurnState, dates: list[DateMention]) -> None:
     when = [d for d in dates if not d.since]
     if when:
         state.carried = when[-1]
+
+
+_YOU_RE = re.compile(r"\b(?:you|your|ya)\b", re.IGNORECASE)
+
+
+def _dated_event(said: str, dates: list[DateMention]) -> bool:
+    """``said`` dates something it tells ("Got back from a road trip yesterday", "Started
+    hitting the gym last week"): a date inside the sentence, not its subject ("Last week was
+    wild" passes its date on instead: ``_carry``), not a possessive ("tomorrow's opening"),
+    in a sentence not said to the listener ("see you tomorrow", "enjoy it tomorrow, you
+    earned it")."""
+    if _YOU_RE.search(said):
+        return False
+    return any(
+        not d.since and d.start > 0 and not re.match(r"['’]s\b", said[d.end :]) for d in dates
+    )
 
 
 def _told_before(said: str) -> bool:

@@ -186,3 +186,25 @@ def test_a_sentence_opening_with_my_is_first_person() -> None:
     assert flood.text == (
         'Dana\'s old area was hit by a nasty flood in the week of 12 January 2026 ("last week").'
     )
+
+
+def test_a_dated_sentence_without_a_subject_is_kept() -> None:
+    # chat drops "I": the date is what makes it an event worth keeping
+    t = session(
+        [
+            ("dana", "Been hectic. Started hitting the gym last week to stay on track."),
+            ("atlas", "Nice!"),
+            ("dana", "Last week was wild. I got an endorsement from a big brand."),
+            ("atlas", "Wow."),
+            ("dana", "Enjoy the good feels tomorrow, you earned it! See you tomorrow!"),
+        ]
+    )
+    facts = extract_facts(t)
+    texts = [f.text for f in facts]
+    assert any(
+        'Started hitting the gym in the week of 12 January 2026 ("last week")' in x for x in texts
+    )
+    # a date that is the sentence's subject still passes to the next sentence
+    (endorsement,) = [x for x in texts if "endorsement" in x]
+    assert endorsement.startswith('In the week of 12 January 2026 ("Last week"), Dana got')
+    assert not [f for f in facts if f.evidence[0].turn == 5]  # said to the listener
