@@ -3,7 +3,8 @@
 ``recall`` searches every layer (the question, then the question expanded from
 its best items: ``memoryfs.expand``), follows one hop of ``[[links]]`` from the
 best pages, weighs what the one speaker a question names said above what others
-said (``memoryfs.voice``), follows the citations of the best claims to the
+said (``memoryfs.voice``) and, for a question asking when, items stating a date
+above others (``memoryfs.when``), follows the citations of the best claims to the
 transcript turns they cite, and writes a compact synthesis: one line per item,
 best first, dated, with where it lives and what it cites. Locations are short
 names resolved by file name (``s01#t3`` for a transcript turn, ``caroline:14``
@@ -31,6 +32,7 @@ from memoryfs.store import LAYERS, Store
 from memoryfs.tokens import count_tokens
 from memoryfs.units import human_date
 from memoryfs.voice import voice_weights
+from memoryfs.when import when_weights
 
 __all__ = ["RecallItem", "RecallResult", "recall", "KIND_WEIGHTS"]
 
@@ -171,6 +173,9 @@ def _gather(idx: SearchIndex, question: str, layers: tuple[str, ...], budget: in
 
     weights = voice_weights(question, [e.hit for e in scored], speaker_of)
     for entry, w in zip(scored, weights, strict=True):
+        entry.score *= w
+    # A question asking when is answered by an item that states a date (memoryfs.when).
+    for entry, w in zip(scored, when_weights(question, [e.hit.text for e in scored]), strict=True):
         entry.score *= w
     # A page head whose summary repeats a claim says less than the claim (which
     # is dated and cited): keep the claim.
