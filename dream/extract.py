@@ -132,10 +132,12 @@ def _by_turn(facts: list[Fact]) -> list[Fact]:
 @dataclass
 class _TurnState:
     """What one turn's sentences pass on to the next: the question the turn may answer, and
-    the date a dropped sentence gave ("Last night was amazing! We celebrated ...")."""
+    the date a dropped sentence gave ("Last night was amazing! We celebrated ...") and
+    whether that sentence told of something done (a photo after it shows it)."""
 
     question: _Asked | None = None
     carried: DateMention | None = None
+    carried_past: bool = False
 
 
 @dataclass(frozen=True)
@@ -227,7 +229,7 @@ def _facts_of(
     has_name = bool(mentions) or bool(_PRONOUN_RE.match(said))
     text, dates = dated(said, base)
     if not photo and not fused and not informative(said, has_name, _dated_event(said, dates)):
-        _carry(state, dates)
+        _carry(state, dates, said)
         return []
     standing = False
     if IMPERATIVE_RE.match(said) or INSTRUCTION_RE.match(said):
@@ -239,7 +241,7 @@ def _facts_of(
     others = [n for n, _, _, _ in mentions if n != listener]
     anchored = bool(dates or others or re.search(r"\d", said))
     if not photo and not standing and not fused and glue(said, listener, anchored):
-        _carry(state, dates)
+        _carry(state, dates, said)
         return []
     text = third_person(text, s.speaker, listener)
     text = text[:1].upper() + text[1:]
@@ -250,6 +252,10 @@ def _facts_of(
         if _OPENING_WORD_RE.match(text):  # "It was great" -> "On 5 May 2023 (...), it was great"
             text = text[:1].lower() + text[1:]
         text = f'{prep} {carried.render()} ("{carried.phrase}"), {text}'
+        dates = [carried]
+    elif carried and photo and state.carried_past:
+        # "Something not so great happened yesterday... [a photo of a damaged car]"
+        text = f'{text}, from {carried.render()} ("{carried.phrase}")'
         dates = [carried]
     evidence = [Evidence(t.id, s.turn.n, s.turn.hash, t.date)]
     if fused and question is not None:
@@ -322,11 +328,12 @@ def _facts_of(
     return out
 
 
-def _carry(state: _TurnState, dates: list[DateMention]) -> None:
+def _carry(state: _TurnState, dates: list[DateMention], said: str) -> None:
     """A dropped sentence's date is kept for the turn's next sentence."""
     when = [d for d in dates if not d.since]
     if when:
         state.carried = when[-1]
+        state.carried_past = _told_before(said)
 
 
 _YOU_RE = re.compile(r"\b(?:you|your|ya)\b", re.IGNORECASE)

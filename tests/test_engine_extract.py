@@ -208,3 +208,25 @@ def test_a_dated_sentence_without_a_subject_is_kept() -> None:
     (endorsement,) = [x for x in texts if "endorsement" in x]
     assert endorsement.startswith('In the week of 12 January 2026 ("Last week"), Dana got')
     assert not [f for f in facts if f.evidence[0].turn == 5]  # said to the listener
+
+
+def test_a_photo_after_a_dropped_dated_sentence_gets_its_date() -> None:
+    t = session(
+        [
+            (
+                "dana",
+                "They were great. But something not so great happened yesterday...\n\n"
+                "[shared a photo: a photography of a car that has been damaged]",
+            ),
+            ("atlas", "Oh no."),
+            ("dana", "Tomorrow will be busy.\n\n[shared a photo: a photo of a desk]"),
+        ]
+    )
+    facts = extract_facts(t)
+    (car,) = [f for f in facts if "car" in f.text]
+    assert car.text.endswith(
+        'shared a photography of a car that has been damaged, from 22 January 2026 ("yesterday")'
+    )
+    assert car.date == "2026-01-22"
+    (desk,) = [f for f in facts if "desk" in f.text]  # not a thing done: no date
+    assert desk.text == "Dana shared a photo of a desk" and desk.date == "2026-01-23"
