@@ -32,7 +32,7 @@ __all__ = [
     "touch_file",
 ]
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 BUSY_MS = 60_000
 
 _SCHEMA = """
@@ -55,9 +55,11 @@ CREATE TABLE IF NOT EXISTS files(
     type TEXT NOT NULL DEFAULT '',
     updated TEXT NOT NULL DEFAULT '',
     date TEXT NOT NULL DEFAULT '',
-    preference INTEGER NOT NULL DEFAULT 0
+    preference INTEGER NOT NULL DEFAULT 0,
+    rstem TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS files_folder ON files(folder, bucket);
+CREATE INDEX IF NOT EXISTS files_rstem ON files(rstem);
 CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, n INTEGER NOT NULL, x INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS buckets(
     folder TEXT NOT NULL,
@@ -231,8 +233,8 @@ def insert_file(
     folder, _, name = rel.rpartition("/")
     cur = conn.execute(
         "INSERT INTO files(path, layer, kind, folder, bucket, mtime_ns, size, stamp, ikey, "
-        "hash, page_id, title, names, type, updated, date, preference) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "hash, page_id, title, names, type, updated, date, preference, rstem) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (
             rel,
             layer,
@@ -251,6 +253,7 @@ def insert_file(
             info.updated if info else "",
             info.date if info else "",
             int(info.preference) if info else 0,
+            name.removesuffix(".md")[::-1],  # reversed stem: names ending in "-x" are a range
         ),
     )
     file_id = cur.lastrowid

@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from memoryfs.errors import MemoryFSError
 from memoryfs.expand import feedback_terms, fuse
@@ -107,9 +108,8 @@ def recall(
         idx.refresh_for_read()
         entries = _gather(idx, question, layers, budget_tokens)
         served = idx.versions([e.hit.path for e in entries])
-        names = _Names(idx.paths())
-    max_item = min(150, max(40, budget_tokens // 5))
-    items, text = _fit(entries, terms, budget_tokens, max_item, names)
+        max_item = min(150, max(40, budget_tokens // 5))
+        items, text = _fit(entries, terms, budget_tokens, max_item, _Names(idx))
     # Supporting files: where each item lives, then the transcripts its claims cite.
     files = tuple(
         dict.fromkeys(
@@ -232,16 +232,12 @@ class _Names:
     a session's transcript and summary share one name (``#tN`` says turn, ``:L``
     says line). A file name shared by two files in different folders keeps its
     path (without ``.md``). So a location costs a few tokens, on the line it
-    belongs to, and no legend is needed.
+    belongs to, and no legend is needed. Each name costs a few indexed lookups
+    (``SearchIndex.named`` / ``name_taken``), not a pass over every indexed path.
     """
 
-    def __init__(self, paths: Sequence[str]) -> None:
-        self._by_last: dict[str, set[str]] = {}
-        self._stems: dict[str, set[str]] = {}
-        for path in paths:
-            stem = _stem(path)
-            self._stems.setdefault(stem, set()).add(_session_key(path))
-            self._by_last.setdefault(stem.rsplit("-", 1)[-1], set()).add(stem)
+    def __init__(self, files: _FileNames) -> None:
+        self._files = files
         self._cache: dict[str, str] = {}
 
     def __call__(self, path: str) -> str:
@@ -252,17 +248,24 @@ class _Names:
 
     def _name(self, path: str) -> str:
         stem = _stem(path)
-        if not stem or len(self._stems.get(stem, ())) > 1:
+        if not stem or len({_session_key(p) for p in self._files.named(stem)}) > 1:
             return path.removesuffix(".md")
         parts = stem.split("-")
-        rivals = [s for s in self._by_last.get(parts[-1], ()) if s != stem]
         for n in range(1, len(parts)):
             tail = "-".join(parts[-n:])
             if not _LETTER_RE.search(tail):
                 continue  # "12" or "2022-12" would read as a number or a date
-            if tail not in self._stems and not any(r.endswith("-" + tail) for r in rivals):
+            if not self._files.name_taken(tail, stem):
                 return tail
         return stem
+
+
+class _FileNames(Protocol):
+    """What naming asks of the file list (``SearchIndex``: indexed lookups, not a scan)."""
+
+    def named(self, stem: str) -> list[str]: ...
+
+    def name_taken(self, tail: str, stem: str) -> bool: ...
 
 
 def _stem(path: str) -> str:

@@ -394,9 +394,22 @@ class SearchIndex:
             out.update((str(p), str(h)) for p, h in rows)
         return out
 
-    def paths(self) -> list[str]:
-        """Every indexed path (relative to memory/): recall's short names must name one of them."""
-        return [str(r[0]) for r in self._conn.execute("SELECT path FROM files")]
+    def named(self, stem: str) -> list[str]:
+        """Indexed paths whose file name, without ``.md``, is ``stem`` (an indexed lookup)."""
+        rows = self._conn.execute("SELECT path FROM files WHERE rstem = ?", (stem[::-1],))
+        return [str(r[0]) for r in rows]
+
+    def name_taken(self, tail: str, stem: str) -> bool:
+        """Whether a file name other than ``stem`` is ``tail`` or ends in ``-tail``.
+
+        File names are indexed reversed, so "ends in -tail" is a range of that index."""
+        rev, own = tail[::-1], stem[::-1]
+        exact = "SELECT 1 FROM files WHERE rstem = ? AND rstem != ? LIMIT 1"
+        ending = "SELECT 1 FROM files WHERE rstem >= ? AND rstem < ? AND rstem != ? LIMIT 1"
+        return (
+            self._conn.execute(exact, (rev, own)).fetchone() is not None
+            or self._conn.execute(ending, (rev + "-", rev + ".", own)).fetchone() is not None
+        )
 
     def count(self) -> tuple[int, int]:
         """(files, units) in the index."""

@@ -62,36 +62,42 @@ def test_items_are_exactly_what_the_text_shows_without_repeats(shared: Store) ->
     assert set(r.files) == set(paths) | cited
 
 
-def test_short_names_resolve_to_exactly_one_file() -> None:
-    names = _Names(
-        [
-            "knowledge/people/caroline.md",
-            "notes/caroline-preferences/caroline-preferences-2023-10-22-right-caroline.md",
-            "notes/caroline/caroline-2023-08-25-what-gave-idea-paint-painted-after.md",
-            "notes/melanie/melanie-2023-08-25-painted-after.md",
-            "sessions/transcripts/2023-05-08-conv-26-s01.md",
-            "sessions/summaries/2023-05-08-conv-26-s01.md",
-            "sessions/transcripts/2023-05-08-conv-27-s01.md",
-            "sessions/transcripts/2023-06-01-conv-26-s02.md",
-            "knowledge/topics/pottery.md",
-            "notes/pottery/pottery.md",
-            "knowledge/people/john-archive-2023-03.md",
-        ]
-    )
-    assert names("knowledge/people/john-archive-2023-03.md") == "archive-2023-03"  # not "03"
-    # the exact file name wins over names that merely end in "-caroline"
-    assert names("knowledge/people/caroline.md") == "caroline"
-    note = "notes/caroline-preferences/caroline-preferences-2023-10-22-right-caroline.md"
-    assert names(note) == "right-caroline"
-    assert names("notes/caroline/caroline-2023-08-25-what-gave-idea-paint-painted-after.md") == (
-        "paint-painted-after"
-    )
-    # a transcript and its summary share a name; "s01" alone would name two sessions
-    assert names("sessions/transcripts/2023-05-08-conv-26-s01.md") == "26-s01"
-    assert names("sessions/summaries/2023-05-08-conv-26-s01.md") == "26-s01"
-    assert names("sessions/transcripts/2023-06-01-conv-26-s02.md") == "s02"
-    # one file name in two folders: the path, without .md
-    assert names("knowledge/topics/pottery.md") == "knowledge/topics/pottery"
+_NAMED = [
+    "knowledge/people/caroline.md",
+    "notes/caroline-preferences/caroline-preferences-2023-10-22-right-caroline.md",
+    "notes/caroline/caroline-2023-08-25-what-gave-idea-paint-painted-after.md",
+    "notes/melanie/melanie-2023-08-25-painted-after.md",
+    "sessions/transcripts/2023-05-08-conv-26-s01.md",
+    "sessions/summaries/2023-05-08-conv-26-s01.md",
+    "sessions/transcripts/2023-05-08-conv-27-s01.md",
+    "sessions/transcripts/2023-06-01-conv-26-s02.md",
+    "knowledge/topics/pottery.md",
+    "notes/pottery/pottery.md",
+    "knowledge/people/john-archive-2023-03.md",
+]
+
+
+def test_short_names_resolve_to_exactly_one_file(tmp_path: Path) -> None:
+    store = init_store(tmp_path / "store", "u", "a")
+    for rel in _NAMED:  # the names come from the index's file list, not a list in memory
+        (store.memory / rel).parent.mkdir(parents=True, exist_ok=True)
+        (store.memory / rel).write_text(f"# {Path(rel).stem}\n\nplain text\n", encoding="utf-8")
+    with SearchIndex.open(store) as idx:
+        idx.refresh()
+        names = _Names(idx)
+        assert names("knowledge/people/john-archive-2023-03.md") == "archive-2023-03"  # not "03"
+        # the exact file name wins over names that merely end in "-caroline"
+        assert names("knowledge/people/caroline.md") == "caroline"
+        note = "notes/caroline-preferences/caroline-preferences-2023-10-22-right-caroline.md"
+        assert names(note) == "right-caroline"
+        painted = "notes/caroline/caroline-2023-08-25-what-gave-idea-paint-painted-after.md"
+        assert names(painted) == "paint-painted-after"
+        # a transcript and its summary share a name; "s01" alone would name two sessions
+        assert names("sessions/transcripts/2023-05-08-conv-26-s01.md") == "26-s01"
+        assert names("sessions/summaries/2023-05-08-conv-26-s01.md") == "26-s01"
+        assert names("sessions/transcripts/2023-06-01-conv-26-s02.md") == "s02"
+        # one file name in two folders: the path, without .md
+        assert names("knowledge/topics/pottery.md") == "knowledge/topics/pottery"
 
 
 def test_one_hop_of_links_from_the_best_page(
@@ -250,7 +256,7 @@ def test_a_claim_that_resolves_a_date_is_never_a_repeat_of_its_turn() -> None:
     assert _covered(_words("Melanie ran a charity race, so rewarding."), turn)
 
 
-def test_a_turn_its_shown_claim_already_says_is_not_printed_again() -> None:
+def test_a_turn_its_shown_claim_already_says_is_not_printed_again(shared: Store) -> None:
     from memoryfs.recall import _Entry, _fit
     from memoryfs.search import Hit
 
@@ -266,11 +272,13 @@ def test_a_turn_its_shown_claim_already_says_is_not_printed_again() -> None:
         text="I've been running farther to de-stress, which has been great for my headspace.",
     )  # fmt: skip
     other = dataclasses.replace(turn, text="Running is great for my headspace and my knees.")
-    name = _Names([claim.path, turn.path])
-    items, text = _fit([_Entry(claim, 2.0), _Entry(turn, 1.0)], ["running"], 500, 150, name)
-    assert [i.kind for i in items] == ["claim"] and text.count("\n") == 0
-    # as the claim's follower it is shown on purpose; without the claim it is shown
-    items, _ = _fit([_Entry(claim, 2.0), _Entry(turn, 1.9, True)], ["running"], 500, 150, name)
-    assert [i.kind for i in items] == ["claim", "turn"]
-    items, _ = _fit([_Entry(other, 1.0)], ["running"], 500, 150, name)
-    assert [i.kind for i in items] == ["turn"]
+    with SearchIndex.open(shared) as idx:
+        name = _Names(idx)
+        items, text = _fit([_Entry(claim, 2.0), _Entry(turn, 1.0)], ["running"], 500, 150, name)
+        assert [i.kind for i in items] == ["claim"] and text.count("\n") == 0
+        # as the claim's follower it is shown on purpose; without the claim it is shown
+        entries = [_Entry(claim, 2.0), _Entry(turn, 1.9, True)]
+        items, _ = _fit(entries, ["running"], 500, 150, name)
+        assert [i.kind for i in items] == ["claim", "turn"]
+        items, _ = _fit([_Entry(other, 1.0)], ["running"], 500, 150, name)
+        assert [i.kind for i in items] == ["turn"]
