@@ -1,6 +1,9 @@
 """The receipt log: append-only day files of receipts, and where they live.
 
-One ``<yyyy-mm-dd>.jsonl`` file per UTC day; one JSON object per line, written
+One ``<yyyy-mm-dd>.jsonl`` file per UTC day, continued in ``<yyyy-mm-dd>.<n>.jsonl``
+parts once a day's file holds ``PART_BYTES`` (a full Dream run writes megabytes of
+receipts in one day; every later commit that day would otherwise make Git hash,
+store and check out that whole file again); one JSON object per line, written
 with a single O_APPEND write so concurrent appenders never tear a line. Readers
 skip (and report) malformed lines instead of failing. Store-side logs are
 committed and merged line by line (``UNION_MERGE``); sandbox logs stay local.
@@ -42,6 +45,8 @@ __all__ = [
 ]
 
 _MAX_LINE = 4096  # bytes; a longer receipt line is refused on write, skipped on read
+PART_BYTES = 1 << 20  # a day's file that holds this much is continued in a new part
+_NAME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:\.([1-9]\d{0,5}))?\.jsonl$")
 
 
 @dataclass(frozen=True)
@@ -57,10 +62,12 @@ class ReceiptProblem:
 
 
 class ReceiptLog:
-    """Append-only receipts under ``folder``, one ``<yyyy-mm-dd>.jsonl`` per UTC day."""
+    """Append-only receipts under ``folder``, one ``<yyyy-mm-dd>.jsonl`` per UTC day
+    (continued in ``<yyyy-mm-dd>.<n>.jsonl`` parts, n = 2, 3, ..., past ``part_bytes``)."""
 
-    def __init__(self, folder: Path | str) -> None:
+    def __init__(self, folder: Path | str, part_bytes: int = PART_BYTES) -> None:
         self.folder = Path(folder)
+        self.part_bytes = part_bytes
         self.problems: list[ReceiptProblem] = []  # from the last ``read``
 
     def append(self, receipts: Iterable[Receipt]) -> list[Path]:
@@ -80,7 +87,7 @@ class ReceiptLog:
             return written
         self.folder.mkdir(parents=True, exist_ok=True)
         for day in sorted(by_day):
-            path = self.folder / f"{day}.jsonl"
+            path = self._part_for(day)
             fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
             try:
                 # A crash may have left a torn last line: start on a fresh line so
@@ -95,14 +102,30 @@ class ReceiptLog:
             written.append(path)
         return written
 
-    def files(self) -> list[Path]:
+    def _part_for(self, day: str) -> Path:
+        """The file ``day``'s next lines go to: its last part, or a new one when that is full."""
+        parts = [n for d, n, _ in self._named() if d == day]
+        last = max(parts, default=1)
+        path = _part_path(self.folder, day, last)
+        try:
+            full = path.stat().st_size >= self.part_bytes
+        except OSError:
+            full = False
+        return _part_path(self.folder, day, last + 1) if full else path
+
+    def _named(self) -> list[tuple[str, int, Path]]:
+        """(day, part, path) of every receipt file, in day and part order."""
         if not self.folder.is_dir():
             return []
-        return sorted(
-            p
-            for p in self.folder.iterdir()
-            if p.suffix == ".jsonl" and re.match(r"^\d{4}-\d{2}-\d{2}$", p.stem) and p.is_file()
-        )
+        out: list[tuple[str, int, Path]] = []
+        for p in self.folder.iterdir():
+            m = _NAME_RE.match(p.name)
+            if m and p.is_file():
+                out.append((m.group(1), int(m.group(2) or 1), p))
+        return sorted(out)
+
+    def files(self) -> list[Path]:
+        return [p for _, _, p in self._named()]
 
     def read(self, since: dt.datetime | str | None = None) -> list[Receipt]:
         """Every well-formed receipt at or after ``since``, oldest first.
@@ -118,8 +141,8 @@ class ReceiptLog:
             cutoff = cutoff.astimezone(dt.UTC)
         out: list[tuple[dt.datetime, int, Receipt]] = []
         seq = 0
-        for path in self.files():
-            if cutoff is not None and path.stem < cutoff.strftime("%Y-%m-%d"):
+        for day, _, path in self._named():
+            if cutoff is not None and day < cutoff.strftime("%Y-%m-%d"):
                 continue
             try:
                 data = path.read_bytes()
@@ -136,6 +159,10 @@ class ReceiptLog:
                 seq += 1
         out.sort(key=lambda t: (t[0], t[1]))
         return [r for _, _, r in out]
+
+
+def _part_path(folder: Path, day: str, part: int) -> Path:
+    return folder / (f"{day}.jsonl" if part == 1 else f"{day}.{part}.jsonl")
 
 
 def parse_receipts(data: bytes, name: str = "") -> tuple[list[Receipt], list[ReceiptProblem]]:

@@ -143,6 +143,33 @@ def test_log_appends_by_day_and_reads_oldest_first(tmp_path: Path) -> None:
     assert tmp_path.joinpath(".dream", "receipts", "2026-01-18.jsonl").is_file()
 
 
+def test_a_full_day_file_is_continued_in_parts_read_in_order(tmp_path: Path) -> None:
+    # a day's file past part_bytes is left alone (Git would hash, store and check it out
+    # again with every later commit that day): later lines go to <day>.2.jsonl, then .3
+    log = ReceiptLog(tmp_path, part_bytes=600)
+    first = [_r(at_utc=f"2026-01-18T10:00:0{i}Z", tier="validated") for i in range(3)]
+    assert log.append(first) == [tmp_path / "2026-01-18.jsonl"]
+    assert log.append([_r(at_utc="2026-01-18T11:00:00Z")]) == [tmp_path / "2026-01-18.2.jsonl"]
+    small = ReceiptLog(tmp_path, part_bytes=10_000)  # the last part is not full: appended
+    assert small.append([_r(at_utc="2026-01-18T12:00:00Z")]) == [tmp_path / "2026-01-18.2.jsonl"]
+    assert log.append([_r(at_utc="2026-01-18T13:00:00Z")]) == [tmp_path / "2026-01-18.3.jsonl"]
+    assert log.append([_r(at_utc="2026-01-19T09:00:00Z")]) == [tmp_path / "2026-01-19.jsonl"]
+    (tmp_path / "2026-01-18.x.jsonl").write_text("{}\n")  # not a part: never read
+    names = [p.name for p in log.files()]
+    assert names == [
+        "2026-01-18.jsonl",
+        "2026-01-18.2.jsonl",
+        "2026-01-18.3.jsonl",
+        "2026-01-19.jsonl",
+    ]
+    times = [r.at_utc for r in log.read()]
+    assert times == sorted(times) and len(times) == 7 and not log.problems
+    assert [r.at_utc for r in log.read(since="2026-01-18T12:30:00Z")] == [
+        "2026-01-18T13:00:00Z",
+        "2026-01-19T09:00:00Z",
+    ]
+
+
 def test_reader_skips_and_reports_malformed_lines(tmp_path: Path) -> None:
     log = ReceiptLog(tmp_path)
     good = _r()
