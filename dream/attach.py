@@ -4,16 +4,20 @@ Job: take the engine's facts of every summarized session, then resolve each subj
 name to a page: an existing one by title or alias (rapidfuzz, ``dream.subjects``), else a
 new one whose type is voted across the run's sessions. A name nobody typed (a "topic") gets
 a page only when it recurs across at least two sessions of the store; preferences go to
-their speaker's preferences page. The result is an ordered list of ``Filing``s for the wiki
-phase. Boundary: writes nothing.
+their speaker's preferences page. The result is the ``Filing``s for the wiki phase, in
+session order, made a session at a time from the facts on disk (``dream.factspill``): only
+compact counters (votes, the sessions a name is seen in) span the run. Boundary: writes
+nothing.
 """
 
 from __future__ import annotations
 
 import subprocess
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 
 from dream.engine import EngineContext
+from dream.records import Fact
 from dream.subjects import Registry, Subject
 from dream.workset import Filing, Workset
 from memoryfs.deletions import has_phrase
@@ -27,21 +31,49 @@ def run(ctx: EngineContext, ws: Workset) -> None:
     ws.registry = registry = Registry.load(ws.store, ws.deletions)
     votes: dict[str, Counter[str]] = defaultdict(Counter)
     seen_in: dict[str, set[str]] = defaultdict(set)
-    if ws.deletions:  # a forgotten phrase never comes back through a claim
-        ws.facts = {
-            sid: [f for f in facts if not has_phrase(f.text, ws.deletions)]
-            for sid, facts in ws.facts.items()
-        }
-    for sid, facts in ws.facts.items():
-        for f in facts:
+    preferring: dict[str, None] = {}  # names with a preference, in order of first one
+    for sid in ws.facts:
+        for f in _facts_of(ws, sid):
             kind = "person" if f.subject_type == "preference" else f.subject_type
             if sid not in seen_in[f.subject]:
                 votes[f.subject][kind] += 1
             seen_in[f.subject].add(sid)
+            if f.subject_type == "preference":
+                preferring.setdefault(f.subject)
     subjects = _resolve_all(ws, registry, votes, seen_in)
-    for sid in ws.sessions:
+    for name in preferring:  # every preferences page exists before any page is filed
+        if (subject := subjects.get(name)) is not None:
+            registry.preferences_of(subject)
+    ws.filings = _Filings(ws, registry, subjects)
+    ctx.progress("attach", len(ws.sessions), len(ws.sessions))
+
+
+def _facts_of(ws: Workset, sid: str) -> list[Fact]:
+    """The session's facts, read back from the spill; a forgotten phrase never comes back
+    through a claim."""
+    facts = ws.facts.get(sid)
+    if ws.deletions:
+        facts = [f for f in facts if not has_phrase(f.text, ws.deletions)]
+    return facts
+
+
+class _Filings:
+    """The run's filings in session order, made a session at a time from the facts on
+    disk (each pass reads them again), so the wiki phase never holds them all."""
+
+    def __init__(self, ws: Workset, registry: Registry, subjects: dict[str, Subject | None]):
+        self.ws = ws
+        self.registry = registry
+        self.subjects = subjects
+
+    def __iter__(self) -> Iterator[Filing]:
+        for sid in self.ws.sessions:
+            yield from self._of_session(sid)
+
+    def _of_session(self, sid: str) -> Iterator[Filing]:
+        subjects, registry = self.subjects, self.registry
         first_target: dict[tuple[str, tuple[str, ...]], str] = {}
-        for f in ws.facts[sid]:
+        for f in _facts_of(self.ws, sid):
             subject = subjects.get(f.subject)
             if subject is None:
                 continue
@@ -59,8 +91,7 @@ def run(ctx: EngineContext, ws: Workset) -> None:
                     if (s := subjects.get(m)) is not None and s.id != subject.id
                 )
             )
-            ws.filings.append(Filing(subject, f, primary, links))
-    ctx.progress("attach", len(ws.sessions), len(ws.sessions))
+            yield Filing(subject, f, primary, links)
 
 
 def _decide_type(votes: Counter[str]) -> str:

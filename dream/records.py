@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 __all__ = ["Evidence", "Fact", "KeyPoint", "SummaryDraft", "PendingSession", "ConsolidationReport"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Evidence:
     """One transcript turn that supports a claim."""
 
@@ -21,7 +21,7 @@ class Evidence:
         return f"sessions/transcripts/{self.session_id}.md#t{self.turn}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Fact:
     """An observation extracted from a session, about one subject."""
 
@@ -37,7 +37,7 @@ class Fact:
     mentions: tuple[str, ...] = ()  # other subjects named in the same claim (context edges)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class KeyPoint:
     text: str
     evidence: Evidence

@@ -82,8 +82,8 @@ def run(ctx: EngineContext, ws: Workset) -> None:
         check = _Precheck(t, ws.report.rejected)
         draft = check.draft(_without_forgotten(ws.engine.summarize(t), ws))
         # the facts come from the same pass, while the session is read and analysed once;
-        # the attach phase files them
-        ws.facts[t.id] = check.facts(ws.engine.extract(t))
+        # the attach phase files them (kept on disk till then)
+        ws.facts.put(t.id, check.facts(ws.engine.extract(t)))
         names = speaker_names(t)
         shown = [n or t.scope.get("assistant", "assistant").capitalize() for n in names.values()]
         text = render_summary(draft, shown, digest, len(t.turns))

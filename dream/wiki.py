@@ -333,9 +333,15 @@ def run(ctx: EngineContext, ws: Workset) -> None:
             pages[subject.id] = WikiPage(subject, text, ws.speakers)
         return pages[subject.id]
 
-    for i, filing in enumerate(ws.filings):
-        if i % 200 == 0:
-            ctx.progress("wiki", i, len(ws.filings))
+    # what _link_pages needs of the filings: the subjects each page's claims named
+    named: dict[str, dict[str, None]] = {}
+    filed = 0
+    for filing in ws.filings:
+        if filed % 200 == 0:
+            ctx.progress("wiki", filed, max(filed, ws.facts.count))
+        filed += 1
+        if filing.links:
+            named.setdefault(filing.subject.id, {}).update(dict.fromkeys(filing.links))
         page = page_of(filing.subject)
         result = page.add(filing.fact)
         if result == "duplicate":
@@ -352,13 +358,12 @@ def run(ctx: EngineContext, ws: Workset) -> None:
     for page in list(pages.values()):
         if page.changed and rollover.needs_roll(page):
             _roll(page, pages, page_of, registry)
-    _link_pages(ws, pages, page_of)
+    _link_pages(ws, pages, page_of, named)
     for sid in list(pages):  # each page let go once rendered: the indexes come next
         page = pages.pop(sid)
         if page.changed or page.subject.new:
             ws.write(page.subject.path, page.render())
-    filed = len(ws.filings)
-    ws.filings.clear()  # filed: the indexes are written without the run's facts held
+    ws.filings = []  # filed: the indexes are written without the run's facts
     ws.facts.clear()
     created, updated = ws.flush()
     for rel in created:
@@ -395,18 +400,24 @@ def _roll(
         page.link([(aid, archive.subject.title)])
 
 
-def _link_pages(ws: Workset, pages: dict[str, WikiPage], page_of: Any) -> None:
-    """Context edges: subjects named in the same claim link both ways; a person links to
-    their preferences page and back."""
+def _link_pages(
+    ws: Workset,
+    pages: dict[str, WikiPage],
+    page_of: Any,
+    named: dict[str, dict[str, None]],
+) -> None:
+    """Context edges: subjects named in the same claim link both ways (``named``: page id
+    -> the subjects its filed claims named); a person links to their preferences page and
+    back."""
     registry = ws.registry
     assert registry is not None
     edges: dict[str, set[str]] = {}
-    for f in ws.filings:
-        if f.subject.id not in pages or not pages[f.subject.id].dates:
+    for sid, others in named.items():
+        if sid not in pages or not pages[sid].dates:
             continue
-        for other in f.links:
-            edges.setdefault(f.subject.id, set()).add(other)
-            edges.setdefault(other, set()).add(f.subject.id)
+        for other in others:
+            edges.setdefault(sid, set()).add(other)
+            edges.setdefault(other, set()).add(sid)
     for sid, page in list(pages.items()):
         if page.subject.type == "preference" and sid.endswith("-preferences"):
             owner = sid[: -len("-preferences")]

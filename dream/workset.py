@@ -12,10 +12,12 @@ import contextlib
 import hashlib
 import os
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dream.engine import Engine
+from dream.factspill import FactSpill
 from dream.records import ConsolidationReport, Fact
 from dream.subjects import Registry, Subject
 from memoryfs.deletions import Deletions
@@ -24,7 +26,7 @@ from memoryfs.store import Store
 __all__ = ["Filing", "Workset"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Filing:
     """One fact filed on one subject page. ``primary``: the first page its claim went to."""
 
@@ -48,8 +50,10 @@ class Workset:
     report: ConsolidationReport
     deletions: Deletions
     sessions: list[str] = field(default_factory=list)  # ids of the sessions summarized
-    facts: dict[str, list[Fact]] = field(default_factory=dict)  # session id -> its facts
-    filings: list[Filing] = field(default_factory=list)
+    facts: FactSpill = field(default_factory=FactSpill)  # session id -> its facts, on disk
+    # what the wiki phase files, in order: the attach phase makes it an iterable that reads
+    # the facts back a session at a time, so the run's facts are never all held at once
+    filings: Iterable[Filing] = field(default_factory=list)
     speakers: set[str] = field(default_factory=set)  # display names of people who spoke
     registry: Registry | None = None
     # A file's text is held only while it waits to be written: what the run found, and what
