@@ -225,13 +225,17 @@ def remove_stage(store: Store, stage: Stage, keep_branch: bool) -> None:
     """Park the worktree for the next run; delete the branch unless it is kept.
 
     The parked worktree has a detached HEAD, so a kept branch is free to be checked
-    out elsewhere (``reopen_stage``) and can be deleted.
+    out elsewhere (``reopen_stage``) and can be deleted. It is detached by pointing its
+    HEAD at the commit it has checked out (what ``checkout --detach`` does, without
+    reading and rewriting the index of every file in the store).
     """
     spare = _worktrees_dir(store) / SPARE
     if (stage.path / ".git").is_file():
+        tip = git_proc(stage.path, "rev-parse", "--verify", "--quiet", "HEAD").stdout.strip()
         parked = (
             not spare.exists()
-            and git_proc(stage.path, "checkout", "--quiet", "--detach").returncode == 0
+            and bool(tip)
+            and git_proc(stage.path, "update-ref", "--no-deref", "HEAD", tip).returncode == 0
             and git_proc(store.root, "worktree", "move", str(stage.path), str(spare)).returncode
             == 0
         )

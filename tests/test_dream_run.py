@@ -176,6 +176,30 @@ def test_a_recycled_worktree_gives_the_same_tree_as_a_fresh_one(tmp_path: Path) 
     assert trees[0] == trees[1]
 
 
+def test_after_a_sync_the_live_tree_is_mains_tree_and_the_parked_stage_is_detached(
+    store: Store, tmp_path: Path
+) -> None:
+    add_sessions(store, tmp_path / "in", [S1, S2])
+    first = run_dream(store, ScriptedEngine(), RunOptions())
+    add_sessions(store, tmp_path / "in2", [S3])
+    result = run_dream(store, ScriptedEngine(), RunOptions())
+    assert first.status == result.status == "committed"
+    # the live files and index are exactly main's commit: nothing missing, stale or extra
+    assert clean(store) and git(store, "diff", "--name-only", "HEAD") == ""
+    assert git(store, "write-tree") == git(store, "rev-parse", "main^{tree}")
+    assert git(store, "rev-parse", "main") == result.commit
+    spare = store.dream_dir / "worktrees" / ".spare"
+    parked = subprocess.run(
+        ["git", "symbolic-ref", "-q", "HEAD"], cwd=spare, capture_output=True, text=True
+    )
+    assert parked.returncode == 1  # detached: no branch held
+    here = subprocess.run(["git", "rev-parse", "HEAD"], cwd=spare, capture_output=True, text=True)
+    assert here.stdout.strip() == result.commit
+    dirty = ["git", "status", "--porcelain", "--untracked-files=all"]
+    assert subprocess.run(dirty, cwd=spare, capture_output=True, text=True).stdout == ""
+    assert kept_runs(store) == []
+
+
 def test_orient_is_derived_from_the_base_commit_not_the_live_tree(
     store: Store, tmp_path: Path
 ) -> None:
