@@ -22,7 +22,8 @@ So besides hex, digits and punctuation a receipt holds only the words of
 ``RECEIPT_VOCABULARY`` (its keys, the enums and ``ID_WORDS``); a test searches
 receipts for the words of the transcripts minus that vocabulary.
 
-Files: ``<folder>/<yyyy-mm-dd>.jsonl`` by the receipt's UTC date. Appends are one
+Files: ``<folder>/<yyyy-mm-dd>.jsonl`` by the receipt's UTC date (continued in
+``<yyyy-mm-dd>.<n>.jsonl`` parts once a day's file is 1 MiB). Appends are one
 ``os.write`` per line on an ``O_APPEND`` descriptor, so concurrent appenders
 interleave whole lines; a reader skips and reports a torn or malformed line and
 never raises on file content. Where logs live: the store's generation-side log
