@@ -8,13 +8,13 @@ the most useful entries first.
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from memoryfs.atomic import atomic_write_text
-from memoryfs.index_cache import IndexCache, PageFacts
+from memoryfs.index_cache import IndexCache
 from memoryfs.links import extract_links
 from memoryfs.page import Page
 from memoryfs.pages import page_index
@@ -72,96 +72,70 @@ def inbound_links(pages: list[Page]) -> Counter[str]:
     return counts
 
 
-def _entries(
-    store: Store, cache: IndexCache, notes: Counter[str] | None = None
-) -> list[IndexEntry]:
-    """An entry per knowledge page and note; given ``notes``, per knowledge page only, the
-    notes counted there by folder ("" for one outside a folder) as they stream past: a
-    store holds thousands, and their facts were most of what writing the index held.
+_ENTRY = (
+    "SELECT rel, id, title, type, summary, (SELECT COUNT(*) FROM edge WHERE tid = p.id), "
+    "updated, pref FROM page p WHERE kind {} ORDER BY rel"
+)
+# a transcript with its summary (the first by path with its id), by date, id and path
+_SESSIONS = (
+    "SELECT t.id, t.date, t.title, t.turns, s.rel, s.title FROM session t LEFT JOIN page s "
+    "ON s.rel = (SELECT MIN(rel) FROM page WHERE kind = 2 AND id = t.id) "
+    "ORDER BY t.date {0}, t.id {0}, t.rel {0}"
+)
 
-    Inbound links follow ``inbound_links``' rule: a target is an id, else a lower-cased
-    alias (the first page to claim it)."""
-    ids: set[str] = set()
-    aliases: dict[str, str] = {}
-    linking: list[tuple[str, tuple[str, ...]]] = []  # (page id, link targets)
-    kept: list[tuple[str, PageFacts]] = []
-    for rel, f in cache.iter_pages([*store.files("knowledge"), *store.files("notes")]):
-        ids.add(f.id)
-        for alias in f.aliases:
-            aliases.setdefault(alias.lower(), f.id)
-        if f.links:
-            linking.append((f.id, tuple(sys.intern(t) for t in f.links)))
-        if notes is None or rel.startswith("knowledge/"):
-            kept.append((rel, f))
-        else:
-            notes[rel.split("/")[1] if rel.count("/") >= 2 else ""] += 1
 
-    def target(key: str) -> str | None:
-        return key if key in ids else aliases.get(key)
-
-    counts: Counter[str] = Counter()
-    for pid, targets in linking:
-        seen: set[str] = set()
-        for t in targets:
-            tid = target(t) or target(t.lower())
-            if tid is not None and tid != pid and tid not in seen:
-                seen.add(tid)
-                counts[tid] += 1
+def _entries(cache: IndexCache, kinds: str) -> list[IndexEntry]:
+    """The entries of the pages of ``kinds`` (SQL: ``= 0`` knowledge, ``< 2`` with notes),
+    by path. Inbound links follow ``inbound_links``' rule (``memoryfs.index_cache``)."""
     return [
         IndexEntry(
             path=rel,
-            id=f.id,
-            title=f.title or f.id,
-            type=f.type,
-            summary=" ".join(f.summary.split()),
-            links=counts.get(f.id, 0),
-            updated=f.updated,
-            preference=rel.startswith("knowledge/preferences/") or f.type == "preference",
+            id=pid,
+            title=title or pid,
+            type=type_,
+            summary=summary,
+            links=links,
+            updated=updated,
+            preference=bool(pref),
         )
-        for rel, f in kept
+        for rel, pid, title, type_, summary, links, updated, pref in cache.rows(
+            _ENTRY.format(kinds)
+        )
     ]
 
 
-def _rows(store: Store, cache: IndexCache) -> list[SessionRow]:
-    summaries: dict[str, tuple[str, str]] = {}
-    for rel, f in cache.pages(store.files("sessions/summaries")).items():
-        summaries.setdefault(f.id, (rel, f.title))
-    rows: list[SessionRow] = []
-    for t in cache.transcripts(store.files("sessions/transcripts")).values():
-        path, summary_title = summaries.get(t.id, ("", ""))
-        title = summary_title or t.title or t.id
-        rows.append(
-            SessionRow(
-                id=t.id,
-                date=t.date,
-                title=" ".join(title.split()),
-                turns=t.turns,
-                summary_path=path,
-            )
+def _rows(cache: IndexCache, order: str = "", limit: int | None = None) -> Iterator[SessionRow]:
+    query = _SESSIONS.format(order) + ("" if limit is None else f" LIMIT {int(limit)}")
+    for sid, date, title, turns, summary_path, summary_title in cache.rows(query):
+        yield SessionRow(
+            id=sid,
+            date=date,
+            title=" ".join((summary_title or title or sid).split()),
+            turns=turns,
+            summary_path=summary_path or "",
         )
-    rows.sort(key=lambda r: (r.date, r.id))
-    return rows
+
+
+def _notes(cache: IndexCache) -> Counter[str]:
+    """Notes by folder ("" for one outside a folder)."""
+    query = "SELECT folder, COUNT(*) FROM page WHERE kind = 1 GROUP BY folder"
+    return Counter(dict(cache.rows(query)))
 
 
 def build_entries(store: Store) -> list[IndexEntry]:
-    cache = IndexCache(store)
-    entries = _entries(store, cache)
-    cache.save()
-    return entries
+    """An entry per knowledge page and note, by path."""
+    return IndexCache.use(store, None, lambda cache: _entries(cache, "< 2"))
 
 
 def session_rows(store: Store) -> list[SessionRow]:
-    cache = IndexCache(store)
-    rows = _rows(store, cache)
-    cache.save()
-    return rows
+    return IndexCache.use(store, None, lambda cache: list(_rows(cache)))
 
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def render_sessions_index(rows: list[SessionRow]) -> str:
+def render_sessions_index(rows: Iterable[SessionRow]) -> str:
     lines = [
         "# Sessions",
         "",
@@ -170,10 +144,13 @@ def render_sessions_index(rows: list[SessionRow]) -> str:
         "| id | date | title | turns | summary |",
         "|---|---|---|---|---|",
     ]
-    for r in rows:
-        link = f"[summary](summaries/{r.id}.md)" if r.summary_path else "pending"
-        lines.append(f"| {r.id} | {r.date} | {_cell(r.title)} | {r.turns} | {link} |")
+    lines += (_session_line(r) for r in rows)
     return "\n".join(lines) + "\n"
+
+
+def _session_line(r: SessionRow) -> str:
+    link = f"[summary](summaries/{r.id}.md)" if r.summary_path else "pending"
+    return f"| {r.id} | {r.date} | {_cell(r.title)} | {r.turns} | {link} |"
 
 
 def _entry_line(e: IndexEntry) -> str:
@@ -195,8 +172,9 @@ def _neg_date(date: str) -> tuple[int, ...]:
 
 
 def _sections(
-    entries: list[IndexEntry], rows: list[SessionRow], notes: list[str]
+    entries: list[IndexEntry], recent: list[SessionRow], notes: list[str]
 ) -> list[tuple[str, list[str]]]:
+    """``recent``: the newest sessions, newest first."""
     knowledge = [e for e in entries if e.path.startswith("knowledge/")]
     sections: list[tuple[str, list[str]]] = []
     prefs = [e for e in knowledge if e.preference]
@@ -215,7 +193,6 @@ def _sections(
     ]
     if other:
         sections.append(("Other pages", [_entry_line(e) for e in _ranked(other)]))
-    recent = list(reversed(rows))[:RECENT_SESSIONS]
     if recent:
         sections.append(
             (
@@ -239,21 +216,26 @@ def _note_folders(notes: Counter[str]) -> list[str]:
 
 
 def render_index(store: Store) -> str:
-    cache = IndexCache(store)
-    notes: Counter[str] = Counter()
-    entries, rows = _entries(store, cache, notes), _rows(store, cache)
-    cache.save()
-    return _render(store, entries, rows, notes, max_tokens=None)
+    return IndexCache.use(store, None, lambda cache: _index_text(store, cache, None))
+
+
+def _index_text(store: Store, cache: IndexCache, max_tokens: int | None) -> str:
+    entries = _entries(cache, "= 0")
+    recent = list(_rows(cache, "DESC", RECENT_SESSIONS))
+    sessions = cache.value("SELECT COUNT(*) FROM session")
+    return _render(store, entries, recent, sessions, _notes(cache), max_tokens)
 
 
 def _render(
     store: Store,
     entries: list[IndexEntry],
-    rows: list[SessionRow],
+    recent: list[SessionRow],
+    sessions: int,
     notes: Counter[str],
     max_tokens: int | None,
 ) -> str:
-    """``entries``: the knowledge pages; ``notes``: notes by folder."""
+    """``entries``: the knowledge pages; ``recent``: the newest sessions, newest first, of
+    ``sessions``; ``notes``: notes by folder."""
     n_knowledge = sum(1 for e in entries if e.path.startswith("knowledge/"))
     n_notes = sum(notes.values())
     header = [
@@ -262,11 +244,11 @@ def _render(
         GENERATED,
         "",
         f"Scope: user `{store.config.user}`, assistant `{store.config.assistant}`. "
-        f"{n_knowledge} knowledge pages, {n_notes} notes, {len(rows)} sessions. "
+        f"{n_knowledge} knowledge pages, {n_notes} notes, {sessions} sessions. "
         "Paths are relative to `memory/`; grep `notes/` for quick facts, read `knowledge/` for "
         "subjects, follow `[cite:N]` to `sessions/transcripts/`.",
     ]
-    sections = _sections(entries, rows, _note_folders(notes))
+    sections = _sections(entries, recent, _note_folders(notes))
     if max_tokens is None:
         out = list(header)
         for title, lines in sections:
@@ -304,27 +286,24 @@ def _render(
 
 def prompt_index(store: Store, max_tokens: int) -> str:
     """INDEX.md content cut to ``max_tokens`` (see ``memoryfs.tokens``), most useful first."""
-    cache = IndexCache(store)
-    notes: Counter[str] = Counter()
-    entries, rows = _entries(store, cache, notes), _rows(store, cache)
-    cache.save()
-    return _render(store, entries, rows, notes, max_tokens=max_tokens)
+    return IndexCache.use(store, None, lambda cache: _index_text(store, cache, max_tokens))
 
 
 def write_indexes(store: Store, cache_path: Path | None = None) -> list[str]:
     """Regenerate both files; returns the paths (relative to memory/) that changed.
 
     ``cache_path``: the facts cache to use (``memoryfs.index_cache``), by default the
-    store's own."""
+    store's own. Both are rendered from the cache's tables as refreshed by this pass:
+    the work of the files that changed, not of the store."""
     changed: list[str] = []
-    cache = IndexCache(store, cache_path)
-    notes: Counter[str] = Counter()
-    entries, rows = _entries(store, cache, notes), _rows(store, cache)
-    cache.save()
-    targets = {
-        "INDEX.md": _render(store, entries, rows, notes, None),
-        "sessions/index.md": render_sessions_index(rows),
-    }
+    targets = IndexCache.use(
+        store,
+        cache_path,
+        lambda cache: {
+            "INDEX.md": _index_text(store, cache, None),
+            "sessions/index.md": render_sessions_index(_rows(cache)),
+        },
+    )
     for rel, text in targets.items():
         store.resolve(rel)  # refuses a memory/ or sessions/ symlinked out of the store
         path = store.memory / rel

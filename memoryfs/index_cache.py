@@ -1,28 +1,32 @@
-"""What the generated index needs from each file, cached by the file's content.
+"""What the generated index needs from each file, kept in SQLite and refreshed by change.
 
-Regenerating INDEX.md and sessions/index.md needs a few fields of every page
-(id, title, summary, aliases, outgoing links) and of every transcript (date,
-turn count). Parsing YAML and Markdown for thousands of files on every Dream
-run is what made the index cost grow with the store; reading the bytes and
-hashing them is cheap. So facts are cached in ``.memoryfs/index-facts.sqlite``
-under the SHA-1 of the file's bytes: a changed file is parsed again, an
-unchanged one never; a file whose size, mtime and inode did not change is not
-even read. Facts are read from SQLite one file at a time, so a run holds the
-file stamps and what the index itself needs, not the whole cache (a JSON file
-loaded whole made a Dream run's peak memory grow with the store). The cache is
-a cache: deleting it loses nothing, and one that cannot be read is started anew.
+Regenerating INDEX.md and sessions/index.md needs a few fields of every page (id,
+title, summary, aliases, outgoing links), of every session summary (id, title) and of
+every transcript (date, turn count), and the inbound link count of every knowledge
+page. ``.memoryfs/index-facts.sqlite`` holds all of it as of the last pass, by file:
+each file's stamp (size, mtime, inode) and content hash, its facts, its aliases and
+link targets as written, and the resolved link graph (``edge``: one row per page and
+distinct page it links to). A pass (``IndexCache.refresh``) lists the store, compares
+stamps a chunk at a time against the stored ones, and parses only files whose stamp
+and content changed; the graph is re-resolved only for the links those files hold or
+whose targets (ids, aliases) they add or remove. So a run that changes a few files
+does the work of a few files (plus a stat per file), and holds a chunk, not the store.
+
+The cache is a cache: deleting it loses nothing. One that cannot be read, of another
+version, or whose row counts are not those it recorded (rows lost or edited behind its
+back) is started anew; one that cannot be used at all (a symlink, locked too long) is
+replaced by an in-memory database, so the output never depends on the cache.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import sqlite3
 import stat
-from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -32,102 +36,283 @@ from memoryfs.page import parse_page
 from memoryfs.store import Store
 from memoryfs.transcript import parse_transcript
 
-__all__ = ["PageFacts", "SessionFacts", "IndexCache"]
+__all__ = ["IndexCache"]
 
-_VERSION = 2
+_VERSION = 3
 _NAME = "index-facts.sqlite"
 T = TypeVar("T")
-_CHUNK = 500  # files keyed, and their facts fetched, together
+_CHUNK = 500  # files whose stamps are compared, and changes written, together
+KNOWLEDGE, NOTE, SUMMARY, TRANSCRIPT = 0, 1, 2, 3
+# what the files of each folder are
+_GROUPS = (
+    ("knowledge", KNOWLEDGE),
+    ("notes", NOTE),
+    ("sessions/summaries", SUMMARY),
+    ("sessions/transcripts", TRANSCRIPT),
+)
+_TABLES = ("stats", "page", "alias", "link", "edge", "session")
 _SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS facts (key TEXT PRIMARY KEY, data TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS stats (rel TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, "
-    "ino INTEGER, key TEXT)",
+    "ino INTEGER, key TEXT) WITHOUT ROWID",
+    # pages (knowledge, notes, summaries) with facts; ``folder`` is a note's folder
+    "CREATE TABLE IF NOT EXISTS page (rel TEXT PRIMARY KEY, kind INTEGER, id TEXT, "
+    "title TEXT, type TEXT, summary TEXT, updated TEXT, pref INTEGER, folder TEXT) WITHOUT ROWID",
+    "CREATE INDEX IF NOT EXISTS page_id ON page (id, kind)",
+    "CREATE INDEX IF NOT EXISTS page_kind ON page (kind, folder)",
+    # lower-cased aliases and link targets of knowledge pages and notes
+    "CREATE TABLE IF NOT EXISTS alias (alias TEXT, rel TEXT, id TEXT, "
+    "PRIMARY KEY (alias, rel)) WITHOUT ROWID",
+    "CREATE INDEX IF NOT EXISTS alias_rel ON alias (rel)",
+    "CREATE TABLE IF NOT EXISTS link (rel TEXT, target TEXT, low TEXT, "
+    "PRIMARY KEY (rel, target)) WITHOUT ROWID",
+    "CREATE INDEX IF NOT EXISTS link_target ON link (target)",
+    "CREATE INDEX IF NOT EXISTS link_low ON link (low)",
+    "CREATE TABLE IF NOT EXISTS edge (rel TEXT, tid TEXT, PRIMARY KEY (rel, tid)) WITHOUT ROWID",
+    "CREATE INDEX IF NOT EXISTS edge_tid ON edge (tid)",
+    "CREATE TABLE IF NOT EXISTS session (rel TEXT PRIMARY KEY, id TEXT, date TEXT, "
+    "title TEXT, turns INTEGER) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER)",
+    "CREATE TEMP TABLE IF NOT EXISTS ckeys (k TEXT PRIMARY KEY)",  # ids/aliases that moved
+    "CREATE TEMP TABLE IF NOT EXISTS todo (rel TEXT PRIMARY KEY)",  # pages to re-link
+)
+
+
+def _target(k: str) -> str:
+    """SQL for what link key ``k`` names: a page id, else the first page (by path) with
+    that lower-cased alias (``memoryfs.pages.page_index``'s rule)."""
+    return (
+        f"CASE WHEN EXISTS (SELECT 1 FROM page WHERE id = {k} AND kind < 2) THEN {k} "
+        f"ELSE (SELECT a.id FROM alias a WHERE a.alias = {k} ORDER BY a.rel LIMIT 1) END"
+    )
+
+
+_RELINK = (
+    "INSERT OR IGNORE INTO edge SELECT rel, tid FROM ("
+    f"SELECT l.rel AS rel, p.id AS pid, COALESCE(NULLIF({_target('l.target')}, ''), "
+    f"{_target('l.low')}) "
+    "AS tid FROM todo JOIN link l ON l.rel = todo.rel JOIN page p ON p.rel = l.rel"
+    ") WHERE tid IS NOT NULL AND tid != pid"
 )
 
 
 @dataclass(frozen=True)
-class PageFacts:
-    id: str
-    title: str
-    type: str
-    summary: str
-    updated: str
-    aliases: tuple[str, ...]
-    links: tuple[str, ...]  # link targets as written, in order
+class _Facts:
+    """What a pass keeps of one file: its page row or session row, aliases, links."""
 
-
-@dataclass(frozen=True)
-class SessionFacts:
-    id: str
-    date: str
-    title: str
-    turns: int
+    row: tuple[Any, ...]
+    aliases: tuple[str, ...] = ()
+    links: tuple[str, ...] = ()
 
 
 class IndexCache:
-    """Facts of a store's files by content hash; ``save`` keeps only what was used."""
+    """The index facts of a store, by file, in SQLite; ``refresh`` brings them up to date
+    and queries run in the same transaction (``close`` commits)."""
 
-    def __init__(self, store: Store, path: Path | None = None) -> None:
+    def __init__(self, store: Store, path: Path | None = None, memory: bool = False) -> None:
         """``path``: where the cache lives (default ``.memoryfs/index-facts.sqlite`` of
         ``store``); a staged worktree, whose own ``.memoryfs`` each run cleans away,
-        keeps its cache in the live store's."""
+        keeps its cache in the live store's. ``memory``: work in an in-memory database."""
         self.store = store
         self.path = path if path is not None else store.cache_dir / _NAME
-        self._db: sqlite3.Connection | None = None
-        self._old_stats: dict[str, tuple[int, int, int, str]] = {}
-        self._stats: dict[str, tuple[int, int, int, str]] = {}
-        self._new: dict[str, str] = {}  # key -> facts (JSON) not in the database yet
-        self._used: set[str] = set()
         self._dirs: dict[str, str | None] = {}  # folder (rel) -> its resolved path
-        self._open()
+        self._rows: dict[str, int] = {}  # rows by table, as counted at open, kept up to date
+        self.db = self._connect(":memory:") if memory else self._open()
 
-    def _open(self) -> None:
-        if self.path.is_symlink() or self.path.parent.is_symlink():
-            return  # never write through a link: work without a cache
-        with contextlib.suppress(OSError):
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        for attempt in range(2):
+    @classmethod
+    def use(cls, store: Store, path: Path | None, read: Callable[[IndexCache], T]) -> T:
+        """``read`` of the cache refreshed; one whose rows SQLite cannot read, or that
+        contradict each other, is started anew (then kept in memory)."""
+        for attempt in range(3):
+            cache = cls(store, path, memory=attempt == 2)
             try:
-                db = sqlite3.connect(self.path, timeout=2, isolation_level=None)
-                version = db.execute("PRAGMA user_version").fetchone()[0]
-                if version not in (0, _VERSION):
-                    db.close()
-                    raise sqlite3.DatabaseError("another cache version")
-                for statement in _SCHEMA:
-                    db.execute(statement)
-                db.execute(f"PRAGMA user_version = {_VERSION}")
-                rows = db.execute("SELECT rel, size, mtime, ino, key FROM stats").fetchall()
-                self._old_stats = {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
-                self._db = db
-                return
-            except (sqlite3.Error, OSError):
-                self._db, self._old_stats = None, {}
-                if attempt == 0:  # unreadable (corrupt, another version): start anew
-                    with contextlib.suppress(OSError):
-                        self.path.unlink()
+                cache.refresh()
+                result = read(cache)
+            except sqlite3.Error:
+                cache.db.close()
+                if attempt == 2:
+                    raise
+                with contextlib.suppress(OSError):
+                    cache.path.unlink()
+                continue
+            cache.close()
+            return result
+        raise AssertionError("unreachable")
 
-    def _key(self, rel: str, kind: str) -> tuple[str, str | None] | None:
-        """(cache key, text or None when the stamp matches) of a file; None when unreadable
-        or outside.
+    # -- opening -------------------------------------------------------------------
 
-        A file whose size, mtime (ns) and inode are those recorded with a cached key
-        is not read again; any other file is read and keyed by its content.
-        """
+    def _open(self) -> sqlite3.Connection:
+        if not (self.path.is_symlink() or self.path.parent.is_symlink()):
+            with contextlib.suppress(OSError):
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            for attempt in range(2):
+                try:
+                    return self._connect(str(self.path))
+                except sqlite3.OperationalError as exc:
+                    if "locked" in str(exc):
+                        break  # another pass holds it: this one works without it
+                    if attempt == 0:
+                        with contextlib.suppress(OSError):
+                            self.path.unlink()
+                except (sqlite3.Error, OSError):
+                    if attempt == 0:  # unreadable, another version, stale: start anew
+                        with contextlib.suppress(OSError):
+                            self.path.unlink()
+        return self._connect(":memory:")  # never write through a link; work without a file
+
+    def _connect(self, where: str) -> sqlite3.Connection:
+        db = sqlite3.connect(where, timeout=2, isolation_level=None)
         try:
-            path, st = self._stat(rel)
-            sig = (st.st_size, st.st_mtime_ns, st.st_ino)
-            old = self._old_stats.get(rel)
-            if old is not None and old[:3] == sig:
-                self._stats[rel] = old
-                return old[3], None
-            with open(path, "rb") as fh:
-                data = fh.read()
-            text = data.decode("utf-8")
-        except (OSError, UnicodeDecodeError, MemoryFSError, ValueError):
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version not in (0, _VERSION):
+                raise sqlite3.DatabaseError("another cache version")
+            db.execute("BEGIN IMMEDIATE")  # held until close: refresh and queries see one state
+            for statement in _SCHEMA:
+                db.execute(statement)
+            if version == 0:
+                db.execute(f"PRAGMA user_version = {_VERSION}")
+            recorded = dict(db.execute("SELECT name, value FROM meta").fetchall())
+            seal = self._seal() if recorded and where != ":memory:" else None
+            if seal is not None and seal == _commits(self.path):
+                self._rows = recorded  # nothing wrote to it since this code's last pass did
+                return db
+            self._rows = {t: db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in _TABLES}
+            if recorded and recorded != self._rows:
+                raise sqlite3.DatabaseError("row counts differ from those recorded")
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _seal(self) -> str | None:
+        """The commit counter the database had after this code's last pass wrote it."""
+        try:
+            return self.path.with_name(self.path.name + ".seal").read_text(encoding="ascii")
+        except (OSError, UnicodeDecodeError):
             return None
-        key = f"{kind}:{hashlib.sha1(data).hexdigest()}"
-        self._stats[rel] = (*sig, key)
-        return key, text
+
+    def _change(self, table: str, sql: str, rows: Iterable[Any] | None = None) -> None:
+        """Run ``sql`` (for each of ``rows``, if given), an INSERT OR IGNORE or a DELETE of
+        ``table``, counting the rows it adds or removes."""
+        cursor = self.db.execute(sql) if rows is None else self.db.executemany(sql, rows)
+        self._rows[table] += -cursor.rowcount if sql.startswith("DELETE") else cursor.rowcount
+
+    def close(self) -> None:
+        """Record the row counts and commit (a cache that cannot be written only costs time)."""
+        db = self.db
+        try:
+            if db.in_transaction:
+                db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", self._rows.items())
+                db.execute("COMMIT")
+                if db.execute("PRAGMA database_list").fetchone()[2]:  # a file, not memory
+                    seal = self.path.with_name(self.path.name + ".seal")
+                    with contextlib.suppress(OSError):
+                        seal.write_text(_commits(self.path) or "", encoding="ascii")
+        except sqlite3.Error:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+        finally:
+            db.close()
+
+    # -- refreshing -----------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Bring the tables up to the store's files: a stat per file, a read and parse per
+        changed file, the link graph re-resolved where ids, aliases or links moved."""
+        db = self.db
+        db.execute("DELETE FROM ckeys")
+        db.execute("DELETE FROM todo")
+        query = "SELECT rel, size, mtime, ino, key FROM stats WHERE rel > ? AND rel {} ?"
+        for sub, kind in _GROUPS:
+            rels = self.store.files(sub)  # sorted: compared with the stored stamps in order
+            lo = f"{sub}/"  # the stamps stored between lo and the chunk's last file
+            for i in range(0, max(len(rels), 1), _CHUNK):
+                chunk = rels[i : i + _CHUNK]
+                # the last chunk takes every stored file of the folder after lo
+                last = i + _CHUNK >= len(rels)
+                hi = f"{sub}0" if last else chunk[-1]  # '0' follows '/'
+                rows = db.execute(query.format("<" if last else "<="), (lo, hi)).fetchall()
+                stored = {r[0]: r[1:] for r in rows}
+                self._compare(chunk, kind, stored)
+                lo = chunk[-1] if chunk else lo
+        db.execute("INSERT OR IGNORE INTO todo SELECT rel FROM link WHERE target IN ckeys")
+        db.execute("INSERT OR IGNORE INTO todo SELECT rel FROM link WHERE low IN ckeys")
+        self._change("edge", "DELETE FROM edge WHERE rel IN todo")
+        self._change("edge", _RELINK)
+
+    def _compare(self, chunk: list[str], kind: int, stored: dict[str, tuple[Any, ...]]) -> None:
+        """Compare a chunk of the listing with its stored stamps (and stored files between
+        it and the previous chunk, gone now); write what changed."""
+        stamps: list[tuple[Any, ...]] = []
+        dropped: list[str] = []
+        gone: list[str] = []  # no longer listed, or unreadable now
+        added: list[tuple[str, int, _Facts]] = []
+        for rel in chunk:
+            old = stored.pop(rel, None)
+            try:
+                path, st = self._stat(rel)
+                sig = (st.st_size, st.st_mtime_ns, st.st_ino)
+                if old is not None and tuple(old[:3]) == sig:
+                    continue
+                with open(path, "rb") as fh:
+                    data = fh.read()
+                text = data.decode("utf-8")
+            except (OSError, UnicodeDecodeError, MemoryFSError, ValueError):
+                if old is not None:
+                    gone.append(rel)
+                continue
+            key = hashlib.sha1(data).hexdigest()
+            stamps.append((rel, *sig, key))
+            if old is not None and old[3] == key:
+                continue  # same bytes, new stamp (a checkout rewrote it): facts hold
+            if old is not None:
+                dropped.append(rel)
+            facts = _parse(text, rel, kind)
+            if facts is not None:
+                added.append((rel, kind, facts))
+        gone += stored  # listed no more (between the previous chunk and this one)
+        self._write(stamps, dropped + gone, added, gone)
+
+    def _write(
+        self,
+        stamps: list[tuple[Any, ...]],
+        dropped: list[str],
+        added: list[tuple[str, int, _Facts]],
+        gone: list[str],
+    ) -> None:
+        db = self.db
+        rels = [(r,) for r in dropped]
+        # the ids and aliases a dropped page held may name something else now
+        db.executemany(
+            "INSERT OR IGNORE INTO ckeys SELECT id FROM page WHERE rel = ? AND kind < 2", rels
+        )
+        db.executemany("INSERT OR IGNORE INTO ckeys SELECT alias FROM alias WHERE rel = ?", rels)
+        db.executemany("INSERT OR IGNORE INTO todo VALUES (?)", rels)
+        for table in ("page", "alias", "link", "session"):
+            self._change(table, f"DELETE FROM {table} WHERE rel = ?", rels)
+        self._change("stats", "DELETE FROM stats WHERE rel = ?", [(r,) for r in gone])
+        self._change("stats", "INSERT OR IGNORE INTO stats VALUES (?, ?, ?, ?, ?)", stamps)
+        db.executemany(
+            "UPDATE stats SET size = ?, mtime = ?, ino = ?, key = ? WHERE rel = ?",
+            [(*st[1:], st[0]) for st in stamps],
+        )
+        pages = [(rel, kind, *f.row) for rel, kind, f in added if kind != TRANSCRIPT]
+        self._change("page", "INSERT INTO page VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", pages)
+        self._change(
+            "session",
+            "INSERT INTO session VALUES (?, ?, ?, ?, ?)",
+            [(rel, *f.row) for rel, kind, f in added if kind == TRANSCRIPT],
+        )
+        linked = [(rel, f) for rel, kind, f in added if kind in (KNOWLEDGE, NOTE)]
+        db.executemany("INSERT OR IGNORE INTO todo VALUES (?)", [(rel,) for rel, _ in linked])
+        db.executemany("INSERT OR IGNORE INTO ckeys VALUES (?)", [(f.row[0],) for _, f in linked])
+        aliases = [(a, rel, f.row[0]) for rel, f in linked for a in f.aliases]
+        self._change("alias", "INSERT OR IGNORE INTO alias VALUES (?, ?, ?)", aliases)
+        db.executemany("INSERT OR IGNORE INTO ckeys VALUES (?)", [(a[0],) for a in aliases])
+        self._change(
+            "link",
+            "INSERT OR IGNORE INTO link VALUES (?, ?, ?)",
+            [(rel, t, t.lower()) for rel, f in linked for t in f.links],
+        )
 
     def _stat(self, rel: str) -> tuple[str, os.stat_result]:
         """``store.resolve(rel)`` and its stat, resolving each folder once: a store of
@@ -159,147 +344,53 @@ class IndexCache:
         except MemoryFSError:
             return None
 
-    def _lookup(self, rel: str, kind: str, parse: Any) -> Any:
-        found = self._key(rel, kind)
-        if found is None:
-            return None
-        key, text = found
-        return self._settle(rel, kind, parse, key, text, self._fetch([key]))
+    # -- reading ----------------------------------------------------------------------
 
-    def _lookup_many(
-        self, rels: list[str], kind: str, parse: Any, make: Callable[[Any], T]
-    ) -> Iterator[tuple[str, T]]:
-        """``make`` of the ``_lookup`` of each of ``rels`` (those with facts; each made as it
-        comes, so the raw facts of the whole store are never held at once), fetched
-        with one query per ``_CHUNK`` files rather than one each (a chunk at a time, so
-        the texts of changed files are not all held at once)."""
-        for i in range(0, len(rels), _CHUNK):
-            keyed: dict[str, tuple[str, str | None]] = {}
-            for rel in rels[i : i + _CHUNK]:
-                found = self._key(rel, kind)
-                if found is not None:
-                    keyed[rel] = found
-            stored = self._fetch([k for k, _ in keyed.values()])
-            for rel, (key, text) in keyed.items():
-                raw = self._settle(rel, kind, parse, key, text, stored)
-                if raw:
-                    yield rel, make(raw)
+    def rows(self, query: str, args: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+        """The rows of ``query``, a chunk at a time."""
+        cursor = self.db.execute(query, args)
+        while batch := cursor.fetchmany(_CHUNK):
+            yield from batch
 
-    def _settle(
-        self, rel: str, kind: str, parse: Any, key: str, text: str | None, stored: dict[str, str]
-    ) -> Any:
-        """The facts of ``rel`` under ``key``: cached (new this pass, or ``stored``), else
-        parsed from ``text`` and kept as new."""
-        data = self._new.get(key) or stored.get(key)
-        if data is None and text is None:
-            # its stamp matched a key the cache lost: read the file after all
-            self._old_stats.pop(rel, None)
-            return self._lookup(rel, kind, parse)
-        if data is not None:
-            raw = json.loads(data)
-        else:
-            raw = parse(text, rel)
-            self._new[key] = json.dumps(raw, separators=(",", ":"))
-        self._used.add(key)
-        return raw
-
-    def _fetch(self, keys: list[str]) -> dict[str, str]:
-        """Stored facts (JSON) of ``keys`` (at most ``_CHUNK``); the missing ones, and those
-        new this pass, left out."""
-        keys = [k for k in keys if k not in self._new]
-        if self._db is None or not keys:
-            return {}
-        query = f"SELECT key, data FROM facts WHERE key IN ({','.join('?' * len(keys))})"
-        try:
-            return dict(self._db.execute(query, keys).fetchall())
-        except sqlite3.Error:
-            return {}
-
-    def page(self, rel: str) -> PageFacts | None:
-        raw = self._lookup(rel, "page", _page_facts)
-        return _as_page(raw) if raw else None
-
-    def pages(self, rels: list[str]) -> dict[str, PageFacts]:
-        """``page`` of each of ``rels`` that has facts, in the order given."""
-        return dict(self.iter_pages(rels))
-
-    def iter_pages(self, rels: list[str]) -> Iterator[tuple[str, PageFacts]]:
-        """``pages`` one at a time (a store's pages need not all be held at once)."""
-        return self._lookup_many(rels, "page", _page_facts, _as_page)
-
-    def transcript(self, rel: str) -> SessionFacts | None:
-        raw = self._lookup(rel, "session", _session_facts)
-        return SessionFacts(**raw) if raw else None
-
-    def transcripts(self, rels: list[str]) -> dict[str, SessionFacts]:
-        """``transcript`` of each of ``rels`` that has facts, in the order given."""
-        return dict(self._lookup_many(rels, "session", _session_facts, _as_session))
-
-    def save(self) -> None:
-        """Record new facts and stamps; drop what no file of this pass uses."""
-        db, self._db = self._db, None
-        if db is None:
-            return
-        try:
-            if not (self.store.cache_dir.is_symlink() or self.path.parent.is_symlink()):
-                self._write(db)
-        finally:
-            db.close()
-
-    def _write(self, db: sqlite3.Connection) -> None:
-        with contextlib.suppress(sqlite3.Error):  # a cache that cannot be written only costs time
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                db.executemany("INSERT OR REPLACE INTO facts VALUES (?, ?)", self._new.items())
-                changed = [
-                    (rel, *st) for rel, st in self._stats.items() if self._old_stats.get(rel) != st
-                ]
-                db.executemany("INSERT OR REPLACE INTO stats VALUES (?, ?, ?, ?, ?)", changed)
-                gone = [(rel,) for rel in self._old_stats if rel not in self._stats]
-                db.executemany("DELETE FROM stats WHERE rel = ?", gone)
-                db.execute("CREATE TEMP TABLE IF NOT EXISTS used (key TEXT PRIMARY KEY)")
-                db.execute("DELETE FROM used")
-                db.executemany("INSERT OR IGNORE INTO used VALUES (?)", ((k,) for k in self._used))
-                db.execute("DELETE FROM facts WHERE key NOT IN (SELECT key FROM used)")
-                db.execute("COMMIT")
-            except sqlite3.Error:
-                db.execute("ROLLBACK")
-                raise
-        self._new.clear()
-        self._old_stats = dict(self._stats)
+    def value(self, query: str, args: tuple[Any, ...] = ()) -> Any:
+        return self.db.execute(query, args).fetchone()[0]
 
 
-def _as_session(raw: dict[str, Any]) -> SessionFacts:
-    return SessionFacts(**raw)
-
-
-def _as_page(raw: dict[str, Any]) -> PageFacts:
-    return PageFacts(**{**raw, "aliases": tuple(raw["aliases"]), "links": tuple(raw["links"])})
-
-
-def _page_facts(text: str, rel: str) -> dict[str, Any] | None:
+def _commits(path: Path) -> str | None:
+    """The change counter in an SQLite file's header (every commit moves it), with the
+    file's size: what a seal compares, so counting rows is needed only after another
+    writer (``PRAGMA data_version`` sees only other connections of one process)."""
     try:
+        with open(path, "rb") as fh:
+            header = fh.read(100)
+        return f"{int.from_bytes(header[24:28], 'big')}:{os.path.getsize(path)}"
+    except OSError:
+        return None
+
+
+def _parse(text: str, rel: str, kind: int) -> _Facts | None:
+    try:
+        if kind == TRANSCRIPT:
+            t = parse_transcript(text, rel)
+            return _Facts((t.id, t.date, str(t.meta.get("title") or ""), len(t.turns)))
         page = parse_page(text, rel)
     except (MemoryFSError, ValueError):
         return None
-    return asdict(
-        PageFacts(
-            id=page.id,
-            title=page.title,
-            type=page.type,
-            summary=page.summary,
-            updated=page.updated,
-            aliases=tuple(page.aliases),
-            links=tuple(link.target for link in extract_links(page.body)),
-        )
+    folder = rel.split("/")[1] if rel.count("/") >= 2 else ""
+    pref = rel.startswith("knowledge/preferences/") or page.type == "preference"
+    row = (
+        page.id,
+        page.title,
+        page.type,
+        " ".join(page.summary.split()),
+        page.updated,
+        int(pref),
+        folder,
     )
-
-
-def _session_facts(text: str, rel: str) -> dict[str, Any] | None:
-    try:
-        t = parse_transcript(text, rel)
-    except (MemoryFSError, ValueError):
-        return None
-    return asdict(
-        SessionFacts(id=t.id, date=t.date, title=str(t.meta.get("title") or ""), turns=len(t.turns))
+    if kind == SUMMARY:
+        return _Facts(row)
+    return _Facts(
+        row,
+        aliases=tuple(dict.fromkeys(a.lower() for a in page.aliases)),
+        links=tuple(dict.fromkeys(link.target for link in extract_links(page.body))),
     )

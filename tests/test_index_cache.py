@@ -98,61 +98,29 @@ def test_a_cache_kept_elsewhere_gives_the_same_files(tmp_path: Path) -> None:
     assert render_index(store) == warm
 
 
-def test_a_stamp_whose_facts_are_gone_is_read_again(tmp_path: Path) -> None:
+def test_rows_lost_behind_the_caches_back_are_noticed(tmp_path: Path) -> None:
+    """Row counts that are not those the cache recorded: it starts anew, not trusting them."""
     import sqlite3
 
     store = _store(tmp_path)
     expected = render_index(store)
+    for table in ("page", "edge", "session", "stats"):
+        db = sqlite3.connect(store.cache_dir / "index-facts.sqlite")
+        db.execute(f"DELETE FROM {table} WHERE rel = (SELECT MIN(rel) FROM {table})")
+        db.commit()
+        db.close()
+        assert render_index(store) == expected, table
+
+
+def test_an_old_cache_version_is_started_anew(tmp_path: Path) -> None:
+    import sqlite3
+
+    store = _store(tmp_path)
+    expected = render_index(store)
+    (store.cache_dir / "index-facts.sqlite").unlink()
     db = sqlite3.connect(store.cache_dir / "index-facts.sqlite")
-    db.execute("DELETE FROM facts")  # the stamps still match, their facts are gone
+    db.execute("CREATE TABLE stats (rel TEXT PRIMARY KEY, size, mtime, ino, key)")
+    db.execute("PRAGMA user_version = 2")
     db.commit()
     db.close()
     assert render_index(store) == expected
-
-
-def test_batched_lookups_give_what_one_by_one_lookups_give(tmp_path: Path) -> None:
-    """``pages``/``transcripts`` (facts fetched a chunk at a time) against ``page``/
-    ``transcript`` one file at a time: cold, warm, with changed files, a stamp whose facts
-    are gone, an unparsable page and a missing file, over more than one chunk."""
-    import random
-    import sqlite3
-
-    from memoryfs import index_cache
-    from memoryfs.index_cache import IndexCache
-
-    store = _store(tmp_path)
-    folder = store.memory / "notes/misc"
-    folder.mkdir(parents=True)
-    for i in range(40):
-        (folder / f"n{i}.md").write_text(
-            PAGE.format(title=f"Note {i}", summary=f"s{i}").replace("ana-ruiz", f"n{i}")
-        )
-    (folder / "broken.md").write_text("no frontmatter\n")
-    rels = [*store.files("knowledge"), *store.files("notes"), "notes/misc/gone.md"]
-    sessions = store.files("sessions/transcripts")
-    rnd = random.Random(3)
-    old_chunk = index_cache._CHUNK
-    index_cache._CHUNK = 7
-    try:
-        for round_ in range(6):
-            for i in rnd.sample(range(40), 5):  # change some files
-                (folder / f"n{i}.md").write_text(
-                    PAGE.format(title=f"Note {i} r{round_}", summary=f"s{i}").replace(
-                        "ana-ruiz", f"n{i}"
-                    )
-                )
-            if round_ == 3:  # stamps still match, some facts are gone
-                db = sqlite3.connect(store.cache_dir / "index-facts.sqlite")
-                db.execute("DELETE FROM facts WHERE rowid % 2 = 0")
-                db.commit()
-                db.close()
-            one = IndexCache(store)
-            expected = {rel: f for rel in rels if (f := one.page(rel)) is not None}
-            expected_t = {rel: t for rel in sessions if (t := one.transcript(rel)) is not None}
-            many = IndexCache(store)
-            assert many.pages(rels) == expected
-            assert many.transcripts(sessions) == expected_t
-            assert len(expected) == 42 and len(expected_t) == 3
-            (one.save(), many.save())
-    finally:
-        index_cache._CHUNK = old_chunk

@@ -1,0 +1,205 @@
+"""The indexes rendered from a cache refreshed pass after pass (only changed files read)
+are byte for byte those of a fresh cache and those worked out from every page parsed
+whole: random edits, additions, deletions, renames, id and alias moves, broken pages."""
+
+from __future__ import annotations
+
+import os
+import random
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memoryfs import index_cache
+from memoryfs.index import (
+    RECENT_SESSIONS,
+    IndexEntry,
+    SessionRow,
+    _render,
+    inbound_links,
+    render_sessions_index,
+    write_indexes,
+)
+from memoryfs.ingest import ingest
+from memoryfs.pages import iter_pages
+from memoryfs.store import Store, init_store
+from memoryfs.transcript import parse_transcript
+
+SAMPLE = sorted(
+    (Path(__file__).resolve().parents[1] / "sample_memory" / "transcripts").glob("*.md")
+)
+IDS = [f"p{i}" for i in range(14)]
+FOLDERS = [
+    "knowledge/people",
+    "knowledge/topics",
+    "knowledge/preferences",
+    "knowledge",
+    "notes/p1",
+    "notes/p2",
+    "notes",
+]
+
+
+def _page(rnd: random.Random, pid: str) -> str:
+    aliases = rnd.sample(["Al", "al", "P3", "Bee", "bee", "ZED", "p4", "Ünï"], rnd.randint(0, 2))
+    targets = rnd.sample([*IDS, "P1", "AL", "bee", "zed", "ünï", "nobody", "P4"], rnd.randint(0, 5))
+    body = " ".join(f"[[{t}]]" if rnd.random() < 0.7 else f"[[{t}|x]]" for t in targets)
+    kind = rnd.choice(["person", "topic", "preference"])
+    day = rnd.choice(["2026-01-05", "2026-02-01", "2025-12-31", "", "2026-02"])
+    return (
+        f"---\nid: {pid}\ntitle: {rnd.choice(['', pid.upper(), 'a|b', 'Zoë'])}\ntype: {kind}\n"
+        f"aliases: [{', '.join(aliases)}]\nsummary: s {rnd.randint(0, 3)}  x\n"
+        f"updated: '{day}'\n---\n\n{body}\n"
+    )
+
+
+def _edit(store: Store, rnd: random.Random) -> list[Path]:
+    """Random edits; the files written."""
+    written: list[Path] = []
+    for _ in range(rnd.randint(1, 6)):
+        files = [*store.files("knowledge"), *store.files("notes")]
+        action = rnd.random()
+        if action < 0.4 or not files:  # a new or rewritten page, maybe an id taken before
+            rel = f"{rnd.choice(FOLDERS)}/{rnd.choice(IDS)}.md"
+            path = store.memory / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(_page(rnd, rnd.choice(IDS)))
+            written.append(path)
+        elif action < 0.6:
+            (store.memory / rnd.choice(files)).unlink()
+        elif action < 0.75:
+            old = store.memory / rnd.choice(files)
+            new = store.memory / rnd.choice(FOLDERS) / f"r{rnd.randint(0, 99)}.md"
+            new.parent.mkdir(parents=True, exist_ok=True)
+            old.rename(new)
+        elif action < 0.85:
+            written.append(store.memory / rnd.choice(files))
+            written[-1].write_text("no frontmatter\n")
+        else:  # a summary, its title changed, or gone
+            sid = parse_transcript(rnd.choice(SAMPLE).read_text(), "").id
+            path = store.memory / "sessions/summaries" / f"{sid}.md"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.exists() and rnd.random() < 0.3:
+                path.unlink()
+            else:
+                path.write_text(f"---\nid: {sid}\ntitle: Sum {rnd.randint(0, 9)}\n---\n\nx\n")
+                written.append(path)
+    return written
+
+
+def _age(written: list[Path], rnd: random.Random) -> None:
+    """A file rewritten within one tick of the clock can keep its size, mtime and inode
+    (the stamp the cache trusts, as before): give each file written a later mtime."""
+    for path in written:
+        if not path.exists():
+            continue
+        st = path.stat()
+        later = st.st_mtime_ns + rnd.randint(1, 10**9)
+        os.utime(path, ns=(later, later))
+
+
+def _reference(store: Store) -> tuple[str, str]:
+    """Both files from every page parsed whole (the rule, not the cache)."""
+    knowledge = list(iter_pages(store, "knowledge"))
+    notes = list(iter_pages(store, "notes"))
+    links = inbound_links([*knowledge, *notes])
+    entries = [
+        IndexEntry(
+            path=p.path,
+            id=p.id,
+            title=p.title or p.id,
+            type=p.type,
+            summary=" ".join(p.summary.split()),
+            links=links.get(p.id, 0),
+            updated=p.updated,
+            preference=p.path.startswith("knowledge/preferences/") or p.type == "preference",
+        )
+        for p in knowledge
+    ]
+    summaries: dict[str, tuple[str, str]] = {}
+    for p in iter_pages(store, "sessions/summaries"):
+        summaries.setdefault(p.id, (p.path, p.title))
+    rows = []
+    for rel in store.files("sessions/transcripts"):
+        t = parse_transcript((store.memory / rel).read_text(), rel)
+        path, title = summaries.get(t.id, ("", ""))
+        title = title or str(t.meta.get("title") or "") or t.id
+        rows.append(SessionRow(t.id, t.date, " ".join(title.split()), len(t.turns), path))
+    rows.sort(key=lambda r: (r.date, r.id))
+    by_folder: dict[str, int] = {}
+    for p in notes:
+        folder = p.path.split("/")[1] if p.path.count("/") >= 2 else ""
+        by_folder[folder] = by_folder.get(folder, 0) + 1
+    from collections import Counter
+
+    recent = list(reversed(rows))[:RECENT_SESSIONS]
+    text = _render(store, entries, recent, len(rows), Counter(by_folder), None)
+    return text, render_sessions_index(rows)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_refreshed_cache_gives_the_bytes_of_a_fresh_one_and_of_the_rule(
+    tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(index_cache, "_CHUNK", 5)  # several chunks, gaps between them
+    rnd = random.Random(seed)
+    store = init_store(tmp_path / "s", "dana", "atlas")
+    ingest(store, SAMPLE[:4])
+    for _ in range(16):
+        written = _edit(store, rnd)
+        if rnd.random() < 0.3:
+            ingest(store, SAMPLE[: rnd.randint(4, 8)])
+        _age(written, rnd)
+        write_indexes(store)  # the store's own cache, refreshed pass after pass
+        db = sqlite3.connect(store.cache_dir / "index-facts.sqlite")
+        recorded = dict(db.execute("SELECT name, value FROM meta").fetchall())
+        counted = {t: db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in recorded}
+        db.close()
+        assert recorded == counted and len(recorded) == 6  # else every pass starts anew
+        got = (
+            (store.memory / "INDEX.md").read_text(),
+            (store.memory / "sessions/index.md").read_text(),
+        )
+        fresh = tmp_path / f"fresh-{rnd.random()}.sqlite"
+        write_indexes(store, cache_path=fresh)
+        again = (
+            (store.memory / "INDEX.md").read_text(),
+            (store.memory / "sessions/index.md").read_text(),
+        )
+        assert got == again
+        assert got == _reference(store)
+
+
+def test_links_follow_an_alias_to_its_next_claimant(tmp_path: Path) -> None:
+    """``[[AL]]`` names the first page (by path) with alias ``al``; when that page goes, or
+    an id ``AL`` appears, the link moves on though the linking page did not change."""
+    store = init_store(tmp_path / "s", "dana", "atlas")
+    people = store.memory / "knowledge/people"
+    people.mkdir(parents=True, exist_ok=True)
+
+    def page(name: str, pid: str, alias: str = "", body: str = "") -> None:
+        (people / f"{name}.md").write_text(
+            f"---\nid: {pid}\ntitle: {pid}\ntype: person\naliases: [{alias}]\n---\n\n{body}\n"
+        )
+
+    page("a", "ana", "Al")
+    page("b", "bo", "al")
+    page("x", "xi", body="Met [[AL]].")
+    counts = []
+    for step in range(3):
+        if step == 1:
+            (people / "a.md").unlink()
+        if step == 2:
+            page("c", "AL")
+        write_indexes(store)
+        text = (store.memory / "INDEX.md").read_text()
+        assert text == _reference(store)[0]
+        counts.append(
+            sorted(line.rsplit("(", 1)[1] for line in text.splitlines() if "links)" in line)
+        )
+    assert counts == [
+        ["0 links)", "0 links)", "1 links)"],
+        ["0 links)", "1 links)"],
+        ["0 links)", "0 links)", "1 links)"],
+    ]
