@@ -72,7 +72,10 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS session (rel TEXT PRIMARY KEY, id TEXT, date TEXT, "
     "title TEXT, turns INTEGER) WITHOUT ROWID",
     "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER)",
-    "CREATE TEMP TABLE IF NOT EXISTS ckeys (k TEXT PRIMARY KEY)",  # ids/aliases that moved
+    # the ids and aliases a pass touches, with what each named before it; those naming
+    # something else after it
+    "CREATE TEMP TABLE IF NOT EXISTS before (k TEXT PRIMARY KEY, t TEXT)",
+    "CREATE TEMP TABLE IF NOT EXISTS ckeys (k TEXT PRIMARY KEY)",
     "CREATE TEMP TABLE IF NOT EXISTS todo (rel TEXT PRIMARY KEY)",  # pages to re-link
 )
 
@@ -219,8 +222,8 @@ class IndexCache:
         """Bring the tables up to the store's files: a stat per file, a read and parse per
         changed file, the link graph re-resolved where ids, aliases or links moved."""
         db = self.db
-        db.execute("DELETE FROM ckeys")
-        db.execute("DELETE FROM todo")
+        for temp in ("before", "ckeys", "todo"):
+            db.execute(f"DELETE FROM {temp}")
         query = "SELECT rel, size, mtime, ino, key FROM stats WHERE rel > ? AND rel {} ?"
         for sub, kind in _GROUPS:
             rels = self.store.files(sub)  # sorted: compared with the stored stamps in order
@@ -234,6 +237,8 @@ class IndexCache:
                 stored = {r[0]: r[1:] for r in rows}
                 self._compare(chunk, kind, stored)
                 lo = chunk[-1] if chunk else lo
+        # links are resolved again where they are new, or name a key that moved
+        db.execute(f"INSERT INTO ckeys SELECT k FROM before WHERE t IS NOT ({_target('before.k')})")
         db.execute("INSERT OR IGNORE INTO todo SELECT rel FROM link WHERE target IN ckeys")
         db.execute("INSERT OR IGNORE INTO todo SELECT rel FROM link WHERE low IN ckeys")
         self._change("edge", "DELETE FROM edge WHERE rel IN todo")
@@ -281,11 +286,22 @@ class IndexCache:
     ) -> None:
         db = self.db
         rels = [(r,) for r in dropped]
-        # the ids and aliases a dropped page held may name something else now
+        linked = [(rel, f) for rel, kind, f in added if kind in (KNOWLEDGE, NOTE)]
+        # what the ids and aliases of dropped and new pages name, before they change
         db.executemany(
-            "INSERT OR IGNORE INTO ckeys SELECT id FROM page WHERE rel = ? AND kind < 2", rels
+            f"INSERT OR IGNORE INTO before SELECT o.id, {_target('o.id')} FROM page o "
+            "WHERE o.rel = ? AND o.kind < 2",
+            rels,
         )
-        db.executemany("INSERT OR IGNORE INTO ckeys SELECT alias FROM alias WHERE rel = ?", rels)
+        db.executemany(
+            f"INSERT OR IGNORE INTO before SELECT o.alias, {_target('o.alias')} FROM alias o "
+            "WHERE o.rel = ?",
+            rels,
+        )
+        keys = {k: None for _, f in linked for k in (f.row[0], *f.aliases)}
+        db.executemany(
+            f"INSERT OR IGNORE INTO before SELECT ?1, {_target('?1')}", [(k,) for k in keys]
+        )
         db.executemany("INSERT OR IGNORE INTO todo VALUES (?)", rels)
         for table in ("page", "alias", "link", "session"):
             self._change(table, f"DELETE FROM {table} WHERE rel = ?", rels)
@@ -302,12 +318,9 @@ class IndexCache:
             "INSERT INTO session VALUES (?, ?, ?, ?, ?)",
             [(rel, *f.row) for rel, kind, f in added if kind == TRANSCRIPT],
         )
-        linked = [(rel, f) for rel, kind, f in added if kind in (KNOWLEDGE, NOTE)]
         db.executemany("INSERT OR IGNORE INTO todo VALUES (?)", [(rel,) for rel, _ in linked])
-        db.executemany("INSERT OR IGNORE INTO ckeys VALUES (?)", [(f.row[0],) for _, f in linked])
         aliases = [(a, rel, f.row[0]) for rel, f in linked for a in f.aliases]
         self._change("alias", "INSERT OR IGNORE INTO alias VALUES (?, ?, ?)", aliases)
-        db.executemany("INSERT OR IGNORE INTO ckeys VALUES (?)", [(a[0],) for a in aliases])
         self._change(
             "link",
             "INSERT OR IGNORE INTO link VALUES (?, ?, ?)",

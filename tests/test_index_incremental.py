@@ -172,8 +172,9 @@ def test_refreshed_cache_gives_the_bytes_of_a_fresh_one_and_of_the_rule(
 
 
 def test_links_follow_an_alias_to_its_next_claimant(tmp_path: Path) -> None:
-    """``[[AL]]`` names the first page (by path) with alias ``al``; when that page goes, or
-    an id ``AL`` appears, the link moves on though the linking page did not change."""
+    """``[[AL]]`` names the first page (by path) with alias ``al``; when that page goes or
+    comes back, or an id ``AL`` appears, the link moves though the linking page did not
+    change."""
     store = init_store(tmp_path / "s", "dana", "atlas")
     people = store.memory / "knowledge/people"
     people.mkdir(parents=True, exist_ok=True)
@@ -183,23 +184,18 @@ def test_links_follow_an_alias_to_its_next_claimant(tmp_path: Path) -> None:
             f"---\nid: {pid}\ntitle: {pid}\ntype: person\naliases: [{alias}]\n---\n\n{body}\n"
         )
 
-    page("a", "ana", "Al")
     page("b", "bo", "al")
     page("x", "xi", body="Met [[AL]].")
-    counts = []
-    for step in range(3):
+    linked = []
+    for step in range(4):
+        if step in (0, 2):
+            page("a", "ana", "Al")
         if step == 1:
             (people / "a.md").unlink()
-        if step == 2:
+        if step == 3:
             page("c", "AL")
         write_indexes(store)
         text = (store.memory / "INDEX.md").read_text()
         assert text == _reference(store)[0]
-        counts.append(
-            sorted(line.rsplit("(", 1)[1] for line in text.splitlines() if "links)" in line)
-        )
-    assert counts == [
-        ["0 links)", "0 links)", "1 links)"],
-        ["0 links)", "1 links)"],
-        ["0 links)", "0 links)", "1 links)"],
-    ]
+        linked += [line.split("]")[0][3:] for line in text.splitlines() if "(1 links)" in line]
+    assert linked == ["ana", "bo", "ana", "AL"]
