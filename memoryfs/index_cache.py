@@ -13,8 +13,9 @@ whose targets (ids, aliases) they add or remove. So a run that changes a few fil
 does the work of a few files (plus a stat per file), and holds a chunk, not the store.
 
 The cache is a cache: deleting it loses nothing. One that cannot be read, of another
-version, or whose row counts are not those it recorded (rows lost or edited behind its
-back) is started anew; one that cannot be used at all (a symlink, locked too long) is
+version, or whose row counts are not those it recorded (rows lost or added behind its
+back: counted when another writer moved the file's commit counter since this code's
+last pass sealed it) is started anew; one that cannot be used at all (a symlink, locked too long) is
 replaced by an in-memory database, so the output never depends on the cache.
 """
 
@@ -120,6 +121,7 @@ class IndexCache:
         self._dirs: dict[str, str | None] = {}  # folder (rel) -> its resolved path
         self._rows: dict[str, int] = {}  # rows by table, as counted at open, kept up to date
         self.db = self._connect(":memory:") if memory else self._open()
+        self.on_disk = bool(self.db.execute("PRAGMA database_list").fetchone()[2])
 
     @classmethod
     def use(cls, store: Store, path: Path | None, read: Callable[[IndexCache], T]) -> T:
@@ -131,11 +133,13 @@ class IndexCache:
                 cache.refresh()
                 result = read(cache)
             except sqlite3.Error:
+                on_disk = cache.on_disk
                 cache.db.close()
                 if attempt == 2:
                     raise
-                with contextlib.suppress(OSError):
-                    cache.path.unlink()
+                if on_disk:
+                    with contextlib.suppress(OSError):
+                        cache.path.unlink()
                 continue
             cache.close()
             return result
@@ -206,7 +210,7 @@ class IndexCache:
             if db.in_transaction:
                 db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", self._rows.items())
                 db.execute("COMMIT")
-                if db.execute("PRAGMA database_list").fetchone()[2]:  # a file, not memory
+                if self.on_disk:
                     seal = self.path.with_name(self.path.name + ".seal")
                     with contextlib.suppress(OSError):
                         seal.write_text(_commits(self.path) or "", encoding="ascii")

@@ -124,3 +124,29 @@ def test_an_old_cache_version_is_started_anew(tmp_path: Path) -> None:
     db.commit()
     db.close()
     assert render_index(store) == expected
+
+
+def test_a_linked_or_locked_cache_is_not_used(tmp_path: Path) -> None:
+    """A cache file that is a symlink is never written through, and one another pass holds
+    locked is not waited on past its timeout: both passes work in memory, same bytes."""
+    import sqlite3
+
+    store = _store(tmp_path)
+    expected = render_index(store)
+    cache = store.cache_dir / "index-facts.sqlite"
+    outside = tmp_path / "outside.sqlite"
+    cache.rename(outside)
+    before = outside.read_bytes()
+    cache.symlink_to(outside)
+    assert render_index(store) == expected
+    assert outside.read_bytes() == before and cache.is_symlink()
+    cache.unlink()
+    outside.rename(cache)
+    holder = sqlite3.connect(cache, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        assert render_index(store) == expected
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert cache.is_file()
