@@ -28,6 +28,8 @@ from memoryfs.links import extract
 from memoryfs.page import REQUIRED_KEYS, Page, parse_page
 from memoryfs.store import Store
 from memoryfs.tombstones import normalize_words, phrase_hash, tombstone_findings
+from memoryfs.validate_keys import KnownPages, OtherPages
+from memoryfs.validate_keys import unsafe as _unsafe
 from memoryfs.validate_read import TRANSCRIPTS as _TRANSCRIPTS
 from memoryfs.validate_read import PageKeys
 from memoryfs.validate_read import Run as _Run
@@ -51,7 +53,6 @@ __all__ = [
 
 _REF_RE = re.compile(r"^sessions/transcripts/([^/#]+)\.md#(t\d+)$")
 _HASH_RE = re.compile(r"^[0-9a-f]{4,64}$")
-_SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://|^(?:file|data|javascript|mailto):", re.I)
 _WORD_RE = re.compile(r"\w+")
 _STATUSES = ("current", "superseded")
 
@@ -85,21 +86,22 @@ def validate_files(
     store: Store,
     root: Path,
     files: Iterable[str],
-    others: Mapping[str, PageKeys],
+    others: Mapping[str, PageKeys] | OtherPages,
     parse: Callable[[str, str], Page] = parse_page,
     unread_refs: Iterable[str] = (),
 ) -> list[Finding]:
     """Validate ``files`` (paths relative to ``memory/`` of the tree at ``root``) as
     ``validate_store`` would, with the pages ``others`` (the rest of ``knowledge/`` and
-    ``notes/``, by path) taking part in the cross-page rules without being read: their ids,
-    stems and aliases are link targets and can clash. One of them whose own links no longer
-    resolve, whose id is taken twice or whose alias is another page's id is read and
-    validated whole, so its findings carry their lines. The caller vouches that ``others``
-    describe the pages as they are and that nothing else changed (the deletion log, the
-    transcripts the files cite, ``memory.toml``). ``parse``: ``parse_page`` or one that
-    shares its pages with the caller (the Dream gates). ``unread_refs``: source refs whose
-    transcripts are left out of ``files`` on purpose (checked before): a source naming one
-    is checked but for its transcript."""
+    ``notes/``: ``PageKeys`` by path, or an ``OtherPages``) taking part in the
+    cross-page rules without being read: their ids, stems and aliases are link targets
+    and can clash. One of them whose own links no longer resolve, whose id is taken
+    twice or whose alias is another page's id is read and validated whole, so its
+    findings carry their lines. The caller vouches that ``others`` describe the pages as
+    they are and that nothing else changed (the deletion log, the transcripts the files
+    cite, ``memory.toml``). ``parse``: ``parse_page`` or one that shares its pages with
+    the caller (the Dream gates). ``unread_refs``: source refs whose transcripts are left
+    out of ``files`` on purpose (checked before): a source naming one is checked but for
+    its transcript."""
     run = _Run(store=store, root=Path(root), parse=parse, unread_refs=frozenset(unread_refs))
     mem = run.root / "memory"
     if mem.is_symlink() or not mem.is_dir():
@@ -107,9 +109,10 @@ def validate_files(
     for rel in sorted(set(files)):
         if not _hidden(rel):
             _visit(run, Path(os.path.join(mem, rel)), rel)
-    run.others = {rel: k for rel, k in others.items() if rel not in run.page_files}
+    run.others = KnownPages(others) if isinstance(others, Mapping) else others
+    run.others.discard(run.page_files)
     for rel in sorted(_implicated(run)):
-        del run.others[rel]
+        run.others.discard([rel])
         _visit(run, mem / rel, rel)
     _check_pages(run)
     if run.deletions:
@@ -118,17 +121,15 @@ def validate_files(
 
 
 def _implicated(run: _Run) -> set[str]:
-    """The pages of ``run.others`` a cross-page rule has something to say about."""
-    by_id = _by_id(run)
-    keys = _link_keys(run, by_id)
-    ids_lower = {pid.lower(): rels[0] for pid, rels in by_id.items()}
-
-    def clashes(rel: str, k: PageKeys) -> bool:
-        twice = bool(k.id) and len(by_id.get(k.id, ())) > 1
-        taken = any(ids_lower.get(a.lower(), rel) != rel for a in k.aliases)
-        return twice or taken or any(_dangling(target, keys) for target in k.links)
-
-    return {rel for rel, k in run.others.items() if clashes(rel, k)}
+    """The pages of ``run.others`` a cross-page rule has something to say about: an id
+    taken twice, an alias that is another page's id, a link that resolves to no page."""
+    ids = {page.id for page in run.pages.values()}
+    found = run.others.duplicated(ids)
+    aliased = run.others.aliased({pid.lower() for pid in ids})
+    if aliased:
+        owners = _owners(run, {alias.lower() for _, alias in aliased})
+        found |= {rel for rel, alias in aliased if owners.get(alias.lower(), rel) != rel}
+    return found | run.others.dangling(_local_keys(run))
 
 
 def _source_lines(text: str, count: int) -> list[int]:
@@ -152,34 +153,59 @@ def _source_lines(text: str, count: int) -> list[int]:
 
 
 def _by_id(run: _Run) -> dict[str, list[str]]:
+    """The paths of each id of a page read, those of ``run.others`` last."""
     by_id: dict[str, list[str]] = {}
     for rel, page in run.pages.items():
         by_id.setdefault(page.id, []).append(rel)
-    for rel, k in run.others.items():
-        by_id.setdefault(k.id, []).append(rel)
+    for pid, rel in run.others.with_ids(set(by_id)):
+        by_id[pid].append(rel)
     return by_id
 
 
-def _link_keys(run: _Run, by_id: dict[str, list[str]]) -> set[str]:
-    """What a ``[[link]]`` may name: ids (any case), file stems and aliases."""
-    keys = set(by_id) | {k.lower() for k in by_id}
-    keys |= {_stem(rel).lower() for rel in [*run.page_files, *run.others]}
+def _owners(run: _Run, lowered: set[str]) -> dict[str, str]:
+    """Of the ids lower-cased in ``lowered``, the page each names: the first page of the
+    last id (pages read first, then ``run.others``) that lower-cases to it."""
+    by_id: dict[str, list[str]] = {}
+    for rel, page in run.pages.items():
+        if page.id.lower() in lowered:
+            by_id.setdefault(page.id, []).append(rel)
+    for pid, rel in run.others.with_ids(lowered, lower=True):
+        by_id.setdefault(pid, []).append(rel)
+    return {pid.lower(): rels[0] for pid, rels in by_id.items()}
+
+
+def _local_keys(run: _Run) -> set[str]:
+    """What a ``[[link]]`` may name among the pages read: ids (any case), file stems
+    and aliases (``run.others`` adds its own)."""
+    ids = {page.id for page in run.pages.values()}
+    keys = ids | {pid.lower() for pid in ids}
+    keys |= {_stem(rel).lower() for rel in run.page_files}
     for page in run.pages.values():
         keys |= {a.lower() for a in page.aliases}
-    for k in run.others.values():
-        keys |= {a.lower() for a in k.aliases}
     return keys
 
 
-def _dangling(target: str, keys: set[str]) -> bool:
-    """Whether a link target resolves to no page (unsafe targets are another rule)."""
-    name = target.split("#", 1)[0].strip()
-    return bool(name) and not _unsafe(target) and name not in keys and name.lower() not in keys
+class _LinkKeys:
+    """``_local_keys`` and, asked once each, those of ``run.others``."""
+
+    def __init__(self, run: _Run) -> None:
+        self.local = _local_keys(run)
+        self.others = run.others
+        self.asked: dict[str, bool] = {}
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        if name in self.local:
+            return True
+        if name not in self.asked:
+            self.asked[name] = self.others.known(name)
+        return self.asked[name]
 
 
 def _check_pages(run: _Run) -> None:
     by_id = _by_id(run)
-    keys = _link_keys(run, by_id)
+    keys = _LinkKeys(run)
     for pid, rels in by_id.items():
         if pid and len(rels) > 1:
             for rel in rels:
@@ -187,7 +213,7 @@ def _check_pages(run: _Run) -> None:
                     continue  # not read: _implicated made sure this never happens
                 others = ", ".join(f"memory/{r}" for r in rels if r != rel)
                 run.at_key(rel, "id", "MF007", f"duplicate id {pid!r} (also {others})")
-    ids_lower = {pid.lower(): rels[0] for pid, rels in by_id.items()}
+    ids_lower = _owners(run, {a.lower() for page in run.pages.values() for a in page.aliases})
     stems = {_stem(rel) for rel in run.transcripts}
     for rel, page in [*run.pages.items(), *run.summaries.items()]:
         _check_meta(run, rel, page.meta)
@@ -237,20 +263,7 @@ def _iso_date(value: Any) -> bool:
     return True
 
 
-def _unsafe(path: str) -> str:
-    """Why ``path`` would escape the store, or "" when it is a plain relative path."""
-    if "\x00" in path:
-        return "holds a NUL byte"
-    if path.startswith(("/", "\\", "~")) or re.match(r"^[A-Za-z]:[\\/]", path):
-        return "is absolute"
-    if _SCHEME_RE.match(path):
-        return "has a URL scheme"
-    if ".." in re.split(r"[\\/]", path.split("#", 1)[0]):
-        return "climbs out with '..'"
-    return ""
-
-
-def _check_body(run: _Run, rel: str, page: Page, keys: set[str]) -> None:
+def _check_body(run: _Run, rel: str, page: Page, keys: _LinkKeys) -> None:
     body = page.body
     links, cites = extract(body) if "[[" in body or "[cite:" in body else ([], [])
     offset = page.body_line - 1

@@ -21,6 +21,7 @@ from memoryfs.findings import CODES, Finding
 from memoryfs.page import Page, parse_page, split_frontmatter
 from memoryfs.store import Store
 from memoryfs.transcript import Transcript, parse_transcript
+from memoryfs.validate_keys import KnownPages, OtherPages, PageKeys
 
 __all__ = [
     "PageKeys",
@@ -41,16 +42,6 @@ _NOT_PAGES = {"INDEX.md", "sessions/index.md"}
 _LINE_PREFIX_RE = re.compile(r"^(\d+): ")
 
 
-@dataclass(frozen=True)
-class PageKeys:
-    """What the cross-page rules need of a page that ``validate_files`` does not read:
-    the id and aliases other pages' links resolve to, and its own link targets."""
-
-    id: str
-    aliases: tuple[str, ...] = ()
-    links: tuple[str, ...] = ()  # link targets as written
-
-
 @dataclass
 class Run:
     store: Store
@@ -61,7 +52,7 @@ class Run:
     transcripts: dict[str, Transcript | None] = field(default_factory=dict)  # None: unreadable
     page_files: list[str] = field(default_factory=list)  # knowledge/ + notes/, parsed or not
     deletions: str | None = None
-    others: dict[str, PageKeys] = field(default_factory=dict)  # pages known, not read
+    others: OtherPages = field(default_factory=lambda: KnownPages({}))  # known, not read
     parse: Callable[[str, str], Page] = parse_page  # how a page is parsed (text, rel)
     # source refs whose transcripts the caller left out on purpose: not reported missing
     unread_refs: frozenset[str] = frozenset()

@@ -3,14 +3,15 @@ stop conditions, the run lock, review / apply / discard."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -603,6 +604,21 @@ def test_the_incremental_view_still_sees_cross_page_breakage(
     }
 
 
+def test_a_page_key_cache_that_cannot_be_read_gives_the_same_verdict(
+    store: Store, tmp_path: Path
+) -> None:
+    pages = {"knowledge/people/ana.md": ANA, "knowledge/people/ben.md": BEN}
+    add_sessions(store, tmp_path / "in", [S1])
+    assert run_dream(store, ScriptedEngine(page=_writes(pages))).status == "committed"
+    add_sessions(store, tmp_path / "in2", [S2])
+    deleted: dict[str, str | None] = {"knowledge/people/ana.md": None}
+    warm = run_dream(store, ScriptedEngine(page=_writes(deleted)))
+    assert warm.status == "gate-failed" and any("MF201" in p for p in warm.problems)
+    (store.cache_dir / "dream-page-keys.sqlite").write_bytes(b"not a database" * 64)
+    rebuilt = run_dream(store, ScriptedEngine(page=_writes(deleted)))
+    assert (rebuilt.status, rebuilt.problems) == (warm.status, warm.problems)
+
+
 def test_the_incremental_gate_catches_a_forgotten_page_coming_back(
     store: Store, tmp_path: Path
 ) -> None:
@@ -622,18 +638,20 @@ def test_the_incremental_gate_catches_a_forgotten_page_coming_back(
 def test_unchanged_pages_are_known_by_blob_and_never_reread(
     store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dream.gates import validation
+    from dream.gates import pagekeys
 
     pages = {"knowledge/people/ana.md": ANA, "knowledge/people/ben.md": BEN}
     add_sessions(store, tmp_path / "in", [S1])
     assert run_dream(store, ScriptedEngine(page=_writes(pages))).status == "committed"
-    cache = json.loads((store.cache_dir / "dream-page-keys.json").read_text())
     blob = git(store, "rev-parse", "HEAD:memory/knowledge/people/ben.md")
-    assert cache["keys"][blob] == ["ben", [], ["Annie"]]  # learned when it changed
+    with closing(sqlite3.connect(store.cache_dir / "dream-page-keys.sqlite")) as db:
+        assert db.execute("SELECT id FROM pages WHERE blob = ?", (blob,)).fetchall() == [("ben",)]
+        links = db.execute("SELECT name FROM links WHERE blob = ?", (blob,)).fetchall()
+        assert links == [("Annie",)]  # learned when it changed
     read: list[str] = []
-    real = validation._read_keys
+    real = pagekeys.read_keys
     monkeypatch.setattr(
-        validation, "_read_keys", lambda root, rel: read.append(rel) or real(root, rel)
+        pagekeys, "read_keys", lambda root, rel: read.append(rel) or real(root, rel)
     )
     add_sessions(store, tmp_path / "in2", [S2])
     c = {"knowledge/people/cy.md": _static_page("cy", "id: cy\ntitle: Cy", "\n[[Ben]]\n")}

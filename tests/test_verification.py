@@ -230,6 +230,17 @@ def test_only_new_or_changed_claims_are_checked(store: Store) -> None:
     ]
 
 
+def test_a_claim_citing_another_turn_is_checked_again(store: Store) -> None:
+    """Unchanged is the same text citing the same turns: the same line pointed at
+    another source is a changed claim."""
+    write(store, "\n- Works with Gunther [cite:1]\n")  # unsupported, but already in the base
+    base = store.commit("hand-written page", [PATH])
+    write(store, "\n- Works with Gunther [cite:2]\n")
+    report = verify_stage(store, store.root, base, [Change("M", PATH)])
+    assert [p.code for p in report.problems] == ["DV101"]
+    assert report.stats["claims_checked"] == 1
+
+
 def test_relative_date_resolution_is_the_shared_one() -> None:
     s = support("I moved last Saturday.", date="2023-05-08")
     assert (dt.date(2023, 5, 6), "day") in s.dates

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from memoryfs.errors import PageError
 from memoryfs.page import Page, parse_page
+from memoryfs.page import _scalar as _text
 from memoryfs.store import Store
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "parse_staged",
     "release_staged",
     "sharing_pages",
+    "source_entries",
 ]
 
 
@@ -87,6 +89,23 @@ def sharing_pages() -> Iterator[None]:
         yield
     finally:
         _Shared.pages, _Shared.chars = None, 0
+
+
+def source_entries(page: Page) -> Iterator[tuple[int, str, str]]:
+    """(id, ref, hash) of each entry ``Page.sources`` keeps (the well-formed ones), read
+    straight from the frontmatter: a hub page lists hundreds, and the gates need no
+    ``Source`` of each."""
+    raw = page.meta.get("sources") or []
+    if not isinstance(raw, list):
+        return
+    for item in raw:
+        if not isinstance(item, dict):
+            continue
+        sid, ref = item.get("id"), item.get("ref")
+        if isinstance(sid, bool) or not isinstance(sid, int) or not isinstance(ref, str):
+            continue
+        digest = item.get("hash", "")
+        yield sid, ref, digest if isinstance(digest, str) else _text(digest)
 
 
 def _digest(text: str) -> bytes:

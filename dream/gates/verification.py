@@ -32,7 +32,14 @@ from pathlib import Path
 
 from dream.calendar_dates import parse_session_datetime
 from dream.dates import find_relative_dates
-from dream.gates import GateReport, Problem, base_page, release_staged, staged_page
+from dream.gates import (
+    GateReport,
+    Problem,
+    base_page,
+    release_staged,
+    source_entries,
+    staged_page,
+)
 from dream.gates.claimtext import DAY as _DAY
 from dream.gates.claimtext import MONTH_NUM as _MONTH_NUM
 from dream.gates.claimtext import WEEKDAYS as _WEEKDAYS
@@ -43,7 +50,7 @@ from dream.staging import Change
 from memoryfs.claims import Claim, extract_claims
 from memoryfs.errors import PageError
 from memoryfs.links import CITE_RE
-from memoryfs.page import Page, Source
+from memoryfs.page import Page
 from memoryfs.store import Store
 from memoryfs.transcript import Transcript, Turn, parse_transcript
 
@@ -283,15 +290,19 @@ def _line_claims(page: Page) -> list[tuple[str, tuple[int, ...], bool]]:
     return out
 
 
-def _resolve(sources: dict[int, Source], claim: Claim) -> list[Source]:
-    """The sources a claim cites (``memoryfs.claims.resolve_claim_sources``, with the
-    page's sources indexed once rather than once per claim)."""
+def _refs(page: Page) -> dict[int, str]:
+    """Source id -> ref, as ``{s.id: s for s in page.sources}`` would index them."""
+    return {sid: ref for sid, ref, _ in source_entries(page)}
+
+
+def _resolve(sources: dict[int, str], claim: Claim) -> list[str]:
+    """The refs of the sources a claim cites (``memoryfs.claims.resolve_claim_sources``,
+    with the page's sources indexed once rather than once per claim)."""
     return [sources[n] for n in claim.citations if n in sources]
 
 
-def _claim_key(sources: dict[int, Source], claim: Claim) -> tuple[str, tuple[str, ...]]:
-    refs = tuple(sorted(s.ref for s in _resolve(sources, claim)))
-    return _core(claim), refs
+def _claim_key(sources: dict[int, str], claim: Claim) -> tuple[str, tuple[str, ...]]:
+    return _core(claim), tuple(sorted(_resolve(sources, claim)))
 
 
 def verify_stage(store: Store, stage_root: Path, base: str, changes: list[Change]) -> GateReport:
@@ -328,7 +339,7 @@ class _Check:
 
     def page(self, path: str, page: Page, is_new: bool) -> None:
         claims = extract_claims(page)
-        sources = {s.id: s for s in page.sources}
+        sources = _refs(page)
         old_keys, old_superseded = self._base_claims(path) if not is_new else (set(), set())
         subject = (page.title, *page.aliases)
         for claim in claims:
@@ -353,9 +364,9 @@ class _Check:
         keys: set[ClaimKey] = set()
         superseded: set[ClaimKey] = set()
         if old is not None:
-            sources = {s.id: s for s in old.sources}
+            sources = _refs(old)
             for text, citations, is_superseded in _line_claims(old):
-                refs = tuple(sorted(sources[n].ref for n in citations if n in sources))
+                refs = tuple(sorted(sources[n] for n in citations if n in sources))
                 key = (_plain(text).lower(), refs)
                 keys.add(key)
                 if is_superseded:
@@ -365,16 +376,17 @@ class _Check:
     def _support(
         self,
         refs: tuple[str, ...],
-        sources: dict[int, Source],
+        sources: dict[int, str],
         claim: Claim,
         subject: tuple[str, ...],
     ) -> Support | None:
         """What the cited turns support (computed once per set of turns), plus the subject."""
         if refs not in self._supports:
             turns: list[tuple[Transcript, Turn]] = []
-            for source in _resolve(sources, claim):
-                t = self.transcripts.get(source.path)
-                turn = t.turn(source.anchor) if t is not None else None
+            for ref in _resolve(sources, claim):
+                path, _, anchor = ref.partition("#")
+                t = self.transcripts.get(path)
+                turn = t.turn(anchor) if t is not None else None
                 if t is not None and turn is not None:
                     turns.append((t, turn))
             self._supports[refs] = support_for(turns) if turns else None

@@ -1,0 +1,302 @@
+"""The keys of the pages a run left alone, for the validation gate's cross-page rules.
+
+Validation reads the changed files of a run; every other page of ``knowledge/`` and
+``notes/`` takes part in the cross-page rules through its keys: id, aliases and link
+targets (``memoryfs.validate_keys``). An unchanged page is the base commit's blob, so
+its keys are kept by Git blob id in ``.memoryfs/dream-page-keys.sqlite`` (a blob id
+names exact content: the cache is never stale). A run lists the base tree's pages into
+a temporary table and asks its questions (which pages share an id, which links resolve
+to nothing) in SQL: the keys of a store of thousands of pages are never all in memory.
+A page not in the cache yet is read from the staged tree; an unreadable one takes no
+part, as before. A cache that cannot be read (corrupt, another version) is rebuilt; one
+that cannot be written (locked, a symlinked folder) is kept in memory for the run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import sqlite3
+import subprocess
+from collections.abc import Callable, Collection, Iterable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+from dream.gates import staged_page
+from memoryfs.store import Store
+from memoryfs.validate import page_keys
+from memoryfs.validate_keys import PageKeys, link_name, stem
+
+__all__ = ["PageKeyCache", "with_page_keys", "read_keys", "CACHE_NAME"]
+
+CACHE_NAME = "dream-page-keys.sqlite"
+_EARLIER = ("dream-page-keys.json",)  # caches of earlier gate designs
+_VERSION = 1
+_PAGE_DIRS = ("memory/knowledge/", "memory/notes/")
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS pages(blob TEXT PRIMARY KEY, id TEXT NOT NULL,"
+    " id_lower TEXT NOT NULL) WITHOUT ROWID",
+    "CREATE INDEX IF NOT EXISTS pages_id ON pages(id)",
+    "CREATE INDEX IF NOT EXISTS pages_id_lower ON pages(id_lower)",
+    "CREATE TABLE IF NOT EXISTS aliases(blob TEXT NOT NULL, n INTEGER NOT NULL,"
+    " alias TEXT NOT NULL, lower TEXT NOT NULL, PRIMARY KEY (blob, n)) WITHOUT ROWID",
+    "CREATE INDEX IF NOT EXISTS aliases_lower ON aliases(lower)",
+    # link names to resolve (``link_name``: unsafe and empty ones are another rule's)
+    "CREATE TABLE IF NOT EXISTS links(blob TEXT NOT NULL, n INTEGER NOT NULL,"
+    " name TEXT NOT NULL, lower TEXT NOT NULL, PRIMARY KEY (blob, n)) WITHOUT ROWID",
+)
+_TEMP = (
+    # the base's pages this run left alone, in ls-tree order; live = not read in full
+    "CREATE TEMP TABLE tree(seq INTEGER PRIMARY KEY, rel TEXT NOT NULL, blob TEXT NOT NULL,"
+    " stem TEXT NOT NULL, live INTEGER NOT NULL DEFAULT 1)",
+    "CREATE INDEX temp.tree_blob ON tree(blob)",
+    "CREATE INDEX temp.tree_rel ON tree(rel)",
+    "CREATE TEMP TABLE learned(blob TEXT PRIMARY KEY) WITHOUT ROWID",
+    "CREATE TEMP TABLE keys(k TEXT PRIMARY KEY) WITHOUT ROWID",  # of the live pages
+    "CREATE TEMP TABLE ask(k TEXT PRIMARY KEY) WITHOUT ROWID",  # a question's values
+)
+_LIVE = "tree t JOIN pages p ON p.blob = t.blob WHERE t.live"
+
+T = TypeVar("T")
+
+
+def with_page_keys(store: Store, work: Callable[[PageKeyCache], T]) -> T:
+    """``work`` with the store's cache open; a cache that fails is rebuilt, then kept
+    in memory: never a reason to fail the gate."""
+    path = store.cache_dir / CACHE_NAME
+    for name in _EARLIER:
+        with contextlib.suppress(OSError):
+            (store.cache_dir / name).unlink()
+    shutil.rmtree(store.cache_dir / "dream-stubs", ignore_errors=True)
+    usable = not (path.is_symlink() or store.cache_dir.is_symlink())
+    places = [str(path), str(path), ":memory:"] if usable else [":memory:"]
+    for attempt, place in enumerate(places):
+        try:
+            with contextlib.closing(_connect(place)) as db:
+                return work(PageKeyCache(db))
+        except sqlite3.OperationalError:
+            if attempt + 1 == len(places):
+                raise
+            if place != ":memory:" and _corrupt(place):
+                _remove(path)
+            else:
+                places[attempt + 1] = ":memory:"  # locked or unwritable: not ours to delete
+        except sqlite3.DatabaseError:
+            if attempt + 1 == len(places):
+                raise
+            _remove(path)  # unreadable: start anew
+    raise AssertionError("unreachable")
+
+
+def _connect(place: str) -> sqlite3.Connection:
+    if place != ":memory:":
+        with contextlib.suppress(OSError):
+            Path(place).parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(place, timeout=2)
+    try:
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version not in (0, _VERSION):
+            raise sqlite3.DatabaseError("another cache version")
+        for statement in _SCHEMA:
+            db.execute(statement)
+        db.execute(f"PRAGMA user_version = {_VERSION}")
+        db.commit()
+        for statement in _TEMP:
+            db.execute(statement)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _corrupt(place: str) -> bool:
+    """Whether the file at ``place`` is a database SQLite cannot read (rather than one
+    it cannot lock or write now)."""
+    try:
+        with contextlib.closing(sqlite3.connect(place, timeout=0.1)) as db:
+            return db.execute("PRAGMA quick_check").fetchone()[0] != "ok"
+    except sqlite3.OperationalError:
+        return False
+    except sqlite3.DatabaseError:
+        return True
+
+
+def _remove(path: Path) -> None:
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        with contextlib.suppress(OSError):
+            Path(str(path) + suffix).unlink()
+
+
+def read_keys(stage_root: Path, rel: str) -> PageKeys | None:
+    """The keys of the page at ``rel`` (relative to the root); None when unreadable."""
+    page = staged_page(stage_root, rel)
+    return page_keys(page) if page is not None and isinstance(page.meta.get("id"), str) else None
+
+
+class PageKeyCache:
+    """One run's view: ``list_tree`` the base, then ask as ``OtherPages`` (paths relative
+    to ``memory/``); ``learn`` the changed pages' keys and ``save``."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self._keys_stale = True
+
+    # -- this run's tree -------------------------------------------------------------
+
+    def list_tree(self, store: Store, base: str, stage_root: Path, changed: set[str]) -> None:
+        """The base's pages but ``changed`` (paths relative to the root); the keys of
+        those the cache does not know are read from ``stage_root``."""
+        rows = (
+            (rel.removeprefix("memory/"), blob, stem(rel).lower())
+            for rel, blob in _ls_tree(store.root, base)
+            if rel not in changed
+        )
+        self.db.executemany("INSERT INTO tree(rel, blob, stem) VALUES (?, ?, ?)", rows)
+        missing = self.db.execute(
+            "SELECT rel, blob FROM tree t WHERE NOT EXISTS"
+            " (SELECT 1 FROM pages p WHERE p.blob = t.blob) ORDER BY seq"
+        ).fetchall()
+        for rel, blob in missing:
+            keys = read_keys(stage_root, "memory/" + rel)
+            if keys is None:  # unreadable: it was so in the base too (validated when it came)
+                self.db.execute("DELETE FROM tree WHERE rel = ?", (rel,))
+            else:
+                self._insert(blob, keys)
+        self._keys_stale = True
+
+    def learn(self, stage_root: Path, rel: str) -> None:
+        """Keep a changed page's keys (parsed already): the next run's unchanged pages are
+        this run's changed ones."""
+        try:
+            data = (stage_root / rel).read_bytes()
+        except OSError:
+            return
+        blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # git's blob id
+        self.db.execute("INSERT OR IGNORE INTO learned VALUES (?)", (blob,))
+        if self.db.execute("SELECT 1 FROM pages WHERE blob = ?", (blob,)).fetchone() is None:
+            keys = read_keys(stage_root, rel)
+            if keys is not None:
+                self._insert(blob, keys)
+
+    def save(self) -> None:
+        """Commit; drop the keys of pages in neither this tree nor the staged one once they
+        are more than a quarter of the cache."""
+        kept = "SELECT blob FROM tree UNION SELECT blob FROM learned"
+        (total,) = self.db.execute("SELECT count(*) FROM pages").fetchone()
+        (current,) = self.db.execute(f"SELECT count(*) FROM ({kept})").fetchone()
+        if total > current + current // 4 + 16:
+            for table in ("pages", "aliases", "links"):
+                self.db.execute(f"DELETE FROM {table} WHERE blob NOT IN ({kept})")
+        self.db.commit()
+
+    def _insert(self, blob: str, keys: PageKeys) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO pages VALUES (?, ?, ?)", (blob, keys.id, keys.id.lower())
+        )
+        self.db.execute("DELETE FROM aliases WHERE blob = ?", (blob,))
+        self.db.execute("DELETE FROM links WHERE blob = ?", (blob,))
+        self.db.executemany(
+            "INSERT INTO aliases VALUES (?, ?, ?, ?)",
+            [(blob, n, a, a.lower()) for n, a in enumerate(keys.aliases)],
+        )
+        names = [name for name in map(link_name, keys.links) if name]
+        self.db.executemany(
+            "INSERT INTO links VALUES (?, ?, ?, ?)",
+            [(blob, n, name, name.lower()) for n, name in enumerate(names)],
+        )
+
+    def size(self) -> int:
+        """How many pages of the base the run left alone (readable ones)."""
+        return int(self.db.execute("SELECT count(*) FROM tree").fetchone()[0])
+
+    # -- OtherPages ------------------------------------------------------------------
+
+    def __contains__(self, rel: object) -> bool:
+        row = self.db.execute("SELECT 1 FROM tree WHERE rel = ? AND live", (rel,)).fetchone()
+        return row is not None
+
+    def discard(self, rels: Iterable[str]) -> None:
+        before = self.db.total_changes
+        self.db.executemany("UPDATE tree SET live = 0 WHERE rel = ?", ((r,) for r in rels))
+        if self.db.total_changes != before:
+            self._keys_stale = True
+
+    def with_ids(self, ids: Collection[str], lower: bool = False) -> list[tuple[str, str]]:
+        self._ask(ids)
+        column = "p.id_lower" if lower else "p.id"
+        return self.db.execute(
+            f"SELECT p.id, t.rel FROM {_LIVE} AND {column} IN (SELECT k FROM ask) ORDER BY t.seq"
+        ).fetchall()
+
+    def known(self, name: str) -> bool:
+        self._ensure_keys()
+        return self.db.execute("SELECT 1 FROM keys WHERE k = ?", (name,)).fetchone() is not None
+
+    def duplicated(self, ids: Collection[str]) -> set[str]:
+        self._ask(ids)
+        rows = self.db.execute(
+            f"SELECT t.rel FROM {_LIVE} AND p.id != '' AND (p.id IN (SELECT k FROM ask)"
+            f" OR p.id IN (SELECT p.id FROM {_LIVE} GROUP BY p.id HAVING count(*) > 1))"
+        )
+        return {rel for (rel,) in rows}
+
+    def aliased(self, lowered: Collection[str]) -> list[tuple[str, str]]:
+        self._ask(lowered)
+        return self.db.execute(
+            "SELECT t.rel, a.alias FROM tree t JOIN aliases a ON a.blob = t.blob WHERE t.live"
+            f" AND (a.lower IN (SELECT k FROM ask) OR a.lower IN (SELECT p.id_lower FROM {_LIVE}))"
+            " ORDER BY t.seq, a.n"
+        ).fetchall()
+
+    def dangling(self, keys: Collection[str]) -> set[str]:
+        self._ensure_keys()
+        self._ask(keys)
+        rows = self.db.execute(
+            "SELECT DISTINCT t.rel FROM tree t JOIN links l ON l.blob = t.blob WHERE t.live"
+            " AND l.name NOT IN (SELECT k FROM keys) AND l.name NOT IN (SELECT k FROM ask)"
+            " AND l.lower NOT IN (SELECT k FROM keys) AND l.lower NOT IN (SELECT k FROM ask)"
+        )
+        return {rel for (rel,) in rows}
+
+    def _ask(self, values: Collection[str]) -> None:
+        self.db.execute("DELETE FROM ask")
+        self.db.executemany("INSERT OR IGNORE INTO ask VALUES (?)", ((v,) for v in values))
+
+    def _ensure_keys(self) -> None:
+        """The keys of the live pages: ids, and ids, stems and aliases lower-cased."""
+        if not self._keys_stale:
+            return
+        self.db.execute("DELETE FROM keys")
+        for select in (
+            f"SELECT p.id FROM {_LIVE}",
+            f"SELECT p.id_lower FROM {_LIVE}",
+            "SELECT stem FROM tree WHERE live",
+            "SELECT a.lower FROM tree t JOIN aliases a ON a.blob = t.blob WHERE t.live",
+        ):
+            self.db.execute(f"INSERT OR IGNORE INTO keys {select}")
+        self._keys_stale = False
+
+
+def _ls_tree(root: Path, base: str) -> Iterator[tuple[str, str]]:
+    """(path, blob id) of each ``.md`` file under the page folders at ``base``, read as
+    git lists them rather than all at once."""
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    with subprocess.Popen(
+        ["git", "ls-tree", "-r", "-z", base, "--", *_PAGE_DIRS],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    ) as proc:
+        assert proc.stdout is not None
+        rest = b""
+        while chunk := proc.stdout.read(1 << 16):
+            entries = (rest + chunk).split(b"\0")
+            rest = entries.pop()
+            for entry in entries:
+                meta, _, rel = entry.decode("utf-8", "surrogateescape").partition("\t")
+                parts = meta.split()
+                if len(parts) == 3 and parts[1] == "blob" and rel.endswith(".md"):
+                    yield rel, parts[2]
