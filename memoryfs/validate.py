@@ -17,7 +17,6 @@ them in its own commit, and validation guards what Dream writes.
 from __future__ import annotations
 
 import datetime as _dt
-import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -31,13 +30,13 @@ from memoryfs.tombstones import normalize_words, phrase_hash, tombstone_findings
 from memoryfs.validate_keys import KnownPages, OtherPages
 from memoryfs.validate_keys import unsafe as _unsafe
 from memoryfs.validate_read import TRANSCRIPTS as _TRANSCRIPTS
-from memoryfs.validate_read import PageKeys
+from memoryfs.validate_read import PageKeys, ReadPage
 from memoryfs.validate_read import Run as _Run
 from memoryfs.validate_read import check_scope as _check_scope
-from memoryfs.validate_read import hidden as _hidden
 from memoryfs.validate_read import key_line as _key_line
 from memoryfs.validate_read import stem as _stem
 from memoryfs.validate_read import visit as _visit
+from memoryfs.validate_read import visit_files as _visit_files
 from memoryfs.validate_read import walk as _walk
 
 __all__ = [
@@ -68,6 +67,7 @@ def page_keys(page: Page) -> PageKeys:
 def validate_store(store: Store, root: Path | None = None) -> list[Finding]:
     """Validate the store's tree (or the same layout under ``root``) and return the findings."""
     run = _Run(store=store, root=Path(root) if root is not None else store.root)
+    run.on_page = _check_page
     mem = run.root / "memory"
     if mem.is_symlink():
         run.findings.append(Finding("memory", 0, "MF302", "memory/ is a symlink", CODES["MF302"]))
@@ -103,12 +103,11 @@ def validate_files(
     out of ``files`` on purpose (checked before): a source naming one is checked but for
     its transcript."""
     run = _Run(store=store, root=Path(root), parse=parse, unread_refs=frozenset(unread_refs))
+    run.on_page = _check_page
     mem = run.root / "memory"
     if mem.is_symlink() or not mem.is_dir():
         return validate_store(store, root)
-    for rel in sorted(set(files)):
-        if not _hidden(rel):
-            _visit(run, Path(os.path.join(mem, rel)), rel)
+    _visit_files(run, mem, files)
     run.others = KnownPages(others) if isinstance(others, Mapping) else others
     run.others.discard(run.page_files)
     for rel in sorted(_implicated(run)):
@@ -203,9 +202,21 @@ class _LinkKeys:
         return self.asked[name]
 
 
+def _check_page(run: _Run, rel: str, page: Page, kind: str) -> ReadPage:
+    """The rules of one page or summary, as it is read (the transcripts it cites were
+    read before it); what the cross-page rules need of it is kept."""
+    _check_meta(run, rel, page.meta)
+    if kind == "summary" and f"{_TRANSCRIPTS}{_stem(rel)}.md" not in run.transcripts:
+        run.add(rel, 0, "MF404", f"no transcript {_TRANSCRIPTS}{_stem(rel)}.md")
+    links = _check_body(run, rel, page)
+    aliases = tuple(page.aliases) if kind == "page" else ()
+    return ReadPage(id=page.id if kind == "page" else "", aliases=aliases, links=links)
+
+
 def _check_pages(run: _Run) -> None:
+    """The cross-page rules: duplicate ids, an alias that is another page's id, links
+    that resolve to no page."""
     by_id = _by_id(run)
-    keys = _LinkKeys(run)
     for pid, rels in by_id.items():
         if pid and len(rels) > 1:
             for rel in rels:
@@ -214,19 +225,17 @@ def _check_pages(run: _Run) -> None:
                 others = ", ".join(f"memory/{r}" for r in rels if r != rel)
                 run.at_key(rel, "id", "MF007", f"duplicate id {pid!r} (also {others})")
     ids_lower = _owners(run, {a.lower() for page in run.pages.values() for a in page.aliases})
-    stems = {_stem(rel) for rel in run.transcripts}
+    for rel, page in run.pages.items():
+        for alias in page.aliases:
+            owner = ids_lower.get(alias.lower(), rel)
+            if owner != rel:
+                run.at_key(rel, "aliases", "MF008", f"alias {alias!r} is the id of memory/{owner}")
+    keys = _LinkKeys(run)
     for rel, page in [*run.pages.items(), *run.summaries.items()]:
-        _check_meta(run, rel, page.meta)
-        if rel in run.pages:
-            for alias in page.aliases:
-                owner = ids_lower.get(alias.lower(), rel)
-                if owner != rel:
-                    run.at_key(
-                        rel, "aliases", "MF008", f"alias {alias!r} is the id of memory/{owner}"
-                    )
-        elif _stem(rel) not in stems:
-            run.add(rel, 0, "MF404", f"no transcript {_TRANSCRIPTS}{_stem(rel)}.md")
-        _check_body(run, rel, page, keys)
+        for line, target in page.links:
+            name = target.split("#", 1)[0].strip()
+            if name not in keys and name.lower() not in keys:
+                run.add(rel, line, "MF201", f"link [[{target}]] resolves to no page")
 
 
 def _check_meta(run: _Run, rel: str, meta: dict[str, Any]) -> None:
@@ -263,25 +272,29 @@ def _iso_date(value: Any) -> bool:
     return True
 
 
-def _check_body(run: _Run, rel: str, page: Page, keys: _LinkKeys) -> None:
+def _check_body(run: _Run, rel: str, page: Page) -> tuple[tuple[int, str], ...]:
+    """The body's rules but whether its links resolve: the (line, target) of each link
+    to resolve once every page is known."""
     body = page.body
     links, cites = extract(body) if "[[" in body or "[cite:" in body else ([], [])
     offset = page.body_line - 1
+    pending: list[tuple[int, str]] = []
     for link in links:
         target = link.target.split("#", 1)[0].strip()
         why = _unsafe(link.target)
         if why:
             run.add(rel, offset + link.line, "MF301", f"link {link.target!r} {why}")
-        elif target and target not in keys and target.lower() not in keys:
-            run.add(rel, offset + link.line, "MF201", f"link [[{link.target}]] resolves to no page")
+        elif target:
+            pending.append((offset + link.line, link.target))
     if "sources" not in page.meta:
         if cites:
             run.add(rel, offset + cites[0].line, "MF101", "body cites but has no 'sources' list")
-        return
+        return tuple(pending)
     valid = _check_sources(run, rel, page.meta["sources"])
     for cite in cites:
         if cite.n not in valid:
             run.add(rel, offset + cite.line, "MF106", f"[cite:{cite.n}] names no source")
+    return tuple(pending)
 
 
 def _check_sources(run: _Run, rel: str, sources: Any) -> set[int]:
@@ -336,11 +349,11 @@ def _check_ref(run: _Run, ref: Any, digest: str | None) -> list[tuple[str, str]]
     transcript = run.transcripts[path]
     if transcript is None:
         return []  # unreadable transcript: reported on the transcript itself
-    turn = transcript.turn(m.group(2))
-    if turn is None:
+    turn_hash = transcript.hash_of(m.group(2))
+    if turn_hash is None:
         return [("MF108", f"source ref {ref!r}: the transcript has no turn {m.group(2)}")]
-    if digest and turn.hash != digest:
-        return [("MF109", f"stale citation {ref!r}: hash {digest}, turn is {turn.hash}")]
+    if digest and turn_hash != digest:
+        return [("MF109", f"stale citation {ref!r}: hash {digest}, turn is {turn_hash}")]
     return []
 
 

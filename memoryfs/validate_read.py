@@ -1,17 +1,20 @@
 """The tree as ``memoryfs validate`` reads it: every file once, parsed, findings kept.
 
 Pass 1 of validation (``memoryfs.validate`` holds the rules): a ``Run`` collects the
-parsed pages, summaries and transcripts of a tree and the findings about single files
-(unreadable bytes, malformed frontmatter or turns, scope). ``walk`` reads a whole
-``memory/``; ``visit`` reads one file by name, treating it exactly as ``walk`` would.
-Symlinks are checked, never followed.
+findings about single files (unreadable bytes, malformed frontmatter or turns, scope)
+and hands each parsed page to ``Run.on_page`` (the rules of one page), keeping of it
+only what the cross-page rules need (``ReadPage``); of a transcript it keeps its turns'
+hashes (``TurnHashes``). Transcripts are read before pages, so a page's citations can
+be checked as it is read: a tree of thousands of pages is never held parsed. ``walk``
+reads a whole ``memory/``; ``visit`` reads one file by name, treating it exactly as
+``walk`` would. Symlinks are checked, never followed.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,13 +28,16 @@ from memoryfs.validate_keys import KnownPages, OtherPages, PageKeys
 
 __all__ = [
     "PageKeys",
+    "ReadPage",
     "Run",
+    "TurnHashes",
     "TRANSCRIPTS",
     "check_scope",
     "hidden",
     "key_line",
     "stem",
     "visit",
+    "visit_files",
     "walk",
 ]
 
@@ -42,20 +48,57 @@ _NOT_PAGES = {"INDEX.md", "sessions/index.md"}
 _LINE_PREFIX_RE = re.compile(r"^(\d+): ")
 
 
+@dataclass(frozen=True)
+class ReadPage:
+    """What the cross-page rules need of a page read: its id and aliases (as ``Page``
+    gives them) and the (file line, target) of each link left to resolve."""
+
+    id: str
+    aliases: tuple[str, ...] = ()
+    links: tuple[tuple[int, str], ...] = ()
+
+
+class TurnHashes:
+    """The turns of a transcript as a citation names them: ``hash_of("t3")`` is the hash
+    of the turn ``Transcript.turn("t3")`` gives, None when it gives none."""
+
+    def __init__(self, t: Transcript) -> None:
+        self.numbers = tuple(turn.n for turn in t.turns)
+        self.hashes = tuple(turn.hash for turn in t.turns)
+
+    def hash_of(self, anchor: str) -> str | None:
+        if not anchor.startswith("t") or not anchor[1:].isdigit():
+            return None
+        n = int(anchor[1:])
+        if 1 <= n <= len(self.numbers) and self.numbers[n - 1] == n:
+            return self.hashes[n - 1]
+        for i, number in enumerate(self.numbers):
+            if number == n:
+                return self.hashes[i]
+        return None
+
+
+def _keep_all(run: Run, rel: str, page: Page, kind: str) -> ReadPage:
+    return ReadPage(id=page.id, aliases=tuple(page.aliases))
+
+
 @dataclass
 class Run:
     store: Store
     root: Path
     findings: list[Finding] = field(default_factory=list)
-    pages: dict[str, Page] = field(default_factory=dict)  # knowledge/ + notes/, by rel path
-    summaries: dict[str, Page] = field(default_factory=dict)
-    transcripts: dict[str, Transcript | None] = field(default_factory=dict)  # None: unreadable
+    pages: dict[str, ReadPage] = field(default_factory=dict)  # knowledge/ + notes/, by rel path
+    summaries: dict[str, ReadPage] = field(default_factory=dict)
+    transcripts: dict[str, TurnHashes | None] = field(default_factory=dict)  # None: unreadable
     page_files: list[str] = field(default_factory=list)  # knowledge/ + notes/, parsed or not
     deletions: str | None = None
     others: OtherPages = field(default_factory=lambda: KnownPages({}))  # known, not read
     parse: Callable[[str, str], Page] = parse_page  # how a page is parsed (text, rel)
     # source refs whose transcripts the caller left out on purpose: not reported missing
     unread_refs: frozenset[str] = frozenset()
+    # the rules of one page (kind "page" or "summary"), run as it is read; what it returns
+    # is what is kept of the page
+    on_page: Callable[[Run, str, Page, str], ReadPage] = _keep_all
 
     def add(self, rel: str, line: int, code: str, message: str) -> None:
         self.findings.append(Finding(f"memory/{rel}", line, code, message, CODES[code]))
@@ -74,7 +117,14 @@ class Run:
 
 
 def walk(run: Run, mem: Path) -> None:
-    """Read every file under ``mem`` once; symlinks are checked, never followed."""
+    """Read every file under ``mem`` once, transcripts first; symlinks are checked, never
+    followed."""
+    _walk(run, mem, transcripts=True)
+    _walk(run, mem, transcripts=False)
+
+
+def _walk(run: Run, mem: Path, transcripts: bool) -> None:
+    """The transcripts under ``mem``, or the other files (and the symlinks)."""
     real_root = os.path.realpath(run.root)
     stack = [(mem, "")]
     while stack:
@@ -86,6 +136,8 @@ def walk(run: Run, mem: Path) -> None:
         for entry in entries:
             rel = prefix + entry.name
             if entry.is_symlink():
+                if transcripts:
+                    continue
                 target, shown = os.path.realpath(entry.path), os.readlink(entry.path)
                 if os.path.commonpath([real_root, target]) != real_root:
                     run.add(rel, 0, "MF302", f"symlink points outside the store ({shown})")
@@ -93,8 +145,21 @@ def walk(run: Run, mem: Path) -> None:
                     run.add(rel, 0, "MF303", f"broken symlink ({shown})")
             elif entry.is_dir(follow_symlinks=False):
                 stack.append((Path(entry.path), rel + "/"))
-            elif entry.is_file(follow_symlinks=False) and not hidden(rel):
+            elif (
+                entry.is_file(follow_symlinks=False)
+                and not hidden(rel)
+                and (_kind(rel) == "transcript") == transcripts
+            ):
                 _read(run, Path(entry.path), rel)
+
+
+def visit_files(run: Run, mem: Path, rels: Iterable[str]) -> None:
+    """``visit`` each of ``rels`` (sorted), transcripts first; hidden ones are skipped."""
+    ordered = sorted(rel for rel in set(rels) if not hidden(rel))
+    for rel in [r for r in ordered if _kind(r) == "transcript"]:
+        visit(run, Path(os.path.join(mem, rel)), rel)
+    for rel in [r for r in ordered if _kind(r) != "transcript"]:
+        visit(run, Path(os.path.join(mem, rel)), rel)
 
 
 def visit(run: Run, path: Path, rel: str) -> None:
@@ -153,7 +218,7 @@ def _read(run: Run, path: Path, rel: str) -> None:
         except PageError as exc:
             _frontmatter_finding(run, rel, text, str(exc))
             return
-        (run.pages if kind == "page" else run.summaries)[rel] = page
+        (run.pages if kind == "page" else run.summaries)[rel] = run.on_page(run, rel, page, kind)
 
 
 def _kind(rel: str) -> str | None:
@@ -181,7 +246,7 @@ def _frontmatter_finding(run: Run, rel: str, text: str, message: str) -> None:
         run.add(rel, int(m.group(1)) if m else 1, "MF002", message)
 
 
-def _read_transcript(run: Run, rel: str, text: str) -> Transcript | None:
+def _read_transcript(run: Run, rel: str, text: str) -> TurnHashes | None:
     try:
         t = parse_transcript(text, rel)
     except PageError as exc:
@@ -199,7 +264,7 @@ def _read_transcript(run: Run, rel: str, text: str) -> Transcript | None:
     if t.id != stem(rel):
         run.at_key(rel, "id", "MF402", f"id {t.id!r} differs from file name {stem(rel)!r}")
     check_scope(run, rel, t.meta, required=True)
-    return t
+    return TurnHashes(t)
 
 
 def check_scope(run: Run, rel: str, meta: dict[str, Any], required: bool) -> None:

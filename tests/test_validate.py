@@ -43,6 +43,19 @@ def test_golden(case: str, tmp_path: Path) -> None:
     assert _lines(validate_store(store)) == expected
 
 
+@pytest.mark.parametrize("case", CASES)
+def test_golden_by_name(case: str, tmp_path: Path) -> None:
+    """``validate_files`` naming every file finds what ``validate_store`` finds: the
+    transcripts are read before the pages that cite them whatever their names' order."""
+    from memoryfs.validate import validate_files
+
+    store = _open_fixture(case, tmp_path)
+    mem = store.root / "memory"
+    files = [str(p.relative_to(mem)) for p in mem.rglob("*") if p.is_file()] if mem.is_dir() else []
+    expected = (FIXTURES / case / "expected.txt").read_text(encoding="utf-8").splitlines()
+    assert _lines(validate_files(store, store.root, files, {})) == expected
+
+
 @pytest.mark.parametrize("case", [c for c in CASES if c != "clean"])
 def test_each_case_exercises_its_rule(case: str) -> None:
     code = case.split("-", 1)[0].upper()
