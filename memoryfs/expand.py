@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 
+from memoryfs.archives import page_title
 from memoryfs.ranking import STOPWORDS
 from memoryfs.search import Hit
 
@@ -33,6 +34,12 @@ def _content_words(text: str) -> set[str]:
     return {w for w in _WORD_RE.findall(text.lower()) if w not in STOPWORDS}
 
 
+def _about(h: Hit) -> str:
+    """A hit's title and text; an archive's title as its page's (a head's text may be its title)."""
+    title = page_title(h.path, h.title)
+    return f"{title} {title if h.text == h.title else h.text}"
+
+
 def feedback_terms(
     hits: Sequence[Hit],
     query: Sequence[str],
@@ -46,17 +53,19 @@ def feedback_terms(
     its inverse frequency among all ``hits`` (the first search's candidates), so
     words every candidate shares weigh nothing. Words of ``query`` (or sharing
     their first five letters) are left out; a word must occur in two feedback items.
+    An archive's title qualifier is not a word of it: "(2023-05-08 archive)" says where
+    a claim is kept, not what it is about (``memoryfs.archives``).
     """
     feedback = [h for h in hits if h.kind != "turn"][:items]
     if len(feedback) < 2:
         return []
     background: Counter[str] = Counter()
     for h in hits:
-        background.update(_content_words(f"{h.title} {h.text}"))
+        background.update(_content_words(_about(h)))
     held: Counter[str] = Counter()
     weight: dict[str, float] = {}
     for rank, h in enumerate(feedback):
-        for w in _content_words(f"{h.title} {h.text}"):
+        for w in _content_words(_about(h)):
             held[w] += 1
             weight[w] = weight.get(w, 0.0) + 1.0 / (rank + 1)
     known = {q[:5] for q in query}

@@ -32,7 +32,7 @@ __all__ = [
     "touch_file",
 ]
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 BUSY_MS = 60_000
 
 _SCHEMA = """

@@ -18,11 +18,12 @@ from (``memoryfs.readlog``), in the sandbox or the store's ``.memoryfs/receipts/
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from memoryfs.archives import Families, main_stem
 from memoryfs.errors import MemoryFSError
 from memoryfs.expand import feedback_terms, fuse
 from memoryfs.ranking import STOPWORDS, excerpt, query_terms
@@ -106,10 +107,11 @@ def recall(
     terms = query_terms(question)
     with SearchIndex.open(store) as idx:
         idx.refresh_for_read()
-        entries = _gather(idx, question, layers, budget_tokens)
+        families = _families(idx)
+        entries = _gather(idx, question, layers, budget_tokens, families)
         served = idx.versions([e.hit.path for e in entries])
         max_item = min(150, max(40, budget_tokens // 5))
-        items, text = _fit(entries, terms, budget_tokens, max_item, _Names(idx))
+        items, text = _fit(entries, terms, budget_tokens, max_item, _Names(idx, families))
     # Supporting files: where each item lives, then the transcripts its claims cite.
     files = tuple(
         dict.fromkeys(
@@ -136,29 +138,40 @@ def recall(
     )
 
 
-def _gather(idx: SearchIndex, question: str, layers: tuple[str, ...], budget: int) -> list[_Entry]:
+def _gather(
+    idx: SearchIndex, question: str, layers: tuple[str, ...], budget: int, families: Families
+) -> list[_Entry]:
     """Candidates best first, each claim followed by the turns it cites."""
     k = max(40, budget // 12)
-    hits = idx.search(question, k=k, layers=layers)
+    # A page and its archives say what they are about once, in the page's head (an
+    # archive's head would cost a line and make feedback take the words it shares).
+    hits = _one_head(idx.search(question, k=k, layers=layers), families)
     # Pseudo-relevance feedback: the question plus words of its best distilled
     # items finds what the question names in other words (memoryfs.expand).
     extra = feedback_terms(hits, query_terms(question))
     if extra:
-        more = idx.search(" ".join([question, *extra]), k=k, layers=layers)
+        more = _one_head(idx.search(" ".join([question, *extra]), k=k, layers=layers), families)
         hits = fuse([hits, more], [1.0, FEEDBACK_WEIGHT], k)
     scored = [_Entry(h, h.score * KIND_WEIGHTS.get(h.kind, 1.0)) for h in hits]
-    best_pages = list(dict.fromkeys(h.path for h in hits if h.layer in ("knowledge", "notes")))[
-        :FOLLOW_PAGES
-    ]
+    # A page and its archives count as one page (memoryfs.archives): the best pages
+    # are the best families, their links are the main page's, and a linked page is
+    # searched with its archives.
+    best_pages = list(
+        dict.fromkeys(families.main_of(h.path) for h in hits if h.layer in ("knowledge", "notes"))
+    )[:FOLLOW_PAGES]
     if best_pages:
+        own = {p for page in best_pages for p in families.members(page)}
         linked = [
-            p for p in idx.linked(best_pages) if p not in best_pages and p.split("/")[0] in layers
+            p
+            for p in families.with_archives(idx.linked(best_pages))
+            if p not in own and p.split("/")[0] in layers
         ]
-        for h in idx.search_in(question, linked, k=12):
+        for h in _one_head(idx.search_in(question, linked, k=12), families):
             scored.append(_Entry(h, h.score * KIND_WEIGHTS.get(h.kind, 1.0) * LINK_DECAY))
         # A linked page that matches no query word still says what it is.
         floor = min((e.score for e in scored), default=0.0) * LINK_DECAY
-        for path in linked[: FOLLOW_PAGES * 2]:
+        pages = [p for p in linked if not families.is_archive(p)]
+        for path in pages[: FOLLOW_PAGES * 2]:
             head = idx.head(path)
             if head is not None:
                 scored.append(_Entry(head, floor))
@@ -204,6 +217,11 @@ def _gather(idx: SearchIndex, question: str, layers: tuple[str, ...], budget: in
     return out
 
 
+def _one_head(hits: list[Hit], families: Families) -> list[Hit]:
+    """``hits`` without archives' heads: a page says what it is about in its own head."""
+    return [h for h in hits if h.kind != "head" or not families.is_archive(h.path)]
+
+
 def _words(text: str) -> frozenset[str]:
     return frozenset(w for w in _WORD_RE.findall(text.lower()) if w not in STOPWORDS)
 
@@ -232,12 +250,15 @@ class _Names:
     a session's transcript and summary share one name (``#tN`` says turn, ``:L``
     says line). A file name shared by two files in different folders keeps its
     path (without ``.md``). So a location costs a few tokens, on the line it
-    belongs to, and no legend is needed. Each name costs a few indexed lookups
+    belongs to, and no legend is needed. A claim rolled into an archive is cited
+    under its page's name (``page``): the page links its archives, and an archive's
+    name would cost eight tokens on every line. Each name costs a few indexed lookups
     (``SearchIndex.named`` / ``name_taken``), not a pass over every indexed path.
     """
 
-    def __init__(self, files: _FileNames) -> None:
+    def __init__(self, files: _FileNames, families: Families | None = None) -> None:
         self._files = files
+        self._families = families or Families(())
         self._cache: dict[str, str] = {}
 
     def __call__(self, path: str) -> str:
@@ -245,6 +266,10 @@ class _Names:
         if name is None:
             name = self._cache[path] = self._name(path)
         return name
+
+    def page(self, path: str) -> str:
+        """The name of the page ``path`` is part of (an archive's main page: memoryfs.archives)."""
+        return self(self._families.main_of(path))
 
     def _name(self, path: str) -> str:
         stem = _stem(path)
@@ -268,6 +293,13 @@ class _FileNames(Protocol):
     def name_taken(self, tail: str, stem: str) -> bool: ...
 
 
+def _families(idx: SearchIndex) -> Families:
+    """Archives and their pages among the indexed files, asked of the index by name."""
+    archives = idx.paths_named_like("-archive-")
+    mains = sorted({m for m in map(main_stem, archives) if m is not None})
+    return Families([*archives, *idx.versions(mains)])
+
+
 def _stem(path: str) -> str:
     return path.rsplit("/", 1)[-1].removesuffix(".md")
 
@@ -281,7 +313,7 @@ def _session_key(path: str) -> str:
 
 
 def _fit(
-    entries: list[_Entry], terms: list[str], budget: int, max_item: int, name: Callable[[str], str]
+    entries: list[_Entry], terms: list[str], budget: int, max_item: int, name: _Names
 ) -> tuple[list[RecallItem], str]:
     """Greedy, best first: every line that fits goes in."""
     lines: list[str] = []
@@ -344,7 +376,7 @@ def _fit(
     return items, "\n".join(lines)
 
 
-def _render(hit: Hit, shown: str, entry: _Entry, name: Callable[[str], str]) -> str:
+def _render(hit: Hit, shown: str, entry: _Entry, name: _Names) -> str:
     if hit.anchor:
         where = f"{name(hit.path)}#{hit.anchor}"
     else:
@@ -354,9 +386,10 @@ def _render(hit: Hit, shown: str, entry: _Entry, name: Callable[[str], str]) -> 
             if "#" in ref
         ]
         # A cited claim is found by its page and its evidence; its line number would
-        # only cost tokens (``--json`` has it).
+        # only cost tokens (``--json`` has it), and so would the name of the archive
+        # it was rolled into (the page links its archives).
         where = (
-            f"{name(hit.path)} cites {', '.join(cites)}"
+            f"{name.page(hit.path)} cites {', '.join(cites)}"
             if cites
             else f"{name(hit.path)}:{hit.line}"
         )

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from memoryfs.archives import main_stem
 from memoryfs.catalog import FileRow, candidates, file_rows, linked
 from memoryfs.errors import MemoryFSError
 from memoryfs.fts import connect
@@ -198,9 +199,10 @@ class SearchIndex:
             rows = self._rows(match, limit, wanted, paths, self._window(match))
         newest = self._meta("newest")
         total = int(self._meta("units") or 0)
+        names = self._family_names(rows)
         # Score every candidate (cheap), build hits with snippets for the k best only.
         scored = sorted(
-            ((self._score(row, terms, newest, extra, total), row) for row in rows),
+            ((self._score(row, terms, newest, extra, total, names), row) for row in rows),
             key=lambda pair: (-pair[0], str(pair[1][12]), int(pair[1][1])),  # type: ignore[call-overload]
         )
         return [self._hit(row, terms, score) for score, row in scored[:k]]
@@ -300,11 +302,36 @@ class SearchIndex:
         except sqlite3.OperationalError as exc:
             raise MemoryFSError(f"search failed: {exc}") from None
 
+    def _family_names(self, rows: list[tuple[object, ...]]) -> dict[str, str]:
+        """Titles and aliases an archive page is named by: its main page's (memoryfs.archives).
+
+        An archive is part of its page, so a question naming the page by an alias
+        weighs the archived claims as it weighs the page's own.
+        """
+        mains = {str(r[12]): main_stem(str(r[12])) for r in rows if r[3] in ("knowledge", "notes")}
+        wanted = sorted({m for m in mains.values() if m is not None})
+        if not wanted:
+            return {}
+        found = dict(
+            self._conn.execute(
+                f"SELECT path, names FROM files WHERE path IN ({','.join('?' * len(wanted))})",
+                wanted,
+            ).fetchall()
+        )
+        return {p: str(found[m]) for p, m in mains.items() if m is not None and m in found}
+
     @staticmethod
     def _score(
-        row: tuple[object, ...], terms: list[str], newest: str, extra: dict[str, int], total: int
+        row: tuple[object, ...],
+        terms: list[str],
+        newest: str,
+        extra: dict[str, int],
+        total: int,
+        family: dict[str, str],
     ) -> float:
         rank, layer, date, superseded, names = row[0], row[3], row[4], row[8], row[14]
+        if row[12] in family:
+            names = f"{names}\n{family[str(row[12])]}"
         score = -float(rank)  # type: ignore[arg-type]
         if extra:
             # Common terms left out of the MATCH: their BM25 idf, at body (1) or
@@ -393,6 +420,11 @@ class SearchIndex:
             ).fetchall()
             out.update((str(p), str(h)) for p, h in rows)
         return out
+
+    def paths_named_like(self, part: str) -> list[str]:
+        """Indexed paths whose file name (without ``.md``) holds ``part``, case and all."""
+        rows = self._conn.execute("SELECT path FROM files WHERE instr(rstem, ?) > 0", (part[::-1],))
+        return [str(r[0]) for r in rows]
 
     def named(self, stem: str) -> list[str]:
         """Indexed paths whose file name, without ``.md``, is ``stem`` (an indexed lookup)."""

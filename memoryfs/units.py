@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import yaml
 
+from memoryfs.archives import page_title
 from memoryfs.errors import PageError
 from memoryfs.links import CITE_RE, WIKILINK_RE
 from memoryfs.page import Page, split_frontmatter
@@ -347,7 +348,9 @@ def _body_units(
                 kind=kind,
                 line=ln.line,
                 body=body[:_MAX_UNIT_CHARS],
-                context=f"{title} {ln.section}".strip(),
+                # "Dana (2023-01-02 archive)": the qualifier says where the claim is
+                # kept, not what it is about (an archive's claims match as its page's).
+                context=f"{page_title(page.path, title)} {ln.section}".strip(),
                 date=dates[-1] if dates else page_date,
                 citations=refs,
                 superseded=superseded,
