@@ -14,11 +14,18 @@ monthly archives this replaces were rewritten by every roll in their month): an 
 is written once. The main page links its archives under Related and drops the sources
 nothing cites any more.
 
-The bound is high on purpose: recall ranks pages, then the claims inside them, so a
-person's claims split over a small current page and its archives were recalled worse
-(LoCoMo conv-26: 309 claims on one speaker's page; rolling at 60 lost 3 points of cited
-evidence). What bounds the cost of rewriting a page of a few hundred claims is reading it
-once per run (``memoryfs.page``, ``memoryfs.links``), not making it smaller.
+The bound is low: a run that files a claim on a hub page loads, renders and re-checks at
+most ``ROLL_AT`` current claims (it was 400). Rolling early used to cost recall, which
+weighed each archive as a page of its own (LoCoMo conv-26 rolled at 60: 3 points of cited
+evidence lost); ``memoryfs.archives`` now folds archives into their page. LoCoMo, wiki
+arm, 1,000 tokens, held-out conv-41/42/43, S@5/EvD/EvC/Ans, multi-hop EvC, temporal Ans:
+ROLL_AT 400 .874/.585/.822/.788/.619/.840; 80 .873/.590/.823/.785/.620/.840 (tuning
+conv-26/30 EvC .852 -> .856); 60 (an earlier form of the fold) .872/.587/.824/.790/.625/
+.840; 120 with the recall that did not fold .878/.584/.817/.779/.595/.840. Dream's claims
+are the same, only split. ``bench/bench_dream.py`` at 2,000 sessions, CPU seconds of the
+run (the machine was loaded, wall times meaningless): ROLL_AT 400 full 61.9 s, incremental
+3.46 s (5.6%), incremental peak 89.6 MB; 80: full 69.2 s, incremental 2.77 s (4.0%), peak
+70.6 MB; 60: full 62.6 s, incremental 2.76 s (4.4%), peak 68.8 MB (full runs vary ~10%).
 
 Boundary: pure page surgery on ``WikiPage`` objects; the wiki phase decides when and
 writes the results.
@@ -44,8 +51,8 @@ __all__ = [
     "roll",
 ]
 
-ROLL_AT = 400
-ROLL_KEEP = 250
+ROLL_AT = 80
+ROLL_KEEP = 40
 KEEP_HISTORY = 60
 VOLUME = ROLL_AT - ROLL_KEEP  # claims one archive takes at most (whole days: a few more)
 _SUPERSEDED_ON_RE = re.compile(r"superseded on (\d{4}-\d{2}-\d{2})")

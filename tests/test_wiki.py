@@ -183,7 +183,8 @@ def test_rollover_keeps_a_hub_page_bounded() -> None:
 
 def test_rollover_moves_whole_days_and_a_later_roll_makes_a_new_archive() -> None:
     page = WikiPage(Subject("dana", "Dana", "person", "knowledge/people/dana.md"), None, set())
-    for fact in _hub(150, per_day=3):  # 450 claims, three a day
+    first_days = (rollover.ROLL_AT + 30) // 3
+    for fact in _hub(first_days, per_day=3):  # 30 claims too many, three a day
         page.add(fact)
     archives, archive_of = _archives()
     first = rollover.roll(page, archive_of)
@@ -192,7 +193,7 @@ def test_rollover_moves_whole_days_and_a_later_roll_makes_a_new_archive() -> Non
     assert not days & archived  # no day is split between the page and its archive
     assert page.current_count() <= rollover.ROLL_AT
     frozen = archives[first.rsplit("-archive-", 1)[1]].render()
-    for fact in _hub(40, per_day=3, start=450):
+    for fact in _hub(40, per_day=3, start=3 * first_days):
         page.add(fact)
     second = rollover.roll(page, archive_of)
     assert second and second != first and len(archives) == 2
