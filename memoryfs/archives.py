@@ -59,10 +59,14 @@ class Families:
     """
 
     def __init__(self, paths: Iterable[str]) -> None:
-        known = set(paths)
         self._main: dict[str, str] = {}
         self._archives: dict[str, list[str]] = {}
-        for path in sorted(known):
+        every = list(paths)
+        named = sorted({p for p in every if "-archive-" in p})  # cheap: most stores have none
+        if not named:
+            return
+        known = set(every)
+        for path in named:
             main = main_stem(path)
             if main is not None and main in known:
                 self._main[path] = main
