@@ -89,10 +89,14 @@ def conversation_from_dict(
     )
     sessions: list[Transcript] = []
     dia_map: dict[str, str] = {}
+    taken: dict[int, str] = {}
     for n, key in numbers:
         turns_raw = conv[key]
         if not turns_raw:
             continue
+        if n in taken:  # one transcript id per session number: neither is dropped silently
+            raise IngestError(f"{cid}: '{taken[n]}' and '{key}' are both session {n}")
+        taken[n] = key
         when_raw = conv.get(f"session_{n}_date_time")
         if not isinstance(when_raw, str):
             raise IngestError(f"{cid}: session_{n} has no session_{n}_date_time")
@@ -141,6 +145,9 @@ def conversation_from_dict(
                 problems.append(f"{cid}: duplicate dia_id {dia}; first kept")
             else:
                 dia_map[dia] = anchor
+        if not turns:
+            problems.append(f"{cid}: session_{n} has no turn that is an object; skipped")
+            continue
         sessions.append(
             Transcript(
                 id=sid,

@@ -112,6 +112,27 @@ def test_bad_locomo_inputs_are_clear(tmp_path: Path) -> None:
         load_locomo(bad, SCOPE)
 
 
+def test_a_session_without_usable_turns_is_skipped_and_said(tmp_path: Path) -> None:
+    conv = _conv()
+    conv["conversation"]["session_2"] = [None, "text"]  # type: ignore[index]
+    conv["conversation"]["session_2_date_time"] = "2:00 pm on 9 May, 2023"  # type: ignore[index]
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(conv), encoding="utf-8")
+    (loaded,) = load_locomo(path, SCOPE)
+    assert [len(t.turns) for t in loaded.sessions] == [4]  # no empty transcript
+    assert any("session_2 has no turn that is an object" in p for p in loaded.problems)
+
+
+def test_one_session_number_twice_is_refused(tmp_path: Path) -> None:
+    conv = _conv()
+    inner = conv["conversation"]
+    inner["session_01"] = list(inner["session_1"])  # type: ignore[index]
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(conv), encoding="utf-8")
+    with pytest.raises(IngestError, match="'session_01' and 'session_1' are both session 1"):
+        load_locomo(path, SCOPE)
+
+
 @pytest.mark.skipif(not DATA.is_dir(), reason="shared LoCoMo data not present")
 def test_shared_conversations_import_every_turn() -> None:
     for path in sorted(DATA.glob("conv-*.json")):
