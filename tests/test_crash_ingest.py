@@ -222,16 +222,30 @@ def _run_kills(setup: Setup, tmp_path: Path, n: int, seed: int) -> dict[str, int
     return outcomes
 
 
+def _kills_landing(setup: Setup, tmp_path: Path, n: int, seed: int, need: int) -> dict[str, int]:
+    """``n`` kill points, then up to two more rounds of ``n`` until ``need`` kills landed.
+
+    A kill lands when the ingest is still running; on a loaded machine the observer can
+    see an event late and the ingest finishes first. Every point, landed or not, is
+    checked; the rounds only make sure enough of them hit a running ingest."""
+    total = {"killed": 0, "finished": 0}
+    for round_no in range(3):
+        got = _run_kills(setup, tmp_path / f"round-{round_no}", n, seed + 1000 * round_no)
+        total = {k: total[k] + got[k] for k in total}
+        print(f"kill points, round {round_no + 1}: {got}")
+        if total["killed"] >= need:
+            break
+    return total
+
+
 def test_ingest_survives_sigkill_at_20_points(setup: Setup, tmp_path: Path) -> None:
-    outcomes = _run_kills(setup, tmp_path, 20, seed=1)
-    print(f"kill points: {outcomes}")
-    assert outcomes["killed"] >= 14  # most kills must land while the ingest runs
+    outcomes = _kills_landing(setup, tmp_path, 20, seed=1, need=14)
+    assert outcomes["killed"] >= 14  # kills must land while the ingest runs
 
 
 @pytest.mark.slow
 def test_ingest_survives_sigkill_at_60_more_points(setup: Setup, tmp_path: Path) -> None:
-    outcomes = _run_kills(setup, tmp_path, 60, seed=2)
-    print(f"kill points: {outcomes}")
+    outcomes = _kills_landing(setup, tmp_path, 60, seed=2, need=45)
     assert outcomes["killed"] >= 45
 
 
