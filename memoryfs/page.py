@@ -17,6 +17,7 @@ empties it. A parsed ``Page`` may therefore be shared: treat ``meta`` as read-on
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -144,25 +145,26 @@ class Page:
     @property
     def sources(self) -> list[Source]:
         """The well-formed entries of ``sources`` (malformed ones are validation findings)."""
+        return [
+            Source(
+                id=sid, ref=ref, at=_scalar(item.get("at", "")), hash=_scalar(item.get("hash", ""))
+            )
+            for sid, ref, item in self.source_items()
+        ]
+
+    def source_items(self) -> Iterator[tuple[int, str, dict[str, Any]]]:
+        """(id, ref, raw entry) of each well-formed entry of ``sources``, without a ``Source``
+        each (a hub page lists hundreds)."""
         raw = self.meta.get("sources") or []
-        out: list[Source] = []
         if not isinstance(raw, list):
-            return out
+            return
         for item in raw:
             if not isinstance(item, dict):
                 continue
             sid, ref = item.get("id"), item.get("ref")
             if isinstance(sid, bool) or not isinstance(sid, int) or not isinstance(ref, str):
                 continue
-            out.append(
-                Source(
-                    id=sid,
-                    ref=ref,
-                    at=_scalar(item.get("at", "")),
-                    hash=_scalar(item.get("hash", "")),
-                )
-            )
-        return out
+            yield sid, ref, item
 
     def with_meta(self, **changes: Any) -> Page:
         meta = dict(self.meta)

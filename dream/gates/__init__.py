@@ -92,18 +92,8 @@ def sharing_pages() -> Iterator[None]:
 
 
 def source_entries(page: Page) -> Iterator[tuple[int, str, str]]:
-    """(id, ref, hash) of each entry ``Page.sources`` keeps (the well-formed ones), read
-    straight from the frontmatter: a hub page lists hundreds, and the gates need no
-    ``Source`` of each."""
-    raw = page.meta.get("sources") or []
-    if not isinstance(raw, list):
-        return
-    for item in raw:
-        if not isinstance(item, dict):
-            continue
-        sid, ref = item.get("id"), item.get("ref")
-        if isinstance(sid, bool) or not isinstance(sid, int) or not isinstance(ref, str):
-            continue
+    """(id, ref, hash) of each entry ``Page.sources`` keeps (the well-formed ones)."""
+    for sid, ref, item in page.source_items():
         digest = item.get("hash", "")
         yield sid, ref, digest if isinstance(digest, str) else _text(digest)
 
