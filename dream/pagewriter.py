@@ -140,7 +140,7 @@ def as_date(iso: str) -> datetime.date | str:
         return iso
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Claim:
     text: str
     cites: tuple[int, ...]
@@ -177,15 +177,16 @@ class Sources:
         self.changed = False
 
     def cite(self, ev: Evidence) -> int:
-        key = f"{ev.ref}@{ev.hash}"
+        ref = ev.ref  # one string for the entry and the lookup (a property: a new one per call)
+        key = f"{ref}@{ev.hash}"
         if key in self._by_ref:
             return self._by_ref[key]
         n = self._next
         self._next += 1
-        self.entries.append({"id": n, "ref": ev.ref, "at": as_date(ev.date), "hash": ev.hash})
+        self.entries.append({"id": n, "ref": ref, "at": as_date(ev.date), "hash": ev.hash})
         self._by_id = None
         self._by_ref[key] = n
-        self._refs[n] = ev.ref
+        self._refs[n] = ref
         self.changed = True
         return n
 

@@ -72,14 +72,25 @@ def _keys(norm: str) -> tuple[str, str]:
 
 
 class _Entry:
-    """A claim line of the page, with what the indexes need."""
+    """A claim line of the page, with what the indexes need. The claim's text is the slice
+    of its line after "- " (where it is: nearly always), so it is not held twice."""
 
-    __slots__ = ("sec", "line", "claim", "norm", "slot")
+    __slots__ = ("sec", "line", "norm", "slot", "cites", "tail", "_text")
 
     def __init__(self, sec: Section, line: str, claim: Claim) -> None:
-        self.sec, self.line, self.claim = sec, line, claim
-        self.norm = _norm(claim.text)
+        self.sec, self.line = sec, line
+        self.cites, self.tail = claim.cites, claim.tail
+        text = claim.text
+        # where the text ends in the line, else the text itself
+        self._text: int | str = 2 + len(text) if line.startswith(text, 2) else text
+        self.norm = _norm(text)
         self.slot: str | None = None
+
+    @property
+    def claim(self) -> Claim:
+        at = self._text
+        text = self.line[2:at] if isinstance(at, int) else at
+        return Claim(text, self.cites, self.tail)
 
     @property
     def current(self) -> bool:
@@ -107,24 +118,27 @@ class WikiPage:
         if subject.type == "person" and subject.title in speakers:
             self.names.append("We")
         self.kind = "preference" if subject.type == "preference" else ""
-        self.dates: list[str] = []
-        self._by_norm: dict[str, list[_Entry]] = {}
+        # the days of the claims filed this run, as their first and last (not one string a claim)
+        self.dated = False
+        self.first_day = self.last_day = ""
+        # norm -> its entry, or its entries when several share it (most norms have one)
+        self._by_norm: dict[str, _Entry | list[_Entry]] = {}
         self._by_key: dict[str, list[_Entry]] = {}
         self._by_slot: dict[str, list[_Entry]] | None = None
-        self._all: dict[int, _Entry] = {}
+        self._all: dict[_Entry, None] = {}  # every entry, in the order indexed
         for sec, line, claim in self.outline.claims():
             self._index(_Entry(sec, line, claim))
 
     # -- what rollover needs ----------------------------------------------------------
 
     def current_count(self) -> int:
-        return sum(1 for e in self._all.values() if e.current)
+        return sum(1 for e in self._all if e.current)
 
     def history_count(self) -> int:
-        return sum(1 for e in self._all.values() if e.sec.title == HISTORY)
+        return sum(1 for e in self._all if e.sec.title == HISTORY)
 
     def _ordered(self, keep: Callable[[_Entry], bool]) -> list[_Entry]:
-        entries = [e for e in self._all.values() if keep(e)]
+        entries = [e for e in self._all if keep(e)]
         return sorted(entries, key=lambda e: (e.sec.title, e.sec.lines.index(e.line)))
 
     def current_entries(self) -> list[_Entry]:
@@ -148,16 +162,29 @@ class WikiPage:
         self.outline.remove(e.sec, e.line)
 
     def put(self, title: str, claim: Claim) -> None:
-        if not any(e.claim.cites == claim.cites for e in self._by_norm.get(_norm(claim.text), [])):
+        if not any(e.claim.cites == claim.cites for e in self._exact(_norm(claim.text))):
             self._append(title, claim)
             if day_of(title):
-                self.dates.append(day_of(title))
+                self._dated(day_of(title))
+
+    def _dated(self, day: str) -> None:
+        self.first_day = min(self.first_day, day) if self.dated else day
+        self.last_day = max(self.last_day, day) if self.dated else day
+        self.dated = True
 
     # -- indexes -------------------------------------------------------------------
 
+    def _exact(self, norm: str) -> list[_Entry]:
+        got = self._by_norm.get(norm, [])
+        return got if isinstance(got, list) else [got]
+
     def _index(self, e: _Entry) -> None:
-        self._all[id(e)] = e
-        self._by_norm.setdefault(e.norm, []).append(e)
+        self._all[e] = None
+        got = self._by_norm.setdefault(e.norm, e)
+        if isinstance(got, list):
+            got.append(e)
+        elif got is not e:
+            self._by_norm[e.norm] = [got, e]
         if not e.current:
             return
         for key in _keys(e.norm):
@@ -173,8 +200,12 @@ class WikiPage:
             self._by_slot.setdefault(e.slot, []).append(e)
 
     def _unindex(self, e: _Entry) -> None:
-        del self._all[id(e)]
-        self._by_norm[e.norm].remove(e)
+        del self._all[e]
+        got = self._by_norm[e.norm]
+        if isinstance(got, list):
+            got.remove(e)
+        else:
+            del self._by_norm[e.norm]
         for key in _keys(e.norm):
             bucket = self._by_key.get(key, [])
             if e in bucket:
@@ -185,7 +216,7 @@ class WikiPage:
     def _slots(self, slot: str) -> list[_Entry]:
         if self._by_slot is None:  # built on first need: most pages never supersede
             self._by_slot = {}
-            for e in self._all.values():
+            for e in self._all:
                 if e.current:
                     self._slot_index(e)
         return list(self._by_slot.get(slot, []))
@@ -194,7 +225,7 @@ class WikiPage:
         """File ``fact``; returns what happened: added, merged, superseded or duplicate."""
         result = self._add(fact)
         if result != "duplicate":
-            self.dates.append(fact.evidence[0].date)
+            self._dated(fact.evidence[0].date)
         return result
 
     def _append(self, title: str, claim: Claim) -> None:
@@ -206,7 +237,7 @@ class WikiPage:
         refs = {e.ref for e in fact.evidence}
         new = _norm(fact.text)
         day = fact.evidence[0].date
-        exact = self._by_norm.get(new, [])
+        exact = self._exact(new)
         for e in exact:
             if refs <= {self.sources.ref_of(n) for n in e.claim.cites}:
                 return "duplicate"  # filed before (a session read again after it grew)
@@ -271,11 +302,10 @@ class WikiPage:
         summary = self._summary()
         if summary:
             meta["summary"] = summary
-        if self.dates:
-            first = min(self.dates)
+        if self.dated:
             if not meta.get("created"):
-                meta["created"] = as_date(first)
-            last = max([*self.dates, str(meta.get("updated") or "")])
+                meta["created"] = as_date(self.first_day)
+            last = max(self.last_day, str(meta.get("updated") or ""))
             meta["updated"] = as_date(last)
         if not meta.get("updated"):
             # A page that got no dated claim this run (e.g. created as a link target) still
@@ -291,7 +321,7 @@ class WikiPage:
     def _current_in_order(self) -> list[_Entry]:
         """The claims of the dated sections in page order, each as its indexed entry (whose
         slot is worked out once), so a page of hundreds of claims is not parsed again."""
-        by_line = {e.line: e for e in self._all.values()}  # one line, one claim and slot
+        by_line = {e.line: e for e in self._all}  # one line, one claim and slot
         out: list[_Entry] = []
         for sec in self.outline.sections:
             if not day_of(sec.title):
@@ -413,7 +443,7 @@ def _link_pages(
     assert registry is not None
     edges: dict[str, set[str]] = {}
     for sid, others in named.items():
-        if sid not in pages or not pages[sid].dates:
+        if sid not in pages or not pages[sid].dated:
             continue
         for other in others:
             edges.setdefault(sid, set()).add(other)

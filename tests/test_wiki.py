@@ -380,3 +380,43 @@ def test_a_words_facet_is_the_first_whose_cues_have_it() -> None:
             (f for f, cues in facets._WORDS.items() if w in cues or w.rstrip("s") in cues), None
         )
         assert facets._facet_of(w) == linear, w
+
+
+def test_a_claim_said_again_after_it_was_superseded_keeps_both_lines_and_the_dates() -> None:
+    """One text on the page twice (History and current), sessions filed out of date order:
+    the lookups by text and the page's first and last day give the page they always gave."""
+    page = WikiPage(Subject("dana", "Dana", "person", "knowledge/people/dana.md"), None, set())
+    lisbon = _fact("Dana lives in Lisbon.", "2023-03-10", 1, "city")
+    assert page.add(lisbon) == "added"
+    assert page.add(_fact("Dana lives in Porto.", "2023-04-02", 2, "city")) == "superseded"
+    assert page.add(_fact("Dana lives in Lisbon.", "2023-05-20", 3, "city")) == "superseded"
+    assert page.add(lisbon) == "duplicate"  # its evidence is on the History line
+    assert page.add(_fact("Dana lives in Lisbon.", "2023-01-15", 4, "city")) == "merged"
+    assert page.add(_fact("Dana drinks green tea.", "2022-12-01", 5)) == "added"
+    body = page.outline.render()
+    assert body.count("Dana lives in Lisbon.") == 2
+    history = body.split("## History", 1)[1]
+    assert "- Dana lives in Lisbon. [cite:1] (superseded on 2023-04-02)" in history
+    assert "- Dana lives in Porto. [cite:2] (superseded on 2023-05-20)" in history
+    assert "- Dana lives in Lisbon. [cite:3][cite:4]\n" in body.split("## History", 1)[0]
+    meta = parse_page(page.render(), "knowledge/people/dana.md").meta
+    assert str(meta["created"]) == "2022-12-01" and str(meta["updated"]) == "2023-05-20"
+    assert [s["ref"] for s in meta["sources"]] == [
+        f"sessions/transcripts/{d}-s.md#t{n}"
+        for n, d in enumerate(["2023-03-10", "2023-04-02", "2023-05-20", "2023-01-15"], 1)
+    ] + ["sessions/transcripts/2022-12-01-s.md#t5"]
+
+
+def test_a_repeated_claim_merges_into_the_first_of_its_lines() -> None:
+    text = (
+        "---\nid: dana\ntitle: Dana\ntype: person\nsources:\n"
+        "- id: 1\n  ref: sessions/transcripts/a.md#t1\n  at: 2023-01-01\n  hash: '00000001'\n"
+        "- id: 2\n  ref: sessions/transcripts/b.md#t1\n  at: 2023-02-01\n  hash: '00000002'\n"
+        "---\n# Dana\n\n## 2023-01-01 (1 January 2023)\n\n- Dana drinks tea. [cite:1]\n\n"
+        "## 2023-02-01 (1 February 2023)\n\n- Dana drinks tea. [cite:2]\n"
+    )
+    page = WikiPage(Subject("dana", "Dana", "person", "knowledge/people/dana.md"), text, set())
+    assert page.add(_fact("Dana drinks tea.", "2023-03-01", 3)) == "merged"
+    first, second = page.outline.render().split("## 2023-02-01", 1)
+    assert "- Dana drinks tea. [cite:1][cite:3]" in first
+    assert "- Dana drinks tea. [cite:2]\n" in second
