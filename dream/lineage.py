@@ -246,7 +246,9 @@ def _check_sources(
 
 
 def _check_reads(rs: Sequence[Receipt], add: Any) -> None:
-    commits = sorted((r.at, r.version) for r in _committed(rs) if r.version)
+    # by time, and within one second (receipt times are to the second) in log order: two
+    # runs can commit within a second, and sorting by version would pick one by its hash
+    commits = sorted(((r.at, r.version) for r in _committed(rs) if r.version), key=lambda c: c[0])
     every_committed = {v for _, v in commits}
 
     def committed_at(when: dt.datetime) -> str:
@@ -345,11 +347,13 @@ def _check_evidence(
     for r in committed:
         if not r.version:
             add("uncertain", "committed", "committed receipt without a version")
-    by_time: dict[dt.datetime, set[str]] = {}
+    # One run commits one version of an item; two runs may commit within the same second
+    # (receipt times are to the second), and then their log order says which came last.
+    by_time: dict[tuple[dt.datetime, str], set[str]] = {}
     for r in committed:
-        by_time.setdefault(r.at, set()).add(r.version)
+        by_time.setdefault((r.at, r.run_id), set()).add(r.version)
     if any(len(v) > 1 for v in by_time.values()):
-        add("uncertain", "committed", "contradictory committed versions at the same time")
+        add("uncertain", "committed", "contradictory committed versions in one run")
     current = facts.versions.get(item, "")
     last = committed[-1].version if committed else ""
     if kind == "page" and current and last and current != last:
