@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import re
 
-from dream.pagewriter import render_note
-from dream.subjects import slugify
+from dream.pagewriter import as_date, render_note
+from dream.subjects import Subject, slugify
 from dream.workset import Filing, Workset
+from memoryfs.page import parse_page, render_page
 
-__all__ = ["maybe_note", "wants_note"]
+__all__ = ["maybe_note", "retire_note", "wants_note"]
 
 _RESOLVED_RE = re.compile(r"\d{4}\s\(\"[^\"]+\"\)")
 _TITLE_CHARS = 90
@@ -62,17 +63,22 @@ def _title(text: str) -> str:
     return text[:_TITLE_CHARS].rsplit(" ", 1)[0].rstrip(",;:") + " …"
 
 
+def _base(subject: Subject, text: str, day: str) -> str:
+    """The name a note of ``text``, said on ``day``, gets (before any clash suffix)."""
+    words = [
+        w
+        for w in re.findall(r"[a-z0-9]+", text.lower())
+        if w not in _STOP and w not in subject.title.lower().split()
+    ]
+    return slugify(f"{subject.id} {day} {' '.join(words[:6])}", 80)
+
+
 def maybe_note(ws: Workset, filing: Filing) -> str:
     """Write the note for ``filing`` if it wants one and has none yet; its path or ""."""
     if not wants_note(filing) or ws.registry is None:
         return ""
     subject, fact = filing.subject, filing.fact
-    words = [
-        w
-        for w in re.findall(r"[a-z0-9]+", fact.text.lower())
-        if w not in _STOP and w not in subject.title.lower().split()
-    ]
-    base = slugify(f"{subject.id} {fact.evidence[0].date} {' '.join(words[:6])}", 80)
+    base = _base(subject, fact.text, fact.evidence[0].date)
     folder = f"notes/{subject.id}"
     if ws.exists(f"{folder}/{base}.md"):
         return ""  # this session's note was written by an earlier run
@@ -84,4 +90,29 @@ def maybe_note(ws: Workset, filing: Filing) -> str:
             note_id, _title(fact.text), fact.text, fact.evidence, (subject.id, subject.title)
         ),
     )
+    return rel
+
+
+def retire_note(ws: Workset, subject: Subject, text: str, said: str, on: str) -> str:
+    """Mark the note of a claim ``subject``'s page superseded ``on`` a day as superseded
+    too (``status: superseded``, its line marked like the page's); its path or "".
+
+    The note is found by the name ``maybe_note`` gave it (a note renamed for a clash is
+    not found, and stays as it was)."""
+    rel = f"notes/{subject.id}/{_base(subject, text, said)}.md"
+    old = ws.read(rel)
+    if old is None:
+        return ""
+    note = parse_page(old, rel)
+    if note.meta.get("status") == "superseded" or note.type != "note":
+        return ""
+    lines = note.body.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith("- ") and "[cite:" in line:
+            lines[i] = f"{line} (superseded on {on})"
+            break
+    else:
+        return ""
+    marked = note.with_meta(status="superseded", updated=as_date(max(on, note.updated)))
+    ws.write(rel, render_page(marked.with_body("\n".join(lines))))
     return rel

@@ -121,6 +121,8 @@ class WikiPage:
         # the days of the claims filed this run, as their first and last (not one string a claim)
         self.dated = False
         self.first_day = self.last_day = ""
+        # (text, day said, day superseded) of claims this page just superseded (for their notes)
+        self.retired: list[tuple[str, str, str]] = []
         # norm -> its entry, or its entries when several share it (most norms have one)
         self._by_norm: dict[str, _Entry | list[_Entry]] = {}
         self._by_key: dict[str, list[_Entry]] = {}
@@ -267,12 +269,14 @@ class WikiPage:
                 # a session read late: the page already holds a newer value
                 later = min(day_of(e.sec.title) for e in older if day_of(e.sec.title) > day)
                 self._append(HISTORY, Claim(claim.text, claim.cites, f" (superseded on {later})"))
+                self.retired.append((claim.text, day, later))
                 return "superseded"
             for e in older:
                 self._unindex(e)
                 self.outline.remove(e.sec, e.line)
                 tail = f"{e.claim.tail} (superseded on {day})"
                 self._append(HISTORY, Claim(e.claim.text, e.claim.cites, tail))
+                self.retired.append((e.claim.text, day_of(e.sec.title), day))
             self._append(day_title(day), claim)
             return "superseded" if older else "added"
         self._append(day_title(day), claim)
@@ -383,6 +387,9 @@ def run(ctx: EngineContext, ws: Workset) -> None:
             ws.report.claims_superseded += result == "superseded"
         if filing.primary:
             notes.maybe_note(ws, filing)
+        for text, said, on in page.retired:  # a note must not keep a superseded fact current
+            notes.retire_note(ws, filing.subject, text, said, on)
+        page.retired.clear()
     registry = ws.registry
     assert registry is not None
     for page in list(pages.values()):

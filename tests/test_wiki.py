@@ -108,6 +108,41 @@ def test_role_change_supersedes_with_history(tmp_store: Store) -> None:
     assert validate_store(tmp_store) == []
 
 
+def _role_notes(store: Store) -> dict[str, tuple[str, list[bool]]]:
+    """Dana's notes: first claim words -> (status, superseded flag of each claim)."""
+    out: dict[str, tuple[str, list[bool]]] = {}
+    for path in sorted((store.memory / "notes" / "dana").glob("*.md")):
+        rel = path.relative_to(store.memory).as_posix()
+        page = parse_page(_page(store, rel), rel)
+        claims = extract_claims(page)
+        key = " ".join(claims[0].text.split()[:6]) if claims else rel
+        out[key] = (str(page.meta.get("status", "current")), [c.superseded for c in claims])
+    return out
+
+
+@pytest.mark.parametrize("order", ["in order", "late session"])
+def test_a_superseded_claim_s_note_is_superseded_too(tmp_store: Store, order: str) -> None:
+    sessions = [
+        ("2026-01-05-job", "2026-01-05T09:00", "I'm a postdoc at the Marlow Institute."),
+        (
+            "2026-02-11-job",
+            "2026-02-11T09:00",
+            "I started as staff scientist at Tidewater Analytics.",
+        ),
+    ]
+    if order == "late session":  # the older session is read after the newer one
+        sessions.reverse()
+    for sid, started, text in sessions:
+        write_session(tmp_store, sid, started, [(USER, text), (BOT, "Noted.")])
+        consolidate(tmp_store)
+    notes = _role_notes(tmp_store)
+    old = next(v for k, v in notes.items() if "postdoc" in k)
+    new = next(v for k, v in notes.items() if "staff scientist" in k)
+    assert old == ("superseded", [True])  # the note no longer states the old role as current
+    assert new == ("current", [False])
+    assert validate_store(tmp_store) == []
+
+
 def test_a_late_session_does_not_override_a_newer_value() -> None:
     page = WikiPage(Subject("dana", "Dana", "person", "knowledge/people/dana.md"), None, {"Dana"})
     assert (
