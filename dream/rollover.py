@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 from dream.pagewriter import HISTORY, Claim, day_of
 
 if TYPE_CHECKING:
-    from dream.wiki import WikiPage
+    from dream.wikipage import WikiPage
 
 __all__ = [
     "ROLL_AT",

@@ -21,7 +21,7 @@ from dream import rollover
 from dream.pagewriter import Outline, parse_claim
 from dream.records import Evidence, Fact
 from dream.subjects import Subject
-from dream.wiki import MAX_CITES, WikiPage
+from dream.wikipage import MAX_CITES, WikiPage
 from memoryfs.claims import extract_claims
 from memoryfs.page import parse_page
 from memoryfs.store import Store

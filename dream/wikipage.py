@@ -1,0 +1,348 @@
+"""A subject page as the wiki phase edits it: its claims indexed for merging and supersession.
+
+Job: ``WikiPage`` loads a page's text once and files facts on it: a claim already held with
+that evidence is a duplicate, a near-duplicate current claim takes the new citations (up to
+``MAX_CITES``), a claim filling the same functional slot (role, city, manager, a changed
+preference) supersedes the current one (the old line moves under ``## History`` marked
+``(superseded on <date>)``), anything else goes under the session's dated section. It also
+gives rollover (``dream.rollover``) the entries it moves, adds Related links, and renders
+the page with refreshed frontmatter (sources, aliases, ``summary``, ``updated``).
+Boundary: one page in memory; the phase that drives it is ``dream.wiki``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from rapidfuzz import fuzz
+
+from dream.extract import CHANGE_RE, claim_slot
+from dream.facets import profile
+from dream.pagewriter import (
+    HISTORY,
+    RELATED,
+    Claim,
+    Outline,
+    Section,
+    Sources,
+    as_date,
+    day_of,
+    day_title,
+    load_page_text,
+    new_subject_body,
+    page_text,
+    parse_claim,
+    render_claim,
+)
+from dream.records import Fact
+from dream.subjects import Subject
+from memoryfs.errors import PageError
+from memoryfs.page import Page
+
+__all__ = ["MAX_CITES", "WikiPage"]
+
+_LINK_RE = re.compile(r"\[\[([^\[\]|\n]+)")
+_MERGE_RATIO = 92
+MAX_CITES = 8  # citations kept on one claim; later repetitions do not touch the page
+_SUMMARY_CHARS = 140
+_PERSON_SUMMARY_CHARS = 200
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split()).rstrip(".!;,: ")
+
+
+def _keys(norm: str) -> tuple[str, str]:
+    """Blocking keys for near-duplicates: two claims 92% alike share their first or their
+    last three words, so only those are compared (a page may hold thousands of claims)."""
+    words = norm.split()
+    return "^" + " ".join(words[:3]), "$" + " ".join(words[-3:])
+
+
+class _Entry:
+    """A claim line of the page, with what the indexes need. The claim's text is the slice
+    of its line after "- " (where it is: nearly always), so it is not held twice."""
+
+    __slots__ = ("sec", "line", "norm", "slot", "cites", "tail", "_text")
+
+    def __init__(self, sec: Section, line: str, claim: Claim) -> None:
+        self.sec, self.line = sec, line
+        self.cites, self.tail = claim.cites, claim.tail
+        text = claim.text
+        # where the text ends in the line, else the text itself
+        self._text: int | str = 2 + len(text) if line.startswith(text, 2) else text
+        self.norm = _norm(text)
+        self.slot: str | None = None
+
+    @property
+    def claim(self) -> Claim:
+        at = self._text
+        text = self.line[2:at] if isinstance(at, int) else at
+        return Claim(text, self.cites, self.tail)
+
+    @property
+    def current(self) -> bool:
+        return bool(day_of(self.sec.title))
+
+
+class WikiPage:
+    """One subject page being edited in memory, with its claims indexed by text, by
+    near-duplicate key and by slot, so filing a claim costs the same on a page of ten
+    claims as on a page of ten thousand."""
+
+    def __init__(self, subject: Subject, text: str | None, speakers: set[str]) -> None:
+        self.subject = subject
+        self.page: Page | None = None
+        if text is not None:
+            try:
+                self.page = load_page_text(text, subject.path)
+            except PageError:
+                self.page = None
+        body = self.page.body if self.page else new_subject_body(subject.title)
+        self.meta: dict[str, Any] = dict(self.page.meta) if self.page else {}
+        self.outline = Outline(body)
+        self.sources = Sources(self.meta.get("sources"))
+        self.names = [subject.title, subject.title.split()[0], *subject.aliases]
+        if subject.type == "person" and subject.title in speakers:
+            self.names.append("We")
+        self.kind = "preference" if subject.type == "preference" else ""
+        # the days of the claims filed this run, as their first and last (not one string a claim)
+        self.dated = False
+        self.first_day = self.last_day = ""
+        # (text, day said, day superseded) of claims this page just superseded (for their notes)
+        self.retired: list[tuple[str, str, str]] = []
+        # norm -> its entry, or its entries when several share it (most norms have one)
+        self._by_norm: dict[str, _Entry | list[_Entry]] = {}
+        self._by_key: dict[str, list[_Entry]] = {}
+        self._by_slot: dict[str, list[_Entry]] | None = None
+        self._all: dict[_Entry, None] = {}  # every entry, in the order indexed
+        for sec, line, claim in self.outline.claims():
+            self._index(_Entry(sec, line, claim))
+
+    # -- what rollover needs ----------------------------------------------------------
+
+    def current_count(self) -> int:
+        return sum(1 for e in self._all if e.current)
+
+    def history_count(self) -> int:
+        return sum(1 for e in self._all if e.sec.title == HISTORY)
+
+    def _ordered(self, keep: Callable[[_Entry], bool]) -> list[_Entry]:
+        entries = [e for e in self._all if keep(e)]
+        return sorted(entries, key=lambda e: (e.sec.title, e.sec.lines.index(e.line)))
+
+    def current_entries(self) -> list[_Entry]:
+        """Current claims, oldest section first, in page order within a section."""
+        return self._ordered(lambda e: e.current)
+
+    def history_entries(self) -> list[_Entry]:
+        return self._ordered(lambda e: e.sec.title == HISTORY)
+
+    def slot_of(self, e: _Entry) -> str:
+        if e.slot is None:
+            e.slot = claim_slot(e.claim.text, self.names, self.kind)
+        return e.slot
+
+    def first_date(self) -> str:
+        dated = [d for sec in self.outline.sections if (d := day_of(sec.title))]
+        return min(dated) if dated else ""
+
+    def take(self, e: _Entry) -> None:
+        self._unindex(e)
+        self.outline.remove(e.sec, e.line)
+
+    def put(self, title: str, claim: Claim) -> None:
+        if not any(e.claim.cites == claim.cites for e in self._exact(_norm(claim.text))):
+            self._append(title, claim)
+            if day_of(title):
+                self._dated(day_of(title))
+
+    def _dated(self, day: str) -> None:
+        self.first_day = min(self.first_day, day) if self.dated else day
+        self.last_day = max(self.last_day, day) if self.dated else day
+        self.dated = True
+
+    # -- indexes -------------------------------------------------------------------
+
+    def _exact(self, norm: str) -> list[_Entry]:
+        got = self._by_norm.get(norm, [])
+        return got if isinstance(got, list) else [got]
+
+    def _index(self, e: _Entry) -> None:
+        self._all[e] = None
+        got = self._by_norm.setdefault(e.norm, e)
+        if isinstance(got, list):
+            got.append(e)
+        elif got is not e:
+            self._by_norm[e.norm] = [got, e]
+        if not e.current:
+            return
+        for key in _keys(e.norm):
+            self._by_key.setdefault(key, []).append(e)
+        if self._by_slot is not None:
+            self._slot_index(e)
+
+    def _slot_index(self, e: _Entry) -> None:
+        assert self._by_slot is not None
+        if e.slot is None:
+            e.slot = claim_slot(e.claim.text, self.names, self.kind)
+        if e.slot:
+            self._by_slot.setdefault(e.slot, []).append(e)
+
+    def _unindex(self, e: _Entry) -> None:
+        del self._all[e]
+        got = self._by_norm[e.norm]
+        if isinstance(got, list):
+            got.remove(e)
+        else:
+            del self._by_norm[e.norm]
+        for key in _keys(e.norm):
+            bucket = self._by_key.get(key, [])
+            if e in bucket:
+                bucket.remove(e)
+        if self._by_slot is not None and e.slot:
+            self._by_slot[e.slot].remove(e)
+
+    def _slots(self, slot: str) -> list[_Entry]:
+        if self._by_slot is None:  # built on first need: most pages never supersede
+            self._by_slot = {}
+            for e in self._all:
+                if e.current:
+                    self._slot_index(e)
+        return list(self._by_slot.get(slot, []))
+
+    def add(self, fact: Fact) -> str:
+        """File ``fact``; returns what happened: added, merged, superseded or duplicate."""
+        result = self._add(fact)
+        if result != "duplicate":
+            self._dated(fact.evidence[0].date)
+        return result
+
+    def _append(self, title: str, claim: Claim) -> None:
+        line = render_claim(claim)
+        sec = self.outline.append(title, line)
+        self._index(_Entry(sec, line, claim))
+
+    def _add(self, fact: Fact) -> str:
+        refs = {e.ref for e in fact.evidence}
+        new = _norm(fact.text)
+        day = fact.evidence[0].date
+        exact = self._exact(new)
+        for e in exact:
+            if refs <= {self.sources.ref_of(n) for n in e.claim.cites}:
+                return "duplicate"  # filed before (a session read again after it grew)
+        near = [e for e in exact if e.current]
+        seen = {id(e) for e in near}
+        for key in _keys(new):
+            for e in self._by_key.get(key, []):
+                if id(e) not in seen and fuzz.ratio(e.norm, new) >= _MERGE_RATIO:
+                    near.append(e)
+                    seen.add(id(e))
+        if near:
+            e = near[0]
+            if len(e.claim.cites) >= MAX_CITES:
+                return "duplicate"  # said often enough: more citations add bulk, not proof
+            cited = {self.sources.ref_of(n) for n in e.claim.cites}
+            extra = tuple(self.sources.cite(ev) for ev in fact.evidence if ev.ref not in cited)
+            merged = Claim(e.claim.text, e.claim.cites + extra, e.claim.tail)
+            self._unindex(e)
+            line = render_claim(merged)
+            self.outline.replace(e.sec, e.line, line)
+            self._index(_Entry(e.sec, line, merged))
+            return "merged"
+        claim = Claim(fact.text, tuple(dict.fromkeys(self.sources.cite(e) for e in fact.evidence)))
+        if fact.slot and (not fact.slot.startswith("preference") or CHANGE_RE.search(fact.text)):
+            older = self._slots(fact.slot)
+            if any(day_of(e.sec.title) > day for e in older):
+                # a session read late: the page already holds a newer value
+                later = min(day_of(e.sec.title) for e in older if day_of(e.sec.title) > day)
+                self._append(HISTORY, Claim(claim.text, claim.cites, f" (superseded on {later})"))
+                self.retired.append((claim.text, day, later))
+                return "superseded"
+            for e in older:
+                self._unindex(e)
+                self.outline.remove(e.sec, e.line)
+                tail = f"{e.claim.tail} (superseded on {day})"
+                self._append(HISTORY, Claim(e.claim.text, e.claim.cites, tail))
+                self.retired.append((e.claim.text, day_of(e.sec.title), day))
+            self._append(day_title(day), claim)
+            return "superseded" if older else "added"
+        self._append(day_title(day), claim)
+        return "added"
+
+    def link(self, targets: list[tuple[str, str]]) -> None:
+        """Add ``[[id|title]]`` lines under Related for targets not linked yet."""
+        have = {m.group(1).strip() for m in _LINK_RE.finditer(self.outline.render())}
+        for sid, title in sorted(targets):
+            if sid not in have and sid != self.subject.id:
+                self.outline.append(RELATED, f"- [[{sid}|{title}]]")
+                have.add(sid)
+
+    @property
+    def changed(self) -> bool:
+        return self.outline.changed or self.sources.changed
+
+    def render(self) -> str:
+        """The page text; unchanged frontmatter keeps its bytes."""
+        meta = dict(self.meta)
+        meta["id"] = meta.get("id") or self.subject.id
+        meta["title"] = meta.get("title") or self.subject.title
+        meta["type"] = meta.get("type") or self.subject.type
+        aliases = [a for a in self.subject.aliases if a.lower() != self.subject.title.lower()]
+        if aliases:
+            meta["aliases"] = aliases
+        summary = self._summary()
+        if summary:
+            meta["summary"] = summary
+        if self.dated:
+            if not meta.get("created"):
+                meta["created"] = as_date(self.first_day)
+            last = max(self.last_day, str(meta.get("updated") or ""))
+            meta["updated"] = as_date(last)
+        if not meta.get("updated"):
+            # A page that got no dated claim this run (e.g. created as a link target) still
+            # needs 'updated': the newest evidence it holds, else when it was created.
+            ats = [str(e.get("at")) for e in self.sources.entries if e.get("at")]
+            fallback = max(ats) if ats else str(meta.get("created") or "")
+            if fallback:
+                meta["updated"] = as_date(fallback)
+        if self.sources.entries:
+            meta["sources"] = self.sources.entries
+        return page_text(self.page or Page(meta={}, body=""), meta, self.outline.render())
+
+    def _current_in_order(self) -> list[_Entry]:
+        """The claims of the dated sections in page order, each as its indexed entry (whose
+        slot is worked out once), so a page of hundreds of claims is not parsed again."""
+        by_line = {e.line: e for e in self._all}  # one line, one claim and slot
+        out: list[_Entry] = []
+        for sec in self.outline.sections:
+            if not day_of(sec.title):
+                continue
+            for line in sec.lines:
+                e = by_line.get(line)
+                if e is None and (claim := parse_claim(line)) is not None:
+                    e = _Entry(sec, line, claim)
+                if e is not None:
+                    out.append(e)
+        return out
+
+    def _summary(self) -> str:
+        """One line for INDEX.md: the current role and city claims, else the first claim; for
+        a person, the role and city, then the things their claims keep coming back to."""
+        entries = self._current_in_order()
+        current = [e.claim for e in entries]
+        if not current:
+            return str(self.meta.get("summary") or "")
+        slotted = [e.claim.text for e in entries if self.slot_of(e) in ("role", "city")]
+        if self.subject.type == "person":
+            # a person: the role and city, then what their claims keep coming back to
+            parts = [t.rstrip(".") for t in slotted[-2:]]
+            parts += profile([c.text for c in current], tuple(self.names))
+            line, limit = "; ".join(parts), _PERSON_SUMMARY_CHARS
+        else:
+            line, limit = " ".join(slotted[-2:] if slotted else [current[0].text]), _SUMMARY_CHARS
+        if len(line) > limit:
+            line = line[:limit].rsplit(" ", 1)[0].rstrip(",;:") + " …"
+        return line
