@@ -25,9 +25,11 @@ __all__ = [
     "PLAN_RE",
     "PREFERENCE_RE",
     "WE_RE",
+    "SLOT_SEP",
     "claim_slot",
     "classify",
     "informative",
+    "slot_parts",
 ]
 
 # "I" only capitalized (a lone "i" is rarely the speaker); "My"/"Me" open sentences.
@@ -63,6 +65,8 @@ CHANGE_RE = re.compile(
     r"rather than|changed|changing)\b",
     re.IGNORECASE,
 )
+_PRONOUN = "(?i:he|she|they)"
+SLOT_SEP = "+"  # between the slots of a claim that fills several ("city+role")
 _NEGATED_RE = re.compile(r"\b(?:no longer|not|n['’]t|never|used to|former|ex-|would|might)\b")
 _ROLE_RE = "|".join(sorted(ROLE_NOUNS, key=len, reverse=True))
 INSTRUCTION_RE = re.compile(
@@ -118,34 +122,54 @@ def classify(text: str, has_date: bool, future: bool) -> str:
     return "fact"
 
 
+def _clause_slot(clause: str) -> str:
+    """The slot one clause fills, ``clause`` being what follows the subject."""
+    if re.match(
+        r"^\s+(?:is|was|has been|started|starts|will start|became|becomes|works|worked|"
+        r"joined|is now|now works)\s+(?:now\s+|currently\s+|officially\s+)?"
+        rf"(?:as\s+(?:a\s+|an\s+|the\s+)?|a\s+|an\s+|the\s+)(?:[\w-]+\s+){{0,3}}?"
+        rf"(?:{_ROLE_RE}|[a-z]+(?:ist|ician))s?\b",
+        clause,
+        re.IGNORECASE,
+    ) or re.match(r"^\s+(?:now\s+)?(?:works?|worked|working)\s+(?:at|for)\s+[A-Z]", clause):
+        return "role"
+    if re.match(
+        r"^\s+(?:\w+\s+){0,2}?(?:lives|lived|live|moved|moves|relocated|is based|"
+        r"are based|based)\s+(?:together\s+)?(?:in|to)\s+(?:the\s+)?[A-Z]",
+        clause,
+    ):
+        return "city"
+    if re.match(r"^\s+(?:now\s+)?(?:reports|is reporting|reporting)\s+to\s+[A-Z]", clause):
+        return "manager"
+    return ""
+
+
+def slot_parts(slot: str) -> tuple[str, ...]:
+    """The slots of a claim's slot label ("city+role" -> ("city", "role"); "" -> ())."""
+    return tuple(slot.split(SLOT_SEP)) if slot else ()
+
+
 def claim_slot(text: str, names: list[str], kind: str = "") -> str:
     """The functional slot a claim about ``names`` fills ("role", "city", "manager",
-    "preference:<thing>"), or "" when many such claims can hold at once."""
+    "preference:<thing>"), or "" when many such claims can hold at once. A claim that
+    fills several ("Dana moved to Lisbon, now works at Acme") gets them all, sorted and
+    joined by ``+`` ("city+role"; ``slot_parts`` splits them)."""
     subj = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True) if n)
     if not subj:
         return ""
     head = re.match(rf"^(?:{subj})\b", text)
     if head:
-        rest = text[head.end() :]
-        clause = re.split(r"[,;:]| and | but | which ", rest, maxsplit=1)[0]
-        if not _NEGATED_RE.search(clause):
-            if re.match(
-                r"^\s+(?:is|was|has been|started|starts|will start|became|becomes|works|worked|"
-                r"joined|is now|now works)\s+(?:now\s+|currently\s+|officially\s+)?"
-                rf"(?:as\s+(?:a\s+|an\s+|the\s+)?|a\s+|an\s+|the\s+)(?:[\w-]+\s+){{0,3}}?"
-                rf"(?:{_ROLE_RE}|[a-z]+(?:ist|ician))s?\b",
-                clause,
-                re.IGNORECASE,
-            ) or re.match(r"^\s+(?:now\s+)?(?:works|worked|working)\s+(?:at|for)\s+[A-Z]", clause):
-                return "role"
-            if re.match(
-                r"^\s+(?:\w+\s+){0,2}?(?:lives|lived|live|moved|moves|relocated|is based|"
-                r"are based|based)\s+(?:together\s+)?(?:in|to)\s+(?:the\s+)?[A-Z]",
-                clause,
-            ):
-                return "city"
-            if re.match(r"^\s+(?:now\s+)?(?:reports|is reporting|reporting)\s+to\s+[A-Z]", clause):
-                return "manager"
+        found: set[str] = set()
+        clauses = re.split(r"[,;:]| and | but | which ", text[head.end() :])
+        for i, clause in enumerate(clauses):
+            if i:
+                # a later clause counts when it goes on about the subject ("..., now works
+                # at Acme", "... and she lives in Porto"), not when it has a subject of its own
+                clause = re.sub(rf"^\s*((?i:now\s+)?)(?:{_PRONOUN}|{subj})?\b", r" \1", clause)
+            if not _NEGATED_RE.search(clause) and (slot := _clause_slot(clause)):
+                found.add(slot)
+        if found:
+            return SLOT_SEP.join(sorted(found))
     if kind == "preference":
         m = re.search(
             r"\b(?:prefers?|likes?|loves?|wants?|hates?|favou?rite|enjoys?)\s+"

@@ -17,7 +17,7 @@ from typing import Any
 from dream import notes, rollover
 from dream.engine import EngineContext
 from dream.subjects import Registry, Subject
-from dream.wikipage import WikiPage
+from dream.wikipage import Retired, WikiPage
 from dream.workset import Workset
 from memoryfs.index import write_indexes
 from memoryfs.store import Store
@@ -56,8 +56,10 @@ def run(ctx: EngineContext, ws: Workset) -> None:
             ws.report.claims_superseded += result == "superseded"
         if filing.primary:
             notes.maybe_note(ws, filing)
-        for text, said, on in page.retired:  # a note must not keep a superseded fact current
-            notes.retire_note(ws, filing.subject, text, said, on)
+        for old in page.retired:  # a note or another page must not keep it current
+            notes.retire_note(ws, filing.subject, old.text, old.said, old.on)
+            linked = [*page.linked(), *named.get(filing.subject.id, {})]
+            _retire_copies(page, old, linked, page_of, ws.registry)
         page.retired.clear()
     registry = ws.registry
     assert registry is not None
@@ -87,6 +89,28 @@ def run(ctx: EngineContext, ws: Workset) -> None:
         cache_path=ctx.store.cache_dir / STAGE_INDEX_CACHE,
     )
     ctx.progress("wiki", filed, filed)
+
+
+def _retire_copies(
+    page: WikiPage,
+    old: Retired,
+    linked: list[str],
+    page_of: Callable[[Subject], WikiPage],
+    registry: Registry | None,
+) -> None:
+    """A claim is filed on every subject it names ("Dana lives in Cascais" on Dana's page and
+    on Cascais's): when its subject's page supersedes it, the copies on the pages it names
+    among ``linked`` (the page's links, and the subjects its claims named this run) are
+    superseded too. (Copies already rolled into an archive stay as they are.)"""
+    if registry is None:
+        return
+    said = old.text.lower()
+    for sid in dict.fromkeys(linked):
+        subject = registry.subjects.get(sid)
+        if subject is None or sid == page.subject.id:
+            continue
+        if any(n.lower() in said for n in (subject.title, *subject.aliases) if n):
+            page_of(subject).retire_copy(old)
 
 
 def _roll(

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from rapidfuzz import fuzz
 
+from dream.cues import slot_parts
 from dream.extract import CHANGE_RE, claim_slot
 from dream.facets import profile
 from dream.pagewriter import (
@@ -41,7 +43,7 @@ from dream.subjects import Subject
 from memoryfs.errors import PageError
 from memoryfs.page import Page
 
-__all__ = ["MAX_CITES", "WikiPage"]
+__all__ = ["MAX_CITES", "Retired", "WikiPage"]
 
 _LINK_RE = re.compile(r"\[\[([^\[\]|\n]+)")
 _MERGE_RATIO = 92
@@ -59,6 +61,17 @@ def _keys(norm: str) -> tuple[str, str]:
     last three words, so only those are compared (a page may hold thousands of claims)."""
     words = norm.split()
     return "^" + " ".join(words[:3]), "$" + " ".join(words[-3:])
+
+
+@dataclass(frozen=True, slots=True)
+class Retired:
+    """A claim a page just superseded: its text, the day it was said, the day it was
+    superseded, and the turns it cites."""
+
+    text: str
+    said: str
+    on: str
+    refs: frozenset[str]
 
 
 class _Entry:
@@ -111,8 +124,8 @@ class WikiPage:
         # the days of the claims filed this run, as their first and last (not one string a claim)
         self.dated = False
         self.first_day = self.last_day = ""
-        # (text, day said, day superseded) of claims this page just superseded (for their notes)
-        self.retired: list[tuple[str, str, str]] = []
+        # claims this page just superseded, for their notes and their copies on other pages
+        self.retired: list[Retired] = []
         # norm -> its entry, or its entries when several share it (most norms have one)
         self._by_norm: dict[str, _Entry | list[_Entry]] = {}
         self._by_key: dict[str, list[_Entry]] = {}
@@ -188,8 +201,8 @@ class WikiPage:
         assert self._by_slot is not None
         if e.slot is None:
             e.slot = claim_slot(e.claim.text, self.names, self.kind)
-        if e.slot:
-            self._by_slot.setdefault(e.slot, []).append(e)
+        for part in slot_parts(e.slot):
+            self._by_slot.setdefault(part, []).append(e)
 
     def _unindex(self, e: _Entry) -> None:
         del self._all[e]
@@ -202,16 +215,19 @@ class WikiPage:
             bucket = self._by_key.get(key, [])
             if e in bucket:
                 bucket.remove(e)
-        if self._by_slot is not None and e.slot:
-            self._by_slot[e.slot].remove(e)
+        if self._by_slot is not None:
+            for part in slot_parts(e.slot or ""):
+                self._by_slot[part].remove(e)
 
     def _slots(self, slot: str) -> list[_Entry]:
+        """Current claims sharing a slot with ``slot`` ("city+role" shares both), page order."""
         if self._by_slot is None:  # built on first need: most pages never supersede
             self._by_slot = {}
             for e in self._all:
                 if e.current:
                     self._slot_index(e)
-        return list(self._by_slot.get(slot, []))
+        by_slot = self._by_slot
+        return list({id(e): e for part in slot_parts(slot) for e in by_slot.get(part, [])}.values())
 
     def add(self, fact: Fact) -> str:
         """File ``fact``; returns what happened: added, merged, superseded or duplicate."""
@@ -259,18 +275,42 @@ class WikiPage:
                 # a session read late: the page already holds a newer value
                 later = min(day_of(e.sec.title) for e in older if day_of(e.sec.title) > day)
                 self._append(HISTORY, Claim(claim.text, claim.cites, f" (superseded on {later})"))
-                self.retired.append((claim.text, day, later))
+                self.retired.append(Retired(claim.text, day, later, self._refs(claim)))
                 return "superseded"
             for e in older:
                 self._unindex(e)
                 self.outline.remove(e.sec, e.line)
                 tail = f"{e.claim.tail} (superseded on {day})"
                 self._append(HISTORY, Claim(e.claim.text, e.claim.cites, tail))
-                self.retired.append((e.claim.text, day_of(e.sec.title), day))
+                self.retired.append(Retired(e.claim.text, day_of(e.sec.title), day, self._refs(e)))
             self._append(day_title(day), claim)
             return "superseded" if older else "added"
         self._append(day_title(day), claim)
         return "added"
+
+    def _refs(self, c: Claim | _Entry) -> frozenset[str]:
+        return frozenset(self.sources.ref_of(n) for n in c.cites)
+
+    def retire_copy(self, old: Retired) -> bool:
+        """Supersede this page's current copy of a claim another page superseded (the same
+        text citing one of the same turns: a claim is filed on each subject it names)."""
+        copies = [e for e in self._exact(_norm(old.text)) if e.current and self._refs(e) & old.refs]
+        for e in copies:
+            self._unindex(e)
+            self.outline.remove(e.sec, e.line)
+            tail = f"{e.claim.tail} (superseded on {old.on})"
+            self._append(HISTORY, Claim(e.claim.text, e.claim.cites, tail))
+        return bool(copies)
+
+    def linked(self) -> list[str]:
+        """Ids this page links to under Related, in page order."""
+        return [
+            m.group(1).strip()
+            for sec in self.outline.sections
+            if sec.title == RELATED
+            for line in sec.lines
+            if (m := _LINK_RE.search(line))
+        ]
 
     def link(self, targets: list[tuple[str, str]]) -> None:
         """Add ``[[id|title]]`` lines under Related for targets not linked yet."""
@@ -335,7 +375,9 @@ class WikiPage:
         current = [e.claim for e in entries]
         if not current:
             return str(self.meta.get("summary") or "")
-        slotted = [e.claim.text for e in entries if self.slot_of(e) in ("role", "city")]
+        slotted = [
+            e.claim.text for e in entries if {"role", "city"} & set(slot_parts(self.slot_of(e)))
+        ]
         if self.subject.type == "person":
             # a person: the role and city, then what their claims keep coming back to
             parts = [t.rstrip(".") for t in slotted[-2:]]

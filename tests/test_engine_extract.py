@@ -129,6 +129,12 @@ def test_claim_slots() -> None:
     assert claim_slot("Dana now reports to Priya Natarajan.", names) == "manager"
     assert claim_slot("Dana would report to Priya.", names) == ""
     assert claim_slot("Dana prefers polars over pandas.", names, "preference") == "preference:polar"
+    # a later clause about the same subject fills its slot too; one with its own subject does not
+    assert claim_slot("Dana moved to Lisbon, now works at Acme.", names) == "city+role"
+    assert claim_slot("Dana moved to Porto and she works at Acme now.", names) == "city+role"
+    assert claim_slot("Dana moved to Lisbon, where Bo works at Acme.", names) == "city"
+    assert claim_slot("Dana met Priya, who works at Acme.", names) == ""
+    assert claim_slot("Dana moved to Lisbon, no longer works at Acme.", names) == "city"
 
 
 def test_summary_draft() -> None:

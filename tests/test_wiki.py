@@ -108,6 +108,26 @@ def test_role_change_supersedes_with_history(tmp_store: Store) -> None:
     assert validate_store(tmp_store) == []
 
 
+def test_a_claim_filling_two_slots_supersedes_the_old_value_of_each(tmp_store: Store) -> None:
+    said = [
+        ("2026-01-05-a", "I'm a postdoc at the Marlow Institute."),
+        ("2026-01-12-b", "I live in Hamburg."),
+        ("2026-02-11-c", "I moved to Lisbon, now I work at Tidewater Analytics."),
+    ]
+    for sid, text in said:
+        write_session(tmp_store, sid, f"{sid[:10]}T09:00", [(USER, text), (BOT, "Noted.")])
+        consolidate(tmp_store)
+    page = parse_page(_page(tmp_store, "knowledge/people/dana.md"))
+    claims = extract_claims(page)
+    current = [c.text for c in claims if not c.superseded]
+    old = [c.text for c in claims if c.superseded]
+    assert any("Lisbon" in t and "Tidewater" in t for t in current)
+    assert not any("postdoc" in t or "Hamburg" in t for t in current)
+    assert any("postdoc" in t and "(superseded on 2026-02-11)" in t for t in old)
+    assert any("Hamburg" in t and "(superseded on 2026-02-11)" in t for t in old)
+    assert validate_store(tmp_store) == []
+
+
 def _role_notes(store: Store) -> dict[str, tuple[str, list[bool]]]:
     """Dana's notes: first claim words -> (status, superseded flag of each claim)."""
     out: dict[str, tuple[str, list[bool]]] = {}
@@ -455,3 +475,25 @@ def test_a_repeated_claim_merges_into_the_first_of_its_lines() -> None:
     first, second = page.outline.render().split("## 2023-02-01", 1)
     assert "- Dana drinks tea. [cite:1][cite:3]" in first
     assert "- Dana drinks tea. [cite:2]\n" in second
+
+
+@pytest.mark.parametrize("runs", ["one run", "two runs"])
+def test_a_superseded_claim_is_superseded_on_the_other_pages_it_was_filed_on(
+    tmp_store: Store, runs: str
+) -> None:
+    said = [
+        ("2026-01-05-a", "I live in Cascais now, near the beach."),
+        ("2026-03-02-b", "I moved to Porto last week."),
+    ]
+    for sid, text in said:
+        write_session(tmp_store, sid, f"{sid[:10]}T09:00", [(USER, text), (BOT, "Noted.")])
+        if runs == "two runs":
+            consolidate(tmp_store)
+    consolidate(tmp_store)
+    place = parse_page(_page(tmp_store, "knowledge/places/cascais.md"))
+    (claim,) = [c for c in extract_claims(place) if "Cascais" in c.text]
+    assert claim.superseded and claim.section == "History"
+    assert "(superseded on 2026-03-02)" in claim.text and claim.citations
+    dana = parse_page(_page(tmp_store, "knowledge/people/dana.md"))
+    assert [c.superseded for c in extract_claims(dana) if "Cascais" in c.text] == [True]
+    assert validate_store(tmp_store) == []
