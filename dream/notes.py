@@ -45,6 +45,9 @@ _STOP = {
 }
 
 
+_CLASH_TRIES = 20  # names tried for a note renamed on a clash (base, base-2, ...)
+
+
 def wants_note(filing: Filing) -> bool:
     f = filing.fact
     if filing.subject.type == "topic":
@@ -97,11 +100,15 @@ def retire_note(ws: Workset, subject: Subject, text: str, said: str, on: str) ->
     """Mark the note of a claim ``subject``'s page superseded ``on`` a day as superseded
     too (``status: superseded``, its line marked like the page's); its path or "".
 
-    The note is found by the name ``maybe_note`` gave it (a note renamed for a clash is
-    not found, and stays as it was)."""
-    rel = f"notes/{subject.id}/{_base(subject, text, said)}.md"
-    old = ws.read(rel)
-    if old is None:
+    The note is found by the name ``maybe_note`` gave it, or that name with the suffix
+    ``Registry.new_id`` adds on a clash ("-2", "-3", ...), holding the claim's text."""
+    base = f"notes/{subject.id}/{_base(subject, text, said)}"
+    for n in range(1, _CLASH_TRIES + 1):
+        rel = f"{base}.md" if n == 1 else f"{base}-{n}.md"
+        old = ws.read(rel)
+        if old is not None and text in old:
+            break
+    else:
         return ""
     note = parse_page(old, rel)
     if note.meta.get("status") == "superseded" or note.type != "note":

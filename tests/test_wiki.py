@@ -163,6 +163,32 @@ def test_a_superseded_claim_s_note_is_superseded_too(tmp_store: Store, order: st
     assert validate_store(tmp_store) == []
 
 
+def test_the_note_of_a_superseded_claim_is_found_after_a_rename_on_a_clash(
+    tmp_store: Store,
+) -> None:
+    # a topic page holds the id the postdoc note would get, so the note is named "<id>-2"
+    taken = "dana-2026-01-05-postdoc-marlow-institute"
+    (tmp_store.memory / "knowledge/topics").mkdir(parents=True, exist_ok=True)
+    (tmp_store.memory / f"knowledge/topics/{taken}.md").write_text(
+        f"---\nid: {taken}\ntitle: Taken\ntype: topic\nupdated: 2026-01-01\n---\n# Taken\n",
+        encoding="utf-8",
+    )
+    tmp_store.commit("a page that takes the note's name")
+    said = [
+        ("2026-01-05-job", "I'm a postdoc at the Marlow Institute."),
+        ("2026-02-11-job", "I started as staff scientist at Tidewater Analytics."),
+    ]
+    for sid, text in said:
+        write_session(tmp_store, sid, f"{sid[:10]}T09:00", [(USER, text), (BOT, "Noted.")])
+        consolidate(tmp_store)
+    renamed = tmp_store.memory / f"notes/dana/{taken}-2.md"
+    assert renamed.is_file()
+    note = parse_page(renamed.read_text(encoding="utf-8"))
+    assert note.meta["status"] == "superseded"
+    assert "(superseded on 2026-02-11)" in note.body
+    assert validate_store(tmp_store) == []
+
+
 def test_a_late_session_does_not_override_a_newer_value() -> None:
     page = WikiPage(Subject("dana", "Dana", "person", "knowledge/people/dana.md"), None, {"Dana"})
     assert (
