@@ -64,6 +64,10 @@ def test_answer_tokens_drop_stopwords_and_keep_months_and_numbers() -> None:
     assert answer_tokens("7 May 2023") == {"7", "may", "2023"}
     assert answer_tokens("The week before June 9, 2023") == {"week", "june", "9", "2023"}
     assert answer_tokens("No") == {"no"}  # all stopwords: keep them
+    # a number glued to a word is two tokens; an ordinal or a unit stays one
+    assert answer_tokens("The week before 3June, 2022") == {"week", "3", "june", "2022"}
+    assert answer_tokens("October 13th at 10am") == {"october", "13th", "10am"}
+    assert words("covid19 s01") == ["covid", "19", "s01"]
     assert answer_tokens("") == frozenset()
 
 

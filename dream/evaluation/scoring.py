@@ -12,8 +12,10 @@ What is scored is what an agent would see within the token budget:
   the turn's anchor.
 - **answer token recall**: the share of the gold answer's distinct non-stopword
   tokens present among the output's tokens (lowercase ``\\w+`` runs, so numbers
-  compare as strings: "2022" matches "2022", never "two thousand"); ``exact`` is
-  whether the whole normalized answer occurs in the normalized output.
+  compare as strings: "2022" matches "2022", never "two thousand"; a number glued to
+  a word of three letters or more is two tokens, "3June" -> "3", "june", as a
+  typo'd gold answer would otherwise never match; "13th", "10am" stay one token);
+  ``exact`` is whether the whole normalized answer occurs in the normalized output.
 
 Text comparisons fold case and collapse whitespace, nothing more.
 """
@@ -58,6 +60,8 @@ _STOPWORD_TEXT = """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 _WORD_RE = re.compile(r"\w+")
+# between a number and a word glued to it ("3june", "june3"), not an ordinal or unit ("13th")
+_GLUED_RE = re.compile(r"(?<=\d)(?=[^\W\d_]{3})|(?<=[^\W\d_]{3})(?=\d)")
 _REF_RE = re.compile(r"sessions/transcripts/([A-Za-z0-9][A-Za-z0-9._-]*)\.md#t(\d+)")
 _SESSION_PATH_RE = re.compile(r"^(?:memory/)?sessions/(?:transcripts|summaries)/([^/#]+)\.md$")
 
@@ -67,7 +71,7 @@ def normalize_text(text: str) -> str:
 
 
 def words(text: str) -> list[str]:
-    return _WORD_RE.findall(text.lower())
+    return [part for run in _WORD_RE.findall(text.lower()) for part in _GLUED_RE.split(run)]
 
 
 def answer_tokens(answer: str) -> frozenset[str]:
