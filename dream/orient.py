@@ -7,9 +7,13 @@ base commit's tree, so uncommitted edits in the live tree never change a run.
 
 Reading every transcript and summary of a large store on every run would make an
 incremental run cost as much as a full one, so the per-file facts (a transcript's
-content hash and turn count, a summary's ``transcript_hash``) are memoized by Git
-blob id in ``.memoryfs/dream-orient.json``. A blob id names exact content, so the
-cache can never be stale; deleting it only costs one slow run.
+content hash, turn count and start, a summary's ``transcript_hash``) are memoized by
+Git blob id in ``.memoryfs/dream-orient.sqlite`` (``dream.blobcache``: a blob id
+names exact content, so the cache is never stale; one that cannot be read is rebuilt,
+one that cannot be used now is replaced by an in-memory one; deleting it only costs
+one slow run; the JSON file of the earlier design is deleted when seen). The commit's
+listing streams from ``git ls-tree`` into a temporary table and the pending sessions
+are asked in SQL, so only they are ever held in memory, whatever the store's size.
 
 Also here: the stop conditions (``memory.toml`` ``[dream]`` or the command line)
 and the deletion log. (The skill check is ``dream.skills``.)
@@ -17,17 +21,17 @@ and the deletion log. (The skill check is ``dream.skills``.)
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
+import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from dream.blobcache import ls_tree, with_blob_cache
 from dream.errors import DreamError
 from dream.records import PendingSession
 from dream.staging import run_git
-from memoryfs.atomic import atomic_write_text
 from memoryfs.errors import PageError
 from memoryfs.hashing import content_hash
 from memoryfs.page import parse_page
@@ -38,6 +42,7 @@ __all__ = [
     "StopConditions",
     "orient",
     "find_pending",
+    "CACHE_NAME",
     "parse_duration",
     "stop_conditions",
     "read_deletions",
@@ -48,8 +53,29 @@ TRANSCRIPTS = "memory/sessions/transcripts/"
 SUMMARIES = "memory/sessions/summaries/"
 DELETIONS = "memory/deletions.jsonl"
 HASH_KEY = "transcript_hash"
-_CACHE_NAME = "dream-orient.json"
+CACHE_NAME = "dream-orient.sqlite"
+_EARLIER = ("dream-orient.json",)  # the cache of the earlier design, loaded whole
 _CACHE_VERSION = 1
+_CHUNK = 256  # blobs read and learned together
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS transcripts(blob TEXT PRIMARY KEY, hash TEXT NOT NULL,"
+    " turns INTEGER NOT NULL, started TEXT NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS summaries(blob TEXT PRIMARY KEY, hash TEXT NOT NULL) WITHOUT ROWID",
+)
+_TEMP = (
+    # the commit's transcripts (kind 0) and summaries (kind 1)
+    "CREATE TEMP TABLE tree(kind INTEGER NOT NULL, sid TEXT NOT NULL, blob TEXT NOT NULL,"
+    " PRIMARY KEY (kind, sid)) WITHOUT ROWID",
+)
+# a transcript with no summary (new), or whose summary was written from other content
+_PENDING = (
+    "SELECT t.sid, c.hash, c.turns, s.blob IS NULL FROM tree t"
+    " JOIN transcripts c ON c.blob = t.blob"
+    " LEFT JOIN tree s ON s.kind = 1 AND s.sid = t.sid"
+    " LEFT JOIN summaries h ON h.blob = s.blob"
+    " WHERE t.kind = 0 AND (s.blob IS NULL OR h.hash IS NOT c.hash)"
+    " ORDER BY c.started, t.sid"
+)
 _TURN_RE = re.compile(r"^## t\d{1,7} · ", re.MULTILINE)
 _STARTED_RE = re.compile(r"^started:\s*['\"]?([^'\"\n]+)", re.MULTILINE)
 _DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([hms]?)")
@@ -138,29 +164,51 @@ def orient(
 # -- pending sessions ------------------------------------------------------------
 
 
-def _ls_tree(store: Store, commit: str) -> dict[str, str]:
-    """path -> blob id for the transcripts, summaries and the deletion log at ``commit``."""
-    out = run_git(
-        store.root,
-        "ls-tree",
-        "-r",
-        "-z",
-        "--full-tree",
-        commit,
-        "--",
-        TRANSCRIPTS,
-        SUMMARIES,
-        DELETIONS,
+def find_pending(store: Store, commit: str) -> tuple[list[PendingSession], int]:
+    """Pending sessions at ``commit`` (oldest first) and the number of sessions there."""
+    return with_blob_cache(
+        store,
+        CACHE_NAME,
+        _CACHE_VERSION,
+        _SCHEMA,
+        _TEMP,
+        lambda db: _pending(store, db, commit),
+        _EARLIER,
     )
-    blobs: dict[str, str] = {}
-    for entry in out.split("\0"):
-        if not entry:
-            continue
-        meta, _, path = entry.partition("\t")
-        parts = meta.split()
-        if len(parts) == 3 and parts[1] == "blob":
-            blobs[path] = parts[2]
-    return blobs
+
+
+def _pending(store: Store, db: sqlite3.Connection, commit: str) -> tuple[list[PendingSession], int]:
+    db.executemany("INSERT OR REPLACE INTO tree VALUES (?, ?, ?)", _listing(store, commit))
+    _learn(store, db)
+    pending = [
+        PendingSession(
+            id=sid,
+            path=f"sessions/transcripts/{sid}.md",
+            content_hash=digest,
+            turns=turns,
+            reason="new" if new else "grown",
+        )
+        for sid, digest, turns, new in db.execute(_PENDING)
+    ]
+    (total,) = db.execute("SELECT count(*) FROM tree WHERE kind = 0").fetchone()
+    for table, kind in (("transcripts", 0), ("summaries", 1)):
+        # Keep what is live now once the rest outgrows it: a few superseded blobs do no
+        # harm, but would grow forever.
+        (cached,) = db.execute(f"SELECT count(*) FROM {table}").fetchone()
+        (live,) = db.execute("SELECT count(*) FROM tree WHERE kind = ?", (kind,)).fetchone()
+        if cached > live + live // 4 + 16:
+            db.execute(f"DELETE FROM {table} WHERE blob NOT IN (SELECT blob FROM tree)")
+    db.commit()
+    return pending, int(total)
+
+
+def _listing(store: Store, commit: str) -> Iterator[tuple[int, str, str]]:
+    """(kind, session id, blob id) of the transcripts (kind 0) and summaries (1) at
+    ``commit``, as git lists them."""
+    for path, blob in ls_tree(store.root, commit, (TRANSCRIPTS, SUMMARIES)):
+        kind = 0 if path.startswith(TRANSCRIPTS) else 1
+        if sid := _session_id(path, SUMMARIES if kind else TRANSCRIPTS):
+            yield kind, sid, blob
 
 
 def _session_id(path: str, folder: str) -> str | None:
@@ -172,90 +220,41 @@ def _session_id(path: str, folder: str) -> str | None:
     return name[:-3]
 
 
-def _read_blobs(store: Store, blob_ids: list[str]) -> dict[str, bytes]:
-    """Contents of ``blob_ids`` through one ``git cat-file --batch`` process."""
-    out: dict[str, bytes] = {}
+def _learn(store: Store, db: sqlite3.Connection) -> None:
+    """Read the listed blobs the cache does not know yet, a chunk at a time."""
     odb = store.repo.odb
-    for blob in blob_ids:
-        out[blob] = odb.stream(bytes.fromhex(blob)).read()
-    return out
+    for table, kind, facts in (
+        ("transcripts", 0, _transcript_facts),
+        ("summaries", 1, _summary_facts),
+    ):
+        marks = ", ".join("?" * (3 if kind == 0 else 1))
+        while blobs := [
+            blob
+            for (blob,) in db.execute(
+                f"SELECT DISTINCT blob FROM tree t WHERE kind = ? AND NOT EXISTS"
+                f" (SELECT 1 FROM {table} c WHERE c.blob = t.blob) LIMIT {_CHUNK}",
+                (kind,),
+            )
+        ]:
+            rows = ((b, *facts(odb.stream(bytes.fromhex(b)).read())) for b in blobs)
+            db.executemany(f"INSERT OR REPLACE INTO {table} VALUES (?, {marks})", rows)
 
 
-def _transcript_facts(data: bytes) -> list[Any]:
+def _transcript_facts(data: bytes) -> tuple[str, int, str]:
+    """Content hash, turn count, and start (the order of pending sessions)."""
     text = data.decode("utf-8", errors="replace")
     m = _STARTED_RE.search(text[:4000])
-    return [content_hash(data), len(_TURN_RE.findall(text)), m.group(1).strip() if m else ""]
+    return content_hash(data), len(_TURN_RE.findall(text)), m.group(1).strip() if m else ""
 
 
-def _summary_hash(data: bytes) -> str:
+def _summary_facts(data: bytes) -> tuple[str]:
+    """The ``transcript_hash`` a summary was written from ("" when it does not parse)."""
     try:
         page = parse_page(data.decode("utf-8"), "summary")
     except (UnicodeDecodeError, PageError):
-        return ""
+        return ("",)
     value = page.meta.get(HASH_KEY)
-    return str(value) if value is not None else ""
-
-
-def _load_cache(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict) or data.get("version") != _CACHE_VERSION:
-        return {}
-    return data
-
-
-def find_pending(store: Store, commit: str) -> tuple[list[PendingSession], int]:
-    """Pending sessions at ``commit`` (oldest first) and the number of sessions there."""
-    blobs = _ls_tree(store, commit)
-    transcripts = {sid: blob for p, blob in blobs.items() if (sid := _session_id(p, TRANSCRIPTS))}
-    summaries = {sid: blob for p, blob in blobs.items() if (sid := _session_id(p, SUMMARIES))}
-    cache_path = store.cache_dir / _CACHE_NAME
-    cache = _load_cache(cache_path)
-    t_cache: dict[str, list[Any]] = cache.get("transcripts", {})
-    s_cache: dict[str, str] = cache.get("summaries", {})
-    missing = [b for b in transcripts.values() if b not in t_cache]
-    missing += [b for b in summaries.values() if b not in s_cache]
-    if missing:
-        contents = _read_blobs(store, sorted(set(missing)))
-        for blob in transcripts.values():
-            if blob not in t_cache:
-                t_cache[blob] = _transcript_facts(contents[blob])
-        for blob in summaries.values():
-            if blob not in s_cache:
-                s_cache[blob] = _summary_hash(contents[blob])
-    pending: list[tuple[str, PendingSession]] = []
-    for sid, blob in transcripts.items():
-        digest, turns, started = t_cache[blob]
-        summary_blob = summaries.get(sid)
-        if summary_blob is None:
-            reason = "new"
-        elif s_cache[summary_blob] != digest:
-            reason = "grown"
-        else:
-            continue
-        session = PendingSession(
-            id=sid,
-            path=f"sessions/transcripts/{sid}.md",
-            content_hash=digest,
-            turns=turns,
-            reason=reason,
-        )
-        pending.append((started, session))
-    pending.sort(key=lambda item: (item[0], item[1].id))
-    if missing or len(t_cache) > len(transcripts) or len(s_cache) > len(summaries):
-        live_t = set(transcripts.values())
-        live_s = set(summaries.values())
-        # Keep what is live now; a few superseded blobs would do no harm but grow forever.
-        fresh = {
-            "version": _CACHE_VERSION,
-            "transcripts": {b: v for b, v in t_cache.items() if b in live_t},
-            "summaries": {b: v for b, v in s_cache.items() if b in live_s},
-        }
-        with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
-            atomic_write_text(cache_path, json.dumps(fresh, separators=(",", ":")))
-    return [p for _, p in pending], len(transcripts)
+    return (str(value) if value is not None else "",)
 
 
 def read_deletions(store: Store, commit: str) -> list[dict[str, Any]]:

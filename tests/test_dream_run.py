@@ -20,7 +20,7 @@ from dream_fixtures import ScriptedEngine, add_sessions, session_file
 from dream.engine import EngineContext
 from dream.errors import DreamError, RunNotFound
 from dream.kept import apply_run, discard_run, dream_status, review_run
-from dream.orient import find_pending, orient
+from dream.orient import CACHE_NAME, find_pending, orient
 from dream.records import ConsolidationReport
 from dream.run import RunOptions, run_dream
 from dream.skills import approve
@@ -215,7 +215,7 @@ def test_orient_is_derived_from_the_base_commit_not_the_live_tree(
     store.commit("hand edit", [f"memory/sessions/summaries/{S1[0]}.md"])
     assert [p.reason for p in orient(store).pending] == ["grown"]
     # the blob cache is only a cache: without it the answer is the same
-    (store.cache_dir / "dream-orient.json").unlink()
+    (store.cache_dir / CACHE_NAME).unlink()
     assert [p.id for p in orient(store).pending] == [S1[0]]
 
 

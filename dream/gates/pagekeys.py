@@ -14,16 +14,14 @@ that cannot be written (locked, a symlinked folder) is kept in memory for the ru
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
 import shutil
 import sqlite3
-import subprocess
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import TypeVar
 
+from dream.blobcache import ls_tree, with_blob_cache
 from dream.gates import staged_page
 from memoryfs.store import Store
 from memoryfs.validate import page_keys
@@ -64,69 +62,11 @@ T = TypeVar("T")
 
 def with_page_keys(store: Store, work: Callable[[PageKeyCache], T]) -> T:
     """``work`` with the store's cache open; a cache that fails is rebuilt, then kept
-    in memory: never a reason to fail the gate."""
-    path = store.cache_dir / CACHE_NAME
-    for name in _EARLIER:
-        with contextlib.suppress(OSError):
-            (store.cache_dir / name).unlink()
+    in memory: never a reason to fail the gate (``dream.blobcache``)."""
     shutil.rmtree(store.cache_dir / "dream-stubs", ignore_errors=True)
-    usable = not (path.is_symlink() or store.cache_dir.is_symlink())
-    places = [str(path), str(path), ":memory:"] if usable else [":memory:"]
-    for attempt, place in enumerate(places):
-        try:
-            with contextlib.closing(_connect(place)) as db:
-                return work(PageKeyCache(db))
-        except sqlite3.OperationalError:
-            if attempt + 1 == len(places):
-                raise
-            if place != ":memory:" and _corrupt(place):
-                _remove(path)
-            else:
-                places[attempt + 1] = ":memory:"  # locked or unwritable: not ours to delete
-        except sqlite3.DatabaseError:
-            if attempt + 1 == len(places):
-                raise
-            _remove(path)  # unreadable: start anew
-    raise AssertionError("unreachable")
-
-
-def _connect(place: str) -> sqlite3.Connection:
-    if place != ":memory:":
-        with contextlib.suppress(OSError):
-            Path(place).parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(place, timeout=2)
-    try:
-        version = db.execute("PRAGMA user_version").fetchone()[0]
-        if version not in (0, _VERSION):
-            raise sqlite3.DatabaseError("another cache version")
-        for statement in _SCHEMA:
-            db.execute(statement)
-        db.execute(f"PRAGMA user_version = {_VERSION}")
-        db.commit()
-        for statement in _TEMP:
-            db.execute(statement)
-    except BaseException:
-        db.close()
-        raise
-    return db
-
-
-def _corrupt(place: str) -> bool:
-    """Whether the file at ``place`` is a database SQLite cannot read (rather than one
-    it cannot lock or write now)."""
-    try:
-        with contextlib.closing(sqlite3.connect(place, timeout=0.1)) as db:
-            return db.execute("PRAGMA quick_check").fetchone()[0] != "ok"
-    except sqlite3.OperationalError:
-        return False
-    except sqlite3.DatabaseError:
-        return True
-
-
-def _remove(path: Path) -> None:
-    for suffix in ("", "-journal", "-wal", "-shm"):
-        with contextlib.suppress(OSError):
-            Path(str(path) + suffix).unlink()
+    return with_blob_cache(
+        store, CACHE_NAME, _VERSION, _SCHEMA, _TEMP, lambda db: work(PageKeyCache(db)), _EARLIER
+    )
 
 
 def read_keys(stage_root: Path, rel: str) -> PageKeys | None:
@@ -150,8 +90,8 @@ class PageKeyCache:
         those the cache does not know are read from ``stage_root``."""
         rows = (
             (rel.removeprefix("memory/"), blob, stem(rel).lower())
-            for rel, blob in _ls_tree(store.root, base)
-            if rel not in changed
+            for rel, blob in ls_tree(store.root, base, _PAGE_DIRS)
+            if rel.endswith(".md") and rel not in changed
         )
         self.db.executemany("INSERT INTO tree(rel, blob, stem) VALUES (?, ?, ?)", rows)
         missing = self.db.execute(
@@ -277,26 +217,3 @@ class PageKeyCache:
         ):
             self.db.execute(f"INSERT OR IGNORE INTO keys {select}")
         self._keys_stale = False
-
-
-def _ls_tree(root: Path, base: str) -> Iterator[tuple[str, str]]:
-    """(path, blob id) of each ``.md`` file under the page folders at ``base``, read as
-    git lists them rather than all at once."""
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-    with subprocess.Popen(
-        ["git", "ls-tree", "-r", "-z", base, "--", *_PAGE_DIRS],
-        cwd=root,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    ) as proc:
-        assert proc.stdout is not None
-        rest = b""
-        while chunk := proc.stdout.read(1 << 16):
-            entries = (rest + chunk).split(b"\0")
-            rest = entries.pop()
-            for entry in entries:
-                meta, _, rel = entry.decode("utf-8", "surrogateescape").partition("\t")
-                parts = meta.split()
-                if len(parts) == 3 and parts[1] == "blob" and rel.endswith(".md"):
-                    yield rel, parts[2]
