@@ -116,3 +116,16 @@ def session_file(
 def add_sessions(store: Store, folder: Path, sessions: list[tuple[str, str, list[str]]]) -> str:
     paths = [session_file(folder, sid, date, texts) for sid, date, texts in sessions]
     return ingest(store, paths).commit
+
+
+def cache_behind_symlink(store: Store, tmp_path: Path) -> Path:
+    """Move ``store``'s cache folder to a new folder and leave a symlink in its place;
+    the folder it now lives in (a cache must never be written through the link)."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    cache = store.cache_dir
+    for child in cache.iterdir():
+        child.rename(elsewhere / child.name)
+    cache.rmdir()
+    cache.symlink_to(elsewhere)
+    return elsewhere

@@ -11,7 +11,7 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from dream_fixtures import ScriptedEngine, add_sessions
+from dream_fixtures import ScriptedEngine, add_sessions, cache_behind_symlink
 
 from dream import orient as orient_module
 from dream.errors import DreamError
@@ -177,13 +177,7 @@ def test_a_locked_cache_is_bypassed_not_deleted(store: Store) -> None:
 
 def test_a_symlinked_cache_folder_is_never_written_through(store: Store, tmp_path: Path) -> None:
     expected = _truth(store)
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    cache = store.cache_dir
-    for child in cache.iterdir():
-        child.rename(elsewhere / child.name)
-    cache.rmdir()
-    cache.symlink_to(elsewhere)
+    elsewhere = cache_behind_symlink(store, tmp_path)
     (elsewhere / CACHE_NAME).unlink()
     assert _pending(store) == expected
     assert not (elsewhere / CACHE_NAME).exists()

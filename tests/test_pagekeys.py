@@ -10,6 +10,7 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
+from dream_fixtures import cache_behind_symlink
 
 from dream.gates import source_entries
 from dream.gates.pagekeys import CACHE_NAME, PageKeyCache, with_page_keys
@@ -208,13 +209,7 @@ def test_a_symlinked_cache_folder_is_never_written_through(
 ) -> None:
     store, base, changed = staged
     expected = _with_dict(store, changed)
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    cache = store.cache_dir
-    for child in cache.iterdir():
-        child.rename(elsewhere / child.name)
-    cache.rmdir()
-    cache.symlink_to(elsewhere)
+    elsewhere = cache_behind_symlink(store, tmp_path)
     assert _with_sqlite(store, base, changed) == expected
     assert not (elsewhere / CACHE_NAME).exists()
 
