@@ -5,6 +5,8 @@ arts, crafts and music; books, films and games; outdoors and travel; food; famil
 pets; work; school; community and causes; home; health; beliefs), the things the person's
 claims name again and again ("arts, crafts and music: painting, pottery"): a synthesis
 across sessions that one claim cannot give, and the line INDEX.md shows for the person.
+The page's cited ``## Profile`` (``dream.profile``) files the same cue words by facet,
+with a citation for each thing (``facet_of``, ``thing_key``, ``words``).
 
 Boundary: claim texts in, summary parts out. No model; English cue words (like
 ``dream.lexicon``); a deployment in another language would swap this module.
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["profile"]
+__all__ = ["HEADINGS", "facet_of", "profile", "stem", "thing_key", "words"]
 
 # heading -> cue words (a word also matches without a trailing "s")
 _CUES: dict[str, str] = {
@@ -116,9 +118,18 @@ for _i, _facet in enumerate(_ORDER):
     for _w in _WORDS[_facet]:
         _FIRST.setdefault(_w, _i)
 _NONE = len(_ORDER)
+HEADINGS = _ORDER  # the facets' full headings, in order
+_POSSESSIVE_RE = re.compile(r"['’]s?$")
 
 
-def _facet_of(word: str) -> str | None:
+def words(text: str) -> list[str]:
+    """The lower-cased words of ``text`` as cues are looked up ("pottery's" -> "pottery"),
+    without the "shared a photo of" of a photo's caption."""
+    found = _WORD_RE.findall(_PHOTO_RE.sub(" ", text).lower())
+    return [_POSSESSIVE_RE.sub("", w) for w in found]
+
+
+def facet_of(word: str) -> str | None:
     """The first facet (in ``_CUES`` order) whose cues have ``word`` or it without a
     trailing "s"."""
     i = min(_FIRST.get(word, _NONE), _FIRST.get(word.rstrip("s"), _NONE))
@@ -138,14 +149,14 @@ def profile(texts: list[str], names: tuple[str, ...] = (), per_facet: int = 3) -
         for w in _WORD_RE.findall(_PHOTO_RE.sub(" ", text).lower()):
             if w in skip:
                 continue
-            facet = _facet_of(w)
+            facet = facet_of(w)
             if facet is not None:
-                stem = _stem(w)
-                forms.setdefault(stem, {})
-                forms[stem][w] = forms[stem].get(w, 0) + 1
-                if stem not in seen:
-                    counts[facet][stem] = counts[facet].get(stem, 0) + 1
-                    seen.add(stem)
+                key = stem(w)
+                forms.setdefault(key, {})
+                forms[key][w] = forms[key].get(w, 0) + 1
+                if key not in seen:
+                    counts[facet][key] = counts[facet].get(key, 0) + 1
+                    seen.add(key)
     ranked = []
     for facet, found in counts.items():
         items = sorted((w for w, n in found.items() if n >= 2), key=lambda w: (-found[w], w))
@@ -156,7 +167,25 @@ def profile(texts: list[str], names: tuple[str, ...] = (), per_facet: int = 3) -
     return [f"{name}: {', '.join(items)}" for _, name, items in ranked]
 
 
-def _stem(word: str) -> str:
+def thing_key(word: str) -> str:
+    """One key for a thing however it is written: ``stem`` after the plural
+    ("paintings" and "painting" -> "paint", "stories" and "story" -> "story", "swimming"
+    and "swims" -> "swim", "hikes" and "hiking" -> "hik")."""
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith("sses"):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        word = word[:-1]
+    key = stem(word)
+    if len(key) > 3 and key[-1] == key[-2] and key[-1] not in "aeiouls":
+        key = key[:-1]  # "swimming" -> "swimm" -> "swim", as "swims"
+    elif len(key) > 3 and key.endswith("e"):
+        key = key[:-1]  # "hike" -> "hik", as "hiking"
+    return key
+
+
+def stem(word: str) -> str:
     """One key for the forms of a word ("paints", "painted", "painting" -> "paint")."""
     for suffix in ("ing", "ed", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:

@@ -320,6 +320,24 @@ class Outline:
         self.changed = True
         return sec
 
+    def put_first(self, title: str, lines: list[str]) -> None:
+        """Section ``title`` as the first one, holding just ``lines`` (none: no section)."""
+        sec = self.get(title)
+        body = ["", *lines, ""] if lines else []
+        if sec is not None and body and sec.lines == body and self.sections[0] is sec:
+            return
+        if sec is not None:
+            self.sections.remove(sec)
+            del self._by_title[_key(title)]
+            self.changed = True
+        if body:
+            if self.head.lines and self.head.lines[-1].strip():
+                self.head.lines.append("")
+            sec = Section(title, body)
+            self.sections.insert(0, sec)
+            self._by_title[_key(title)] = sec
+            self.changed = True
+
     def replace(self, sec: Section, old: str, new: str) -> None:
         if old != new:
             sec.lines[sec.lines.index(old)] = new

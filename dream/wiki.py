@@ -11,6 +11,7 @@ Pages no pending session touches are never opened, so their bytes cannot change.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -19,8 +20,10 @@ from dream.engine import EngineContext
 from dream.subjects import Registry, Subject
 from dream.wikipage import Retired, WikiPage
 from dream.workset import Workset
+from memoryfs.errors import PageError
 from memoryfs.index import write_indexes
 from memoryfs.store import Store
+from memoryfs.transcript import Transcript, parse_transcript
 
 __all__ = ["run", "STAGE_INDEX_CACHE"]
 
@@ -29,11 +32,13 @@ STAGE_INDEX_CACHE = "index-facts-stage.sqlite"
 
 def run(ctx: EngineContext, ws: Workset) -> None:
     pages: dict[str, WikiPage] = {}
+    turns = _Turns(ws)
 
     def page_of(subject: Subject) -> WikiPage:
         if subject.id not in pages:
             text = None if subject.new else ws.read(subject.path)
-            pages[subject.id] = WikiPage(subject, text, ws.speakers)
+            pages[subject.id] = page = WikiPage(subject, text, ws.speakers)
+            page.turn_of = turns.turn
         return pages[subject.id]
 
     # what _link_pages needs of the filings: the subjects each page's claims named
@@ -122,12 +127,40 @@ def _roll(
     """Roll ``page``'s old claims into new archives; the page and each archive link both ways."""
     subject = page.subject
     while rollover.needs_roll(page):
+        page.refresh_profile()  # a rolled claim's things stay on the profile (dream.profile)
         aid = rollover.roll(page, lambda day: page_of(registry.archive_of(subject, day)))
         if not aid:
             return
         archive = pages[aid]
         archive.link([(subject.id, subject.title)])
         page.link([(aid, archive.subject.title)])
+
+
+class _Turns:
+    """Turns (speaker, text) by ref, for the profile's check that a cited turn names its thing; the
+    most recently used transcripts kept parsed."""
+
+    SIZE = 64
+
+    def __init__(self, ws: Workset) -> None:
+        self.ws = ws
+        self._cache: OrderedDict[str, Transcript | None] = OrderedDict()
+
+    def turn(self, ref: str) -> tuple[str, str] | None:
+        rel, _, anchor = ref.partition("#")
+        if rel in self._cache:
+            self._cache.move_to_end(rel)
+        else:
+            raw = self.ws.read(rel)
+            try:
+                self._cache[rel] = parse_transcript(raw, rel) if raw is not None else None
+            except (PageError, ValueError):
+                self._cache[rel] = None
+            if len(self._cache) > self.SIZE:
+                self._cache.popitem(last=False)
+        t = self._cache[rel]
+        turn = t.turn(anchor) if t is not None else None
+        return (turn.speaker, turn.text) if turn is not None else None
 
 
 def _link_pages(

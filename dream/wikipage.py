@@ -21,7 +21,7 @@ from rapidfuzz import fuzz
 
 from dream.cues import slot_parts
 from dream.extract import CHANGE_RE, claim_slot
-from dream.facets import profile
+from dream.facets import profile, thing_key, words
 from dream.pagewriter import (
     HISTORY,
     RELATED,
@@ -38,8 +38,10 @@ from dream.pagewriter import (
     parse_claim,
     render_claim,
 )
+from dream.profile import PROFILE, carried, profile_lines
 from dream.records import Fact
 from dream.subjects import Subject
+from memoryfs.archives import main_stem
 from memoryfs.errors import PageError
 from memoryfs.page import Page
 
@@ -132,7 +134,13 @@ class WikiPage:
         self._by_slot: dict[str, list[_Entry]] | None = None
         self._all: dict[_Entry, None] = {}  # every entry, in the order indexed
         for sec, line, claim in self.outline.claims():
-            self._index(_Entry(sec, line, claim))
+            if sec.title != PROFILE:  # generated from the claims (dream.profile)
+                self._index(_Entry(sec, line, claim))
+        # ref -> the cited turn's (speaker, text) (None: unknown); the wiki phase reads them
+        self.turn_of: Callable[[str], tuple[str, str] | None] = lambda ref: None
+        self._named: dict[int, frozenset[str]] = {}
+        # a person who speaks in the transcripts: their profile cites their own words only
+        self._voice = {n.lower() for n in self.names} if "We" in self.names else None
 
     # -- what rollover needs ----------------------------------------------------------
 
@@ -324,8 +332,34 @@ class WikiPage:
     def changed(self) -> bool:
         return self.outline.changed or self.sources.changed
 
+    def refresh_profile(self) -> None:
+        """Regenerate a person page's ``## Profile`` from its current claims and the
+        citations it carries for rolled ones (``dream.profile``); archives have none."""
+        if self.subject.type != "person" or main_stem(self.subject.path) is not None:
+            return
+        sec = self.outline.get(PROFILE)
+        cited = {n for e in self._all for n in e.cites}
+        kept = carried(sec.lines, cited) if sec is not None else {}
+        claims = [(e.claim.text, e.cites) for e in self._current_in_order()]
+        lines = profile_lines(claims, kept, self.names, self._session_of, self._names_it)
+        self.outline.put_first(PROFILE, lines)
+
+    def _session_of(self, n: int) -> str:
+        return self.sources.ref_of(n).split("#", 1)[0]
+
+    def _names_it(self, n: int, key: str) -> bool:
+        """Whether the turn source ``n`` cites names a word of stem ``key`` (said by the
+        page's person, when they are a speaker)."""
+        if n not in self._named:
+            speaker, text = self.turn_of(self.sources.ref_of(n)) or ("", "")
+            own = self._voice is None or speaker.lower() in self._voice
+            self._named[n] = frozenset(thing_key(w) for w in words(text)) if own else frozenset()
+        return key in self._named[n]
+
     def render(self) -> str:
         """The page text; unchanged frontmatter keeps its bytes."""
+        if self.changed:
+            self.refresh_profile()
         meta = dict(self.meta)
         meta["id"] = meta.get("id") or self.subject.id
         meta["title"] = meta.get("title") or self.subject.title

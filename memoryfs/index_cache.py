@@ -39,7 +39,7 @@ from memoryfs.transcript import parse_transcript
 
 __all__ = ["IndexCache"]
 
-_VERSION = 3
+_VERSION = 4
 _NAME = "index-facts.sqlite"
 T = TypeVar("T")
 _CHUNK = 500  # files whose stamps are compared, and changes written, together

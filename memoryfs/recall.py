@@ -40,8 +40,22 @@ __all__ = ["RecallItem", "RecallResult", "recall", "KIND_WEIGHTS"]
 
 # Distilled, dated claims are worth a little more per token than raw turns when
 # they match as well; prose passages a little less, and page heads (a page's
-# summary: what it is about, not evidence) least.
-KIND_WEIGHTS = {"claim": 1.1, "summary": 1.1, "turn": 1.0, "head": 0.5, "passage": 0.9}
+# summary: what it is about, not evidence) least. A profile line (a person's things
+# in one facet, each with its citations: ``memoryfs.units``) answers "what does X
+# do" across sessions but names a dozen sessions: ranked above it, the claims a
+# question names come first. LoCoMo tuning conversations (conv-26/30), wiki arm,
+# 1,000 tokens, S@5 / EvC / multi-hop EvC: no profile .893/.852/.647; weight 0.9
+# .854/.863/.694 (its sessions crowd the top five); 0.7 .890/.862/.688; 0.6
+# .892/.861/.684.
+PROFILE_WEIGHT = 0.6
+KIND_WEIGHTS = {
+    "claim": 1.1,
+    "summary": 1.1,
+    "turn": 1.0,
+    "head": 0.5,
+    "passage": 0.9,
+    "profile": PROFILE_WEIGHT,
+}
 FEEDBACK_WEIGHT = 0.5  # the feedback search's weight in the fusion (the question's own: 1)
 LINK_DECAY = 0.6  # items found one [[link]] hop away from the best pages
 FOLLOW_PAGES = 3  # best pages whose links are followed
@@ -193,10 +207,16 @@ def _gather(
     # A page head whose summary repeats a claim says less than the claim (which
     # is dated and cited): keep the claim.
     claims = [_words(e.hit.text) for e in scored if e.hit.kind in ("claim", "summary")]
+    # Nor does the head of a page whose cited profile (``PROFILE_SECTION``) is here.
+    profiled = {families.main_of(e.hit.path) for e in scored if e.hit.kind == "profile"}
     scored = [
         e
         for e in scored
-        if e.hit.kind != "head" or not any(_covered(_words(e.hit.text), c) for c in claims)
+        if e.hit.kind != "head"
+        or (
+            families.main_of(e.hit.path) not in profiled
+            and not any(_covered(_words(e.hit.text), c) for c in claims)
+        )
     ]
     scored.sort(key=lambda e: (-e.score, e.hit.path, e.hit.line))
     out: list[_Entry] = []
@@ -205,7 +225,9 @@ def _gather(
     for entry in scored:
         out.append(entry)
         hit = entry.hit
-        if not follow_turns or hit.kind == "turn" or not hit.citations or followed >= FOLLOW_CLAIMS:
+        if not follow_turns or hit.kind in ("turn", "profile") or not hit.citations:
+            continue  # a profile's citations are its things' first mentions, not its answer
+        if followed >= FOLLOW_CLAIMS:
             continue
         followed += 1
         for ref in hit.citations[:CITES_PER_CLAIM]:
@@ -394,7 +416,7 @@ def _render(hit: Hit, shown: str, entry: _Entry, name: _Names) -> str:
             else f"{name(hit.path)}:{hit.line}"
         )
     # A head is a page's summary: its "updated" date is about the file, not the fact.
-    quiet = hit.kind == "head" or (entry.follower and hit.date == entry.parent_date)
+    quiet = hit.kind in ("head", "profile") or (entry.follower and hit.date == entry.parent_date)
     date = "" if quiet else human_date(hit.date)
     prefix = "  ↳ " if entry.follower else ""
     stale = " (superseded)" if hit.superseded else ""

@@ -5,7 +5,10 @@ a page *head* (title, aliases, summary), one unit per *claim* or *passage*
 line of a knowledge or notes page, one per key-point line of a session summary
 (*summary*), and one per transcript *turn*, prefixed with its speaker and the
 session date. Claim units carry their ``[cite:N]`` citations resolved through the
-page's ``sources`` to transcript refs, and the date they are about.
+page's ``sources`` to transcript refs, and the date they are about. A cited line under
+a ``## Profile`` heading is a *profile* unit: an aggregate across sessions ("Arts,
+crafts and music (hobbies, activities): painting [cite:2][cite:90], pottery [cite:26]",
+``dream.profile``), which recall weighs as context rather than as one dated fact.
 
 This module only reads text; the search index (``memoryfs.search``) stores the
 units. It never raises on malformed input: a file it cannot parse yields no units.
@@ -26,6 +29,7 @@ from memoryfs.page import Page, split_frontmatter
 from memoryfs.transcript import parse_transcript
 
 __all__ = [
+    "PROFILE_SECTION",
     "Unit",
     "FileInfo",
     "layer_of",
@@ -51,6 +55,8 @@ _MONTHS = (  # not calendar.month_name: that follows the process locale
 _FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _HEADING_RE = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _LIST_RE = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
+PROFILE_SECTION = "Profile"  # a page's aggregate claims: what a subject does across sessions
+_CITE_GAP_RE = re.compile(r"\s*" + CITE_RE.pattern)
 _ISO_IN_TEXT_RE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 # The signs memoryfs.claims reads as "superseded": a marker or strike-through on
 # the line, or a History / Superseded heading above it.
@@ -72,7 +78,7 @@ _CONTEXT_WORDS = 60  # words of the previous turn a turn is also found by
 class Unit:
     """One indexed piece of a file. ``line`` is 1-based in the file."""
 
-    kind: str  # head | claim | passage | summary | turn
+    kind: str  # head | claim | profile | passage | summary | turn
     line: int
     title: str = ""  # heads only: the page title
     aliases: str = ""  # heads only: aliases and the id, space separated
@@ -125,7 +131,7 @@ def human_date(iso: str) -> str:
 def clean_text(text: str) -> str:
     """A line as a reader wants it: no list marker, no ``[cite:N]``, links as their labels."""
     text = _LIST_RE.sub("", text.lstrip(" >"), count=1)
-    text = CITE_RE.sub("", text)
+    text = _CITE_GAP_RE.sub("", text)  # "painting [cite:3], pottery": no gap before the comma
     text = WIKILINK_RE.sub(lambda m: (m.group(2) or m.group(1)).strip(), text)
     return " ".join(text.split())
 
@@ -338,6 +344,8 @@ def _body_units(
         dates = sorted({_iso_date(sources[n].at) for n in cites if n in sources} - {""})
         if is_summary:
             kind = "summary"
+        elif cites and ln.section == PROFILE_SECTION:
+            kind = "profile"  # one aggregate claim citing many sessions (dream.profile)
         elif cites or _LIST_RE.match(ln.raw):
             kind = "claim"
         else:

@@ -450,7 +450,7 @@ def test_forgotten_pages_and_phrases_do_not_come_back(tmp_store: Store) -> None:
 
 
 def test_a_words_facet_is_the_first_whose_cues_have_it() -> None:
-    """``facets._facet_of`` (a lookup table) against the rule it stands for: the first
+    """``facets.facet_of`` (a lookup table) against the rule it stands for: the first
     facet, in ``_CUES`` order, whose cues hold the word or the word without trailing "s"."""
     from dream import facets
 
@@ -460,7 +460,7 @@ def test_a_words_facet_is_the_first_whose_cues_have_it() -> None:
         linear = next(
             (f for f, cues in facets._WORDS.items() if w in cues or w.rstrip("s") in cues), None
         )
-        assert facets._facet_of(w) == linear, w
+        assert facets.facet_of(w) == linear, w
 
 
 def test_a_claim_said_again_after_it_was_superseded_keeps_both_lines_and_the_dates() -> None:
