@@ -37,10 +37,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from dream.facets import HEADINGS, facet_of, thing_key, words
+from memoryfs.units import PROFILE_SECTION
 
 __all__ = ["PROFILE", "THINGS", "CITES", "profile_lines"]
 
-PROFILE = "Profile"
+PROFILE = PROFILE_SECTION  # the heading recall reads as a profile (``memoryfs.units``)
 THINGS = 6  # things shown per facet, most mentioned first
 CITES = 4  # citations per thing: first and latest mention, spread over distinct sessions
 MIN_SESSIONS = 2  # sessions a facet's citations must span: a profile aggregates across them
@@ -58,9 +59,12 @@ class _Thing:
     mentions: int = 0  # claims naming it, plus the citations carried for it
 
 
-def carried(lines: Iterable[str], cited: set[int]) -> dict[str, tuple[str, str, list[int]]]:
-    """stem -> (facet, form, citations) of the old profile ``lines`` whose citations no
-    claim line of the page names any more (``cited``): their claims were rolled away."""
+def carried(
+    lines: Iterable[str], cited: set[int], known: set[int]
+) -> dict[str, tuple[str, str, list[int]]]:
+    """thing key -> (facet, form, citations) of the old profile ``lines`` whose citations
+    no claim line of the page names any more (``cited``): their claims were rolled away.
+    A citation whose source the page no longer has (``known``) is dropped."""
     out: dict[str, tuple[str, str, list[int]]] = {}
     for line in lines:
         m = _BULLET_RE.match(line.strip())
@@ -68,7 +72,8 @@ def carried(lines: Iterable[str], cited: set[int]) -> dict[str, tuple[str, str, 
         if m is None or facet is None:
             continue
         for t in _THING_RE.finditer(m.group("rest")):
-            kept = [int(n) for n in _CITE_RE.findall(t.group("cites")) if int(n) not in cited]
+            ns = [int(n) for n in _CITE_RE.findall(t.group("cites"))]
+            kept = [n for n in ns if n not in cited and n in known]
             if kept:
                 form = t.group("form").strip()
                 out.setdefault(thing_key(form), (facet, form, []))[2].extend(kept)

@@ -339,7 +339,8 @@ class WikiPage:
             return
         sec = self.outline.get(PROFILE)
         cited = {n for e in self._all for n in e.cites}
-        kept = carried(sec.lines, cited) if sec is not None else {}
+        known = {e["id"] for e in self.sources.entries if isinstance(e, dict) and "id" in e}
+        kept = carried(sec.lines, cited, known) if sec is not None else {}
         claims = [(e.claim.text, e.cites) for e in self._current_in_order()]
         lines = profile_lines(claims, kept, self.names, self._session_of, self._names_it)
         self.outline.put_first(PROFILE, lines)

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+from pathlib import Path
 
 from engine_fixtures import write_session
+from read_fixtures import S2, build_store, write_page
 
 from dream import rollover
 from dream.profile import CITES, PROFILE
@@ -15,7 +17,9 @@ from dream.run import RunOptions, load_engine, run_dream
 from dream.subjects import Subject
 from dream.wikipage import WikiPage
 from memoryfs.claims import extract_claims
+from memoryfs.index import write_indexes
 from memoryfs.page import parse_page
+from memoryfs.recall import recall
 from memoryfs.store import Store
 from memoryfs.validate import validate_store
 
@@ -220,3 +224,50 @@ def test_a_store_run_writes_a_valid_profile_and_a_new_session_adds_to_it(
     assert len(re.findall(r"\[cite:\d+\]", line)) == 3
     assert "swimming [cite:" in text
     assert validate_store(tmp_store) == []
+
+
+def test_a_profile_citation_whose_source_is_gone_is_dropped_not_carried() -> None:
+    text = (
+        "---\nid: mel\ntitle: Melanie\ntype: person\nupdated: 2023-05-02\nsources:\n"
+        "- id: 1\n  ref: sessions/transcripts/2023-05-01-s.md#t1\n  at: 2023-05-01\n  hash: a\n"
+        "---\n# Melanie\n\n## Profile\n\n"
+        f"- {ARTS}: pottery [cite:1][cite:99]\n"
+    )
+    page = WikiPage(Subject("mel", "Melanie", "person", "knowledge/people/mel.md"), text, set())
+    page.turn_of = {"sessions/transcripts/2023-06-01-s.md#t2": ("Melanie", "More pottery")}.get
+    ev = Evidence("2023-06-01-s", 2, "b", "2023-06-01")
+    page.add(Fact("Melanie", "person", "fact", "", "Melanie did pottery.", (ev,), "2023-06-01"))
+    assert _profile(page)[ARTS]["pottery"] == [
+        "sessions/transcripts/2023-05-01-s.md#t1",  # carried: no claim of the page cites it
+        "sessions/transcripts/2023-06-01-s.md#t2",
+    ]
+
+
+def test_recall_reads_a_profile_line_as_one_undated_aggregate_with_all_its_citations(
+    tmp_path: Path,
+) -> None:
+    store = build_store(tmp_path / "store")
+    rel = "knowledge/people/melanie.md"
+    page = parse_page((store.memory / rel).read_text(encoding="utf-8"), rel)
+    sports = "Sports, exercise and fitness (hobbies, activities)"
+    body = page.body.replace(
+        "# Melanie\n\n",
+        f"# Melanie\n\n## Profile\n\n- {sports}: race [cite:1], running [cite:2]\n\n",
+    )
+    write_page(store, rel, dict(page.meta), body)
+    write_indexes(store)
+    store.commit("a profile")
+    r = recall(store, "What activities does Melanie do?", 400)
+    (item,) = [i for i in r.items if i.kind == "profile"]
+    assert item.text == f"{sports}: race, running"  # no gap left where the citations were
+    assert item.citations == (
+        f"sessions/transcripts/{S2}.md#t1",
+        f"sessions/transcripts/{S2}.md#t3",
+    )
+    line = next(ln for ln in r.text.splitlines() if sports in ln)
+    assert line == f"{sports}: race, running [melanie cites s02#t1, s02#t3]"  # no date
+    assert not any(i.kind == "summary" and i.path == rel for i in r.items)  # the head is not
+    assert "runner and potter" not in r.text
+    lines = r.text.splitlines()
+    at = lines.index(line)
+    assert at + 1 == len(lines) or not lines[at + 1].startswith("  ↳")  # its turns not followed
