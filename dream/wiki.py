@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dream import notes, rollover
+from dream.analysis import speaker_names
 from dream.engine import EngineContext
 from dream.subjects import Registry, Subject
 from dream.wikipage import Retired, WikiPage
@@ -144,23 +145,28 @@ class _Turns:
 
     def __init__(self, ws: Workset) -> None:
         self.ws = ws
-        self._cache: OrderedDict[str, Transcript | None] = OrderedDict()
+        # rel -> the transcript and its speakers' display names ("user" -> "Dana")
+        self._cache: OrderedDict[str, tuple[Transcript, dict[str, str]] | None] = OrderedDict()
 
     def turn(self, ref: str) -> tuple[str, str] | None:
+        """(speaker's display name, text) of the turn ``ref`` names (None: no such turn)."""
         rel, _, anchor = ref.partition("#")
         if rel in self._cache:
             self._cache.move_to_end(rel)
         else:
             raw = self.ws.read(rel)
             try:
-                self._cache[rel] = parse_transcript(raw, rel) if raw is not None else None
+                t = parse_transcript(raw, rel) if raw is not None else None
             except (PageError, ValueError):
-                self._cache[rel] = None
+                t = None
+            self._cache[rel] = (t, speaker_names(t)) if t is not None else None
             if len(self._cache) > self.SIZE:
                 self._cache.popitem(last=False)
-        t = self._cache[rel]
-        turn = t.turn(anchor) if t is not None else None
-        return (turn.speaker, turn.text) if turn is not None else None
+        found = self._cache[rel]
+        turn = found[0].turn(anchor) if found is not None else None
+        if found is None or turn is None:
+            return None
+        return found[1].get(turn.speaker, turn.speaker), turn.text
 
 
 def _link_pages(

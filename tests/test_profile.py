@@ -7,6 +7,7 @@ import hashlib
 import re
 from pathlib import Path
 
+import pytest
 from engine_fixtures import write_session
 from read_fixtures import S2, build_store, write_page
 
@@ -188,10 +189,10 @@ def _dream(store: Store) -> None:
     assert result.status == "committed", result.problems
 
 
+@pytest.mark.parametrize("user", ["dana", "user"])  # the user's name, or the "user" label
 def test_a_store_run_writes_a_valid_profile_and_a_new_session_adds_to_it(
-    tmp_store: Store,
+    tmp_store: Store, user: str
 ) -> None:
-    user = tmp_store.config.user
     talk = [
         ("2026-01-05", "I'm Dana. I spent the weekend painting by the lake."),
         ("2026-02-02", "Dana here: my painting class starts today, and I went hiking."),
