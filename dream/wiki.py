@@ -141,15 +141,21 @@ class _Turns:
     """Turns (speaker, text) by ref, for the profile's check that a cited turn names its thing; the
     most recently used transcripts kept parsed."""
 
-    SIZE = 64
+    SIZE = 256
 
     def __init__(self, ws: Workset) -> None:
         self.ws = ws
         # rel -> the transcript and its speakers' display names ("user" -> "Dana")
         self._cache: OrderedDict[str, tuple[Transcript, dict[str, str]] | None] = OrderedDict()
+        self._turns: dict[str, tuple[str, str] | None] = {}  # ref -> what ``turn`` said
 
     def turn(self, ref: str) -> tuple[str, str] | None:
         """(speaker's display name, text) of the turn ``ref`` names (None: no such turn)."""
+        if ref not in self._turns:
+            self._turns[ref] = self._turn(ref)
+        return self._turns[ref]
+
+    def _turn(self, ref: str) -> tuple[str, str] | None:
         rel, _, anchor = ref.partition("#")
         if rel in self._cache:
             self._cache.move_to_end(rel)
