@@ -89,7 +89,7 @@ _CUES: dict[str, str] = {
     "Community, volunteering and causes (events)": """
         community volunteer volunteers volunteering volunteered charity nonprofit shelter
         fundraiser fundraising donation donations donate donated petition campaign cause
-        causes activism activist rights veterans homeless awareness protest march
+        causes activism activist rights veterans homeless awareness protest
         support mentor mentoring mentorship politics policy election office military
         memorial parade pride lgbtq advocacy
     """,

@@ -272,3 +272,16 @@ def test_recall_reads_a_profile_line_as_one_undated_aggregate_with_all_its_citat
     lines = r.text.splitlines()
     at = lines.index(line)
     assert at + 1 == len(lines) or not lines[at + 1].startswith("  ↳")  # its turns not followed
+
+
+def test_a_month_name_is_never_a_thing_of_the_profile() -> None:
+    log = _Log()
+    for i, day in enumerate(("2026-03-02", "2026-03-09", "2026-03-16")):
+        log.say(
+            day,
+            f"On {i + 1} March 2026 Melanie went to a protest.",
+            "I went to a protest in March.",
+        )
+    things = _profile(log.page)
+    assert things and not any("march" in t.lower() for facet in things.values() for t in facet)
+    assert any("protest" in t for facet in things.values() for t in facet)
