@@ -9,9 +9,11 @@ import contextlib
 import hashlib
 import os
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from memoryfs.errors import PageError
 from memoryfs.page import Page, parse_page
@@ -19,16 +21,20 @@ from memoryfs.page import _scalar as _text
 from memoryfs.store import Store
 
 __all__ = [
+    "GENERATED",
     "Problem",
     "GateReport",
     "staged_page",
     "base_page",
     "prefetch_base",
+    "release_base",
     "parse_staged",
     "release_staged",
     "sharing_pages",
     "source_entries",
 ]
+
+GENERATED = ("memory/INDEX.md", "memory/sessions/index.md")  # rendered, not written by claims
 
 
 @dataclass(frozen=True)
@@ -137,54 +143,75 @@ def staged_page(stage_root: Path, path: str) -> Page | None:
         return None
 
 
-_base_texts: dict[tuple[str, str], str | None] = {}  # (commit, path) -> text; one run's
+# (commit, path) -> its page, parsed as read (None: absent, not a file, unreadable); one
+# run's. Pages, not texts: the wiki phase parsed most of them already (the parse memo
+# finds them by content), so holding them costs nothing more.
+_base_pages: dict[tuple[str, str], Page | None] = {}
 
 
 def prefetch_base(store: Store, base: str, paths: list[str]) -> None:
     """Read ``paths`` (relative to the root) at commit ``base`` with one ``git cat-file``,
-    for ``base_page``: a run's changed pages, rather than one object lookup each."""
-    _base_texts.clear()
+    for ``base_page``: a run's changed pages, rather than one object lookup each. Git's
+    output is read one file at a time, not held whole."""
+    _base_pages.clear()
     wanted = [p for p in paths if "\n" not in p and "\r" not in p]
     if not wanted:
         return
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-    proc = subprocess.run(
-        ["git", "cat-file", "--batch"],
-        cwd=store.root,
-        input="".join(f"{base}:{p}\n" for p in wanted).encode(),
-        capture_output=True,
-        env=env,
-        check=False,
-    )
-    if proc.returncode != 0:
-        return  # base_page reads each on its own
-    out, pos = proc.stdout, 0
-    for path in wanted:
-        end = out.find(b"\n", pos)
-        if end < 0:
-            return
-        header = out[pos:end].split()
-        pos = end + 1
-        if len(header) != 3:
-            _base_texts[(base, path)] = None  # missing
-            continue
-        size = int(header[2])
-        data = out[pos : pos + size]
-        pos += size + 1
-        if header[1] != b"blob":
-            _base_texts[(base, path)] = None  # not a file
-            continue
+    with tempfile.TemporaryFile() as names:
+        names.write("".join(f"{base}:{p}\n" for p in wanted).encode())
+        names.seek(0)
         try:
-            _base_texts[(base, path)] = data.decode("utf-8")
-        except UnicodeDecodeError:
-            _base_texts[(base, path)] = None
+            proc = subprocess.Popen(
+                ["git", "cat-file", "--batch"],
+                cwd=store.root,
+                stdin=names,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=env,
+            )
+        except OSError:
+            return  # base_page reads each on its own
+        with proc:
+            assert proc.stdout is not None
+            for path in wanted:
+                if not _read_one(proc.stdout, (base, path)):
+                    break  # git stopped: base_page reads the rest on its own
+            proc.stdout.close()
+
+
+def _read_one(out: IO[bytes], key: tuple[str, str]) -> bool:
+    """Read one ``cat-file --batch`` answer for ``key`` into ``_base_pages``; False at
+    the end of the output or on one this code does not understand."""
+    header = out.readline().split()
+    if len(header) == 2 and header[1] == b"missing":
+        _base_pages[key] = None
+        return True
+    if len(header) != 3 or not header[2].isdigit():
+        return False
+    data = out.read(int(header[2]))
+    out.read(1)  # the newline after the object
+    if header[1] != b"blob":
+        _base_pages[key] = None  # not a file
+        return True
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        _base_pages[key] = None
+        return True
+    _base_pages[key] = _parsed(text, key[1].removeprefix("memory/"))
+    return True
+
+
+def release_base() -> None:
+    """Forget the pages ``prefetch_base`` read (the gates are done with them)."""
+    _base_pages.clear()
 
 
 def base_page(store: Store, base: str, path: str) -> Page | None:
     """The page at ``path`` in commit ``base``; None when absent or unreadable."""
-    if (base, path) in _base_texts:
-        text = _base_texts[(base, path)]
-        return None if text is None else _parsed(text, path.removeprefix("memory/"))
+    if (base, path) in _base_pages:
+        return _base_pages[(base, path)]
     try:
         blob = store.repo.commit(base).tree / path
         text = blob.data_stream.read().decode("utf-8")

@@ -5,10 +5,19 @@ Shared by a run (``dream.run``), a rebase onto a moved ``main`` and ``dream appl
 
 from __future__ import annotations
 
-from dream.gates import GateReport, Problem, prefetch_base, sharing_pages
+from dream.gates import (
+    GENERATED,
+    GateReport,
+    Problem,
+    prefetch_base,
+    release_base,
+    sharing_pages,
+)
 from dream.gates.validation import validate_stage
 from dream.gates.verification import verify_stage
 from dream.staging import Change, Stage
+from memoryfs.links import clear_parse_cache as clear_links_cache
+from memoryfs.page import clear_parse_cache as clear_page_cache
 from memoryfs.store import Store
 
 __all__ = ["run_gates", "problems_of"]
@@ -17,12 +26,24 @@ __all__ = ["run_gates", "problems_of"]
 def run_gates(
     store: Store, stage: Stage, changes: list[Change], full: bool = False
 ) -> tuple[GateReport, GateReport]:
-    """Validation, then verification, of the stage's changes against its base."""
+    """Validation, then verification, of the stage's changes against its base.
+
+    The gates are a run's last readers of its pages: the base texts they fetched and the
+    pages parsed since the run began (``memoryfs.page``, ``memoryfs.links``) are let go
+    as they end, not held through the sync (~10 MB at 2,000 sessions)."""
     changes = [c for c in changes if not c.path.startswith(".dream/")]  # receipts: no memory
-    prefetch_base(store, stage.base, [c.path for c in changes if c.status == "M"])
-    with sharing_pages():
-        validation = validate_stage(store, stage.path, changes, full=full, base=stage.base)
-        verification = verify_stage(store, stage.path, stage.base, changes)
+    # the base side of the changed pages (the generated indexes, as big as the store
+    # is, are never compared)
+    pages = [c.path for c in changes if c.status == "M" and c.path.endswith(".md")]
+    prefetch_base(store, stage.base, [p for p in pages if p not in GENERATED])
+    try:
+        with sharing_pages():
+            validation = validate_stage(store, stage.path, changes, full=full, base=stage.base)
+            verification = verify_stage(store, stage.path, stage.base, changes)
+    finally:
+        release_base()
+        clear_page_cache()
+        clear_links_cache()
     return validation, verification
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dream.gates import (
+    GENERATED,
     GateReport,
     Problem,
     base_page,
@@ -51,7 +52,6 @@ _CROSS_PAGE = {"MF007", "MF008", "MF201"}  # duplicate id, alias = another id, d
 _REF_RE = re.compile(r"^sessions/transcripts/([^/#]+\.md)#")
 _SUMMARIES = "memory/sessions/summaries/"
 _TRANSCRIPTS = "memory/sessions/transcripts/"
-_GENERATED = ("memory/INDEX.md", "memory/sessions/index.md")
 
 
 def validate_stage(
@@ -110,7 +110,7 @@ def _plan(store: Store, stage_root: Path, base: str, changes: list[Change]) -> _
             continue
         if path.startswith(_SUMMARIES) and path.endswith(".md"):
             plan.transcripts.add(_TRANSCRIPTS + path.rsplit("/", 1)[1])
-        if not path.endswith(".md") or path in _GENERATED:
+        if not path.endswith(".md") or path in GENERATED:
             continue
         new = staged_page(stage_root, path)
         old = base_page(store, base, path) if base and change.status == "M" else None

@@ -33,6 +33,7 @@ from pathlib import Path
 from dream.calendar_dates import parse_session_datetime
 from dream.dates import find_relative_dates
 from dream.gates import (
+    GENERATED,
     GateReport,
     Problem,
     base_page,
@@ -59,7 +60,6 @@ __all__ = ["verify_stage", "check_claim", "slot_of", "claim_dates", "support_for
 GATE = "verification"
 _PAGE_PREFIXES = ("memory/knowledge/", "memory/notes/", "memory/sessions/summaries/")
 _FACT_PREFIXES = ("memory/knowledge/", "memory/notes/")
-_GENERATED = ("memory/INDEX.md", "memory/sessions/index.md")
 
 _NUMBER_RE = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)*)(st|nd|rd|th)?")
 # A name starts a word: the letters of "5K", "10km", "3PM" or "2nd" are a unit of the
@@ -310,7 +310,7 @@ def verify_stage(store: Store, stage_root: Path, base: str, changes: list[Change
     check = _Check(store, base, _Transcripts(stage_root))
     for change in changes:
         path = change.path
-        if change.status == "D" or not path.startswith(_PAGE_PREFIXES) or path in _GENERATED:
+        if change.status == "D" or not path.startswith(_PAGE_PREFIXES) or path in GENERATED:
             continue
         page = staged_page(stage_root, path) if path.endswith(".md") else None
         if page is not None:
