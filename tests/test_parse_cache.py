@@ -29,3 +29,25 @@ def test_a_parsed_page_is_shared_until_the_cache_is_cleared() -> None:
     assert parse_page(text, "knowledge/b.md") is not first  # the path is part of the key
     clear_parse_cache()
     assert parse_page(text, "knowledge/a.md") is not first
+
+
+def test_the_memo_knows_a_text_by_content_and_does_not_keep_it() -> None:
+    """Another copy of the same text finds the parsed page; the text itself is let go
+    once its reader drops it (the page keeps its body and frontmatter, not the text)."""
+    import tracemalloc
+
+    clear_parse_cache()
+    head = "---\nid: big\ntitle: Big\n---\n"
+    body = "".join(f"line {i} of a long page\n" for i in range(40_000))  # ~1 MB
+    tracemalloc.start()
+    try:
+        text = "".join([head, body])  # a text nobody else holds
+        first = parse_page(text, "knowledge/big.md")
+        held = tracemalloc.get_traced_memory()[0]
+        del text
+        freed = held - tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert parse_page("".join([head, body]), "knowledge/big.md") is first  # another copy
+    assert freed > 0.9 * len(body)
+    clear_parse_cache()
