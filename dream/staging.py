@@ -5,7 +5,11 @@ the store), never in the live tree. A run that ends well deletes its branch; a r
 kept for review or stopped by a gate keeps its branch (one commit on top of its
 base). Either way the worktree itself is parked (detached) as
 ``.dream/worktrees/.spare`` and recycled by the next run, whose checkout then writes
-only the files that differ: one checked-out copy of the store stays on disk.
+only the files that differ: one checked-out copy of the store stays on disk. The facts
+the generated indexes are made of (``memoryfs.index_cache``) are kept for the stage in
+the live store's ``.memoryfs/`` (the worktree's own is cleaned away), anchored at the
+stage's commit when it is parked, so the next run's pass looks only at what Git says
+changed since (``Stage.write_indexes``).
 
 Boundary: Git plumbing for stages only. What goes into the tree is the engine's
 business; whether it may land is the gates'; moving ``main`` is ``sync``'s.
@@ -13,19 +17,24 @@ business; whether it may land is the gates'; moving ``main`` is ``sync``'s.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import sqlite3
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from dream.errors import DreamError, RunNotFound
 from dream.runlog import read_record
+from memoryfs.errors import MemoryFSError
 from memoryfs.hashing import content_hash
+from memoryfs.index import refresh_facts, write_indexes
 from memoryfs.store import DEFAULT_AUTHOR, Store, remove_stale_lock
 
 __all__ = [
     "BRANCH_PREFIX",
+    "STAGE_INDEX_CACHE",
     "Change",
     "Stage",
     "create_stage",
@@ -45,6 +54,7 @@ __all__ = [
 
 BRANCH_PREFIX = "dream/"
 SPARE = ".spare"  # the parked worktree of the last run, recycled by the next one
+STAGE_INDEX_CACHE = "index-facts-stage.sqlite"  # in the live store's .memoryfs/
 # No hooks, no signing prompts, no pager: a worker runs unattended.
 _GIT_CONFIG = ("-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false", "-c", "gc.auto=0")
 
@@ -62,6 +72,11 @@ class Stage:
     def store(self, live: Store) -> Store:
         """The staged tree as a Store with the live store's config."""
         return Store(root=self.path, config=live.config)
+
+    def write_indexes(self, live: Store) -> list[str]:
+        """Regenerate the stage's INDEX.md and sessions/index.md (``write_indexes``) from
+        the stage's facts cache, looking at the files Git says changed since its last pass."""
+        return write_indexes(self.store(live), live.cache_dir / STAGE_INDEX_CACHE, by_git=True)
 
 
 @dataclass(frozen=True)
@@ -231,6 +246,10 @@ def remove_stage(store: Store, stage: Stage, keep_branch: bool) -> None:
     """
     spare = _worktrees_dir(store) / SPARE
     if (stage.path / ".git").is_file():
+        # the facts cache anchored at what the stage holds now (the run's commit): the next
+        # run looks at what changed since, not at everything this run wrote
+        with contextlib.suppress(MemoryFSError, sqlite3.Error, OSError):
+            refresh_facts(stage.store(store), store.cache_dir / STAGE_INDEX_CACHE, by_git=True)
         tip = git_proc(stage.path, "rev-parse", "--verify", "--quiet", "HEAD").stdout.strip()
         parked = (
             not spare.exists()

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from dream.errors import DreamError
 from dream.gates import Problem
 from dream.staging import Change, Stage, author_env, git_proc, run_git, stage_changes
-from memoryfs.index import write_indexes
 from memoryfs.store import Store
 
 __all__ = [
@@ -160,7 +159,7 @@ def rebase_stage(store: Store, stage: Stage, onto: str) -> tuple[Stage, str]:
         raise SyncConflict(f"the run's commit conflicts with {onto[:10]}; starting over from there")
     moved = Stage(run_id=stage.run_id, path=stage.path, base=onto)
     # The indexes list every transcript; the new tip may have brought some.
-    if write_indexes(moved.store(store)):
+    if moved.write_indexes(store):
         stage_changes(moved)
         run_git(moved.path, "commit", "--quiet", "--no-verify", "--amend", "--no-edit", env=env)
     return moved, run_git(moved.path, "rev-parse", "HEAD").strip()

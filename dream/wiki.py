@@ -18,17 +18,14 @@ from typing import Any
 from dream import notes, rollover
 from dream.analysis import speaker_names
 from dream.engine import EngineContext
+from dream.staging import Stage
 from dream.subjects import Registry, Subject
 from dream.wikipage import Retired, WikiPage
 from dream.workset import Workset
 from memoryfs.errors import PageError
-from memoryfs.index import write_indexes
-from memoryfs.store import Store
 from memoryfs.transcript import Transcript, parse_transcript
 
-__all__ = ["run", "STAGE_INDEX_CACHE"]
-
-STAGE_INDEX_CACHE = "index-facts-stage.sqlite"
+__all__ = ["run"]
 
 
 def run(ctx: EngineContext, ws: Workset) -> None:
@@ -86,14 +83,8 @@ def run(ctx: EngineContext, ws: Workset) -> None:
         elif rel.startswith("knowledge/"):
             ws.report.pages_created.append(rel)
     ws.report.pages_updated.extend(r for r in updated if not r.startswith("sessions/"))
-    # The staged worktree's own .memoryfs/ is cleaned away when it is recycled: keep its
-    # index facts in the live store's cache folder, so the next run re-reads only what
-    # changed (the cache is keyed by content; stats match because checkouts of a recycled
-    # worktree rewrite only the files that differ).
-    write_indexes(
-        Store(root=ctx.stage_root, config=ctx.store.config),
-        cache_path=ctx.store.cache_dir / STAGE_INDEX_CACHE,
-    )
+    # from the stage's facts cache, re-reading only what changed (``dream.staging``)
+    Stage(ctx.run_id, ctx.stage_root, ctx.base_commit).write_indexes(ctx.store)
     ctx.progress("wiki", filed, filed)
 
 

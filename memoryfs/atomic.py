@@ -8,9 +8,10 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "remove_temp_files"]
+__all__ = ["atomic_write_bytes", "atomic_write_chunks", "atomic_write_text", "remove_temp_files"]
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -20,6 +21,23 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_chunks(path: Path, chunks: Iterable[str]) -> None:
+    """Write the text of ``chunks`` as UTF-8, atomically, without joining it first."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            for chunk in chunks:
+                fh.write(chunk)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryfs.atomic import atomic_write_text
+from memoryfs.atomic import atomic_write_chunks
 from memoryfs.index_cache import IndexCache
 from memoryfs.links import extract_links
 from memoryfs.page import Page
@@ -29,6 +29,7 @@ __all__ = [
     "render_index",
     "render_sessions_index",
     "write_indexes",
+    "refresh_facts",
     "prompt_index",
     "inbound_links",
 ]
@@ -122,6 +123,12 @@ def _notes(cache: IndexCache) -> Counter[str]:
     return Counter(dict(cache.rows(query)))
 
 
+def refresh_facts(store: Store, cache_path: Path, by_git: bool = False) -> None:
+    """Bring the facts cache at ``cache_path`` up to the store's files without rendering
+    (Dream parks its stage with the cache anchored at the run's commit)."""
+    IndexCache.use(store, cache_path, lambda cache: None, by_git=by_git)
+
+
 def build_entries(store: Store) -> list[IndexEntry]:
     """An entry per knowledge page and note, by path."""
     return IndexCache.use(store, None, lambda cache: _entries(cache, "< 2"))
@@ -136,16 +143,21 @@ def _cell(text: str) -> str:
 
 
 def render_sessions_index(rows: Iterable[SessionRow]) -> str:
-    lines = [
-        "# Sessions",
-        "",
-        GENERATED,
-        "",
-        "| id | date | title | turns | summary |",
-        "|---|---|---|---|---|",
-    ]
-    lines += (_session_line(r) for r in rows)
-    return "\n".join(lines) + "\n"
+    return "".join(_sessions_index(rows))
+
+
+def _sessions_index(rows: Iterable[SessionRow]) -> Iterator[str]:
+    """sessions/index.md a line at a time (each with its newline)."""
+    yield from (
+        "# Sessions\n",
+        "\n",
+        f"{GENERATED}\n",
+        "\n",
+        "| id | date | title | turns | summary |\n",
+        "|---|---|---|---|---|\n",
+    )
+    for r in rows:
+        yield _session_line(r) + "\n"
 
 
 def _session_line(r: SessionRow) -> str:
@@ -289,29 +301,41 @@ def prompt_index(store: Store, max_tokens: int) -> str:
     return IndexCache.use(store, None, lambda cache: _index_text(store, cache, max_tokens))
 
 
-def write_indexes(store: Store, cache_path: Path | None = None) -> list[str]:
+def write_indexes(store: Store, cache_path: Path | None = None, by_git: bool = False) -> list[str]:
     """Regenerate both files; returns the paths (relative to memory/) that changed.
 
     ``cache_path``: the facts cache to use (``memoryfs.index_cache``), by default the
     store's own. Both are rendered from the cache's tables as refreshed by this pass:
-    the work of the files that changed, not of the store."""
-    changed: list[str] = []
-    targets = IndexCache.use(
-        store,
-        cache_path,
-        lambda cache: {
-            "INDEX.md": _index_text(store, cache, None),
-            "sessions/index.md": render_sessions_index(_rows(cache)),
-        },
-    )
-    for rel, text in targets.items():
+    the work of the files that changed, not of the store. ``by_git``: the store's root
+    is a Git work tree whose changes Git tells (``IndexCache.refresh``)."""
+    paths = {}
+    for rel in ("INDEX.md", "sessions/index.md"):
         store.resolve(rel)  # refuses a memory/ or sessions/ symlinked out of the store
-        path = store.memory / rel
-        try:
-            old = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            old = None
-        if old != text:
-            atomic_write_text(path, text)
-            changed.append(rel)
-    return changed
+        paths[rel] = store.memory / rel
+    changed: dict[str, None] = {}  # over every attempt of ``use``: each write is the same
+
+    def write(cache: IndexCache) -> None:
+        # sessions/index.md has a line per session: compared and written a line at a time
+        index = _index_text(store, cache, None)
+        for rel, text in (
+            ("INDEX.md", lambda: iter([index])),
+            ("sessions/index.md", lambda: _sessions_index(_rows(cache))),
+        ):
+            if not _holds(paths[rel], text()):
+                atomic_write_chunks(paths[rel], text())
+                changed[rel] = None
+
+    IndexCache.use(store, cache_path, write, by_git=by_git)
+    return list(changed)
+
+
+def _holds(path: Path, chunks: Iterator[str]) -> bool:
+    """Whether ``path`` reads (UTF-8, newlines as ``read_text`` gives them) as exactly
+    the text of ``chunks``, read as far as they go."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            if any(fh.read(len(chunk)) != chunk for chunk in chunks):
+                return False
+            return fh.read(1) == ""
+    except (OSError, UnicodeDecodeError):
+        return False

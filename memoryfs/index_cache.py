@@ -11,6 +11,9 @@ stamps a chunk at a time against the stored ones, and parses only files whose st
 and content changed; the graph is re-resolved only for the links those files hold or
 whose targets (ids, aliases) they add or remove. So a run that changes a few files
 does the work of a few files (plus a stat per file), and holds a chunk, not the store.
+In a Git work tree (a Dream stage) a pass can skip the stat per file: it records the
+commit it measured from and what differed from it (``memoryfs.git_changes``), and the
+next pass looks only at what Git says may differ since.
 
 The cache is a cache: deleting it loses nothing. One that cannot be read, of another
 version, or whose row counts are not those it recorded (rows lost or added behind its
@@ -27,23 +30,20 @@ import os
 import sqlite3
 import stat
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from memoryfs.errors import MemoryFSError
-from memoryfs.links import extract_links
-from memoryfs.page import parse_page
+from memoryfs.git_changes import Anchor, anchor_of, changed_between
+from memoryfs.index_facts import KNOWLEDGE, NOTE, SUMMARY, TRANSCRIPT, Facts, facts_of
 from memoryfs.store import Store
-from memoryfs.transcript import parse_transcript
 
 __all__ = ["IndexCache"]
 
-_VERSION = 4
+_VERSION = 4  # 3 + the anchor tables: a version 3 cache is taken over as it is
 _NAME = "index-facts.sqlite"
 T = TypeVar("T")
 _CHUNK = 500  # files whose stamps are compared, and changes written, together
-KNOWLEDGE, NOTE, SUMMARY, TRANSCRIPT = 0, 1, 2, 3
 # what the files of each folder are
 _GROUPS = (
     ("knowledge", KNOWLEDGE),
@@ -73,6 +73,10 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS session (rel TEXT PRIMARY KEY, id TEXT, date TEXT, "
     "title TEXT, turns INTEGER) WITHOUT ROWID",
     "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER)",
+    # the anchor of the last pass (``memoryfs.git_changes``): its commit (one row, none
+    # when that pass looked at every file without one) and the files that differed then
+    "CREATE TABLE IF NOT EXISTS anchor (head TEXT)",
+    "CREATE TABLE IF NOT EXISTS dirty (rel TEXT PRIMARY KEY) WITHOUT ROWID",
     # the ids and aliases a pass touches, with what each named before it; those naming
     # something else after it
     "CREATE TEMP TABLE IF NOT EXISTS before (k TEXT PRIMARY KEY, t TEXT)",
@@ -99,15 +103,6 @@ _RELINK = (
 )
 
 
-@dataclass(frozen=True)
-class _Facts:
-    """What a pass keeps of one file: its page row or session row, aliases, links."""
-
-    row: tuple[Any, ...]
-    aliases: tuple[str, ...] = ()
-    links: tuple[str, ...] = ()
-
-
 class IndexCache:
     """The index facts of a store, by file, in SQLite; ``refresh`` brings them up to date
     and queries run in the same transaction (``close`` commits)."""
@@ -124,13 +119,20 @@ class IndexCache:
         self.on_disk = bool(self.db.execute("PRAGMA database_list").fetchone()[2])
 
     @classmethod
-    def use(cls, store: Store, path: Path | None, read: Callable[[IndexCache], T]) -> T:
-        """``read`` of the cache refreshed; one whose rows SQLite cannot read, or that
-        contradict each other, is started anew (then kept in memory)."""
+    def use(
+        cls,
+        store: Store,
+        path: Path | None,
+        read: Callable[[IndexCache], T],
+        by_git: bool = False,
+    ) -> T:
+        """``read`` of the cache refreshed (``by_git``: see ``refresh``); one whose rows
+        SQLite cannot read, or that contradict each other, is started anew (then kept in
+        memory)."""
         for attempt in range(3):
             cache = cls(store, path, memory=attempt == 2)
             try:
-                cache.refresh()
+                cache.refresh(by_git)
                 result = read(cache)
             except sqlite3.Error:
                 on_disk = cache.on_disk
@@ -170,12 +172,12 @@ class IndexCache:
         db = sqlite3.connect(where, timeout=2, isolation_level=None)
         try:
             version = db.execute("PRAGMA user_version").fetchone()[0]
-            if version not in (0, _VERSION):
+            if version not in (0, 3, _VERSION):
                 raise sqlite3.DatabaseError("another cache version")
             db.execute("BEGIN IMMEDIATE")  # held until close: refresh and queries see one state
             for statement in _SCHEMA:
                 db.execute(statement)
-            if version == 0:
+            if version != _VERSION:  # new, or version 3: its tables are this version's
                 db.execute(f"PRAGMA user_version = {_VERSION}")
             recorded = dict(db.execute("SELECT name, value FROM meta").fetchall())
             seal = self._seal() if recorded and where != ":memory:" else None
@@ -222,12 +224,36 @@ class IndexCache:
 
     # -- refreshing -----------------------------------------------------------------
 
-    def refresh(self) -> None:
+    def refresh(self, by_git: bool = False) -> None:
         """Bring the tables up to the store's files: a stat per file, a read and parse per
-        changed file, the link graph re-resolved where ids, aliases or links moved."""
+        changed file, the link graph re-resolved where ids, aliases or links moved.
+
+        ``by_git``: the store's root is a Git work tree (a Dream stage) and the files to
+        look at are those Git says may differ from what the last pass saw
+        (``memoryfs.git_changes``), when that pass left an anchor; else every file."""
         db = self.db
         for temp in ("before", "ckeys", "todo"):
             db.execute(f"DELETE FROM {temp}")
+        anchor = anchor_of(self.store.root) if by_git and self.on_disk else None
+        candidates = self._candidates(anchor) if anchor is not None else None
+        if candidates is None:
+            self._scan_all()
+        else:
+            self._scan(*candidates)
+        db.execute("DELETE FROM anchor")
+        db.execute("DELETE FROM dirty")
+        if anchor is not None:
+            db.execute("INSERT INTO anchor VALUES (?)", (anchor.commit,))
+            db.executemany("INSERT INTO dirty VALUES (?)", [(r,) for r in sorted(anchor.dirty)])
+        # links are resolved again where they are new, or name a key that moved
+        db.execute(f"INSERT INTO ckeys SELECT k FROM before WHERE t IS NOT ({_target('before.k')})")
+        db.execute("INSERT OR IGNORE INTO todo SELECT rel FROM link WHERE target IN ckeys")
+        db.execute("INSERT OR IGNORE INTO todo SELECT rel FROM link WHERE low IN ckeys")
+        self._change("edge", "DELETE FROM edge WHERE rel IN todo")
+        self._change("edge", _RELINK)
+
+    def _scan_all(self) -> None:
+        """Compare every file listed with its stored stamp, a chunk at a time."""
         query = "SELECT rel, size, mtime, ino, key FROM stats WHERE rel > ? AND rel {} ?"
         for sub, kind in _GROUPS:
             rels = self.store.files(sub)  # sorted: compared with the stored stamps in order
@@ -237,16 +263,48 @@ class IndexCache:
                 # the last chunk takes every stored file of the folder after lo
                 last = i + _CHUNK >= len(rels)
                 hi = f"{sub}0" if last else chunk[-1]  # '0' follows '/'
-                rows = db.execute(query.format("<" if last else "<="), (lo, hi)).fetchall()
+                rows = self.db.execute(query.format("<" if last else "<="), (lo, hi)).fetchall()
                 stored = {r[0]: r[1:] for r in rows}
                 self._compare(chunk, kind, stored)
                 lo = chunk[-1] if chunk else lo
-        # links are resolved again where they are new, or name a key that moved
-        db.execute(f"INSERT INTO ckeys SELECT k FROM before WHERE t IS NOT ({_target('before.k')})")
-        db.execute("INSERT OR IGNORE INTO todo SELECT rel FROM link WHERE target IN ckeys")
-        db.execute("INSERT OR IGNORE INTO todo SELECT rel FROM link WHERE low IN ckeys")
-        self._change("edge", "DELETE FROM edge WHERE rel IN todo")
-        self._change("edge", _RELINK)
+
+    def _candidates(self, anchor: Anchor) -> tuple[list[str], set[str]] | None:
+        """The files that may differ from what the last pass saw (sorted) and those of
+        them ``store.files`` lists now; None when only looking at every file will do (no
+        anchor stored, Git cannot tell, a folder of the store is a link, or a candidate
+        is a folder)."""
+        row = self.db.execute("SELECT head FROM anchor").fetchone()
+        if row is None or not all(c in "0123456789abcdef" for c in row[0]):
+            return None
+        moved = changed_between(self.store.root, row[0], anchor.commit)
+        if moved is None:
+            return None
+        memory = str(self.store.memory)
+        tops = [memory, *(f"{memory}/{sub}" for sub in ("sessions", *(g for g, _ in _GROUPS)))]
+        if any(os.path.islink(top) for top in tops):
+            return None
+        was = {r for (r,) in self.db.execute("SELECT rel FROM dirty")}
+        rels = sorted(moved | was | anchor.dirty)
+        listed: set[str] = set()
+        for rel in rels:
+            found = self.store.lists(rel)
+            if found is None:
+                return None
+            if found:
+                listed.add(rel)
+        return rels, listed
+
+    def _scan(self, rels: list[str], listed: set[str]) -> None:
+        """Compare the files of ``rels`` (sorted) with their stored stamps; a stored file
+        not ``listed`` is gone."""
+        for sub, kind in _GROUPS:
+            group = [r for r in rels if r.startswith(f"{sub}/")]
+            for i in range(0, len(group), _CHUNK):
+                chunk = group[i : i + _CHUNK]
+                marks = ", ".join("?" * len(chunk))
+                query = f"SELECT rel, size, mtime, ino, key FROM stats WHERE rel IN ({marks})"
+                stored = {r[0]: r[1:] for r in self.db.execute(query, chunk)}
+                self._compare([r for r in chunk if r in listed], kind, stored)
 
     def _compare(self, chunk: list[str], kind: int, stored: dict[str, tuple[Any, ...]]) -> None:
         """Compare a chunk of the listing with its stored stamps (and stored files between
@@ -254,7 +312,7 @@ class IndexCache:
         stamps: list[tuple[Any, ...]] = []
         dropped: list[str] = []
         gone: list[str] = []  # no longer listed, or unreadable now
-        added: list[tuple[str, int, _Facts]] = []
+        added: list[tuple[str, int, Facts]] = []
         for rel in chunk:
             old = stored.pop(rel, None)
             try:
@@ -275,7 +333,7 @@ class IndexCache:
                 continue  # same bytes, new stamp (a checkout rewrote it): facts hold
             if old is not None:
                 dropped.append(rel)
-            facts = _parse(text, rel, kind)
+            facts = facts_of(text, rel, kind)
             if facts is not None:
                 added.append((rel, kind, facts))
         gone += stored  # listed no more (between the previous chunk and this one)
@@ -285,7 +343,7 @@ class IndexCache:
         self,
         stamps: list[tuple[Any, ...]],
         dropped: list[str],
-        added: list[tuple[str, int, _Facts]],
+        added: list[tuple[str, int, Facts]],
         gone: list[str],
     ) -> None:
         db = self.db
@@ -383,31 +441,3 @@ def _commits(path: Path) -> str | None:
         return f"{int.from_bytes(header[24:28], 'big')}:{os.path.getsize(path)}"
     except OSError:
         return None
-
-
-def _parse(text: str, rel: str, kind: int) -> _Facts | None:
-    try:
-        if kind == TRANSCRIPT:
-            t = parse_transcript(text, rel)
-            return _Facts((t.id, t.date, str(t.meta.get("title") or ""), len(t.turns)))
-        page = parse_page(text, rel)
-    except (MemoryFSError, ValueError):
-        return None
-    folder = rel.split("/")[1] if rel.count("/") >= 2 else ""
-    pref = rel.startswith("knowledge/preferences/") or page.type == "preference"
-    row = (
-        page.id,
-        page.title,
-        page.type,
-        " ".join(page.summary.split()),
-        page.updated,
-        int(pref),
-        folder,
-    )
-    if kind == SUMMARY:
-        return _Facts(row)
-    return _Facts(
-        row,
-        aliases=tuple(dict.fromkeys(a.lower() for a in page.aliases)),
-        links=tuple(dict.fromkeys(link.target for link in extract_links(page.body))),
-    )

@@ -10,6 +10,7 @@ import contextlib
 import fcntl
 import os
 import re
+import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -124,6 +125,32 @@ class Store:
                 if name.endswith(suffix) and not name.startswith("."):
                     out.append(prefix + name)
         return sorted(out)
+
+    def lists(self, rel: str, suffix: str = ".md") -> bool | None:
+        """Whether ``files`` lists ``rel`` (relative to ``memory/``, under a folder of it
+        that is not a link) now, without listing the rest: its folders plain, visible and
+        readable, its name visible with ``suffix``, an entry that is not a folder. None
+        for a folder (what Git reports for a submodule or a folder it did not look in)."""
+        parts = rel.split("/")
+        if any(p in ("", ".", "..") for p in parts):
+            return False
+        path = os.fspath(self.memory)
+        for part in parts[:-1]:
+            path = f"{path}/{part}"
+            try:
+                st = os.lstat(path)
+            except OSError:
+                return False
+            if part.startswith(".") or not stat.S_ISDIR(st.st_mode):
+                return False
+            if not os.access(path, os.R_OK | os.X_OK):
+                return False  # os.walk cannot list it
+        path = f"{path}/{parts[-1]}"
+        if os.path.isdir(path):  # follows a link, as os.walk's sorting into folders does
+            return None
+        if not os.path.lexists(path):
+            return False
+        return parts[-1].endswith(suffix) and not parts[-1].startswith(".")
 
     def transcript_path(self, session_id: str) -> Path:
         return self.memory / "sessions" / "transcripts" / f"{session_id}.md"

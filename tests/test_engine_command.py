@@ -24,7 +24,7 @@ from dream.errors import DreamError
 from dream.orient import find_pending
 from dream.run import run_dream
 from dream.skills import active_skill_path, approve
-from dream.staging import kept_runs
+from dream.staging import STAGE_INDEX_CACHE, kept_runs
 from memoryfs.store import Store, init_store
 from memoryfs.validate import validate_store
 
@@ -115,6 +115,11 @@ def test_good_pages_land_through_the_gates(store: Store, agent: Path, tmp_path: 
     assert validate_store(store) == []
     index = (store.memory / "sessions/index.md").read_text()
     assert S1[0] in index and S2[0] in index  # the engine regenerated the indexes
+    # from the stage's facts cache in the live store, not one in the worktree (whose
+    # checkout by the next run cleans it away: each run built its cache anew)
+    spare = store.dream_dir / "worktrees" / ".spare"
+    assert not (spare / ".memoryfs" / "index-facts.sqlite").exists()
+    assert (store.cache_dir / STAGE_INDEX_CACHE).is_file()
     seen = json.loads(dump.read_text())
     stage = Path(seen["cwd"])
     assert seen["DREAM_WORKTREE"] == str(stage) == seen["MEMORYFS_STORE"]

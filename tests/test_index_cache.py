@@ -150,3 +150,27 @@ def test_a_linked_or_locked_cache_is_not_used(tmp_path: Path) -> None:
         holder.execute("ROLLBACK")
         holder.close()
     assert cache.is_file()
+
+
+def test_the_sessions_index_is_compared_and_written_a_line_at_a_time(tmp_path: Path) -> None:
+    """Rewritten exactly when its text (as ``read_text`` reads it) differs: a cut file, a
+    line too many, one changed character, bytes that are not UTF-8; left alone (and not
+    reported) when it reads the same, CRLF line ends included."""
+    store = _store(tmp_path)
+    write_indexes(store)
+    path = store.memory / "sessions/index.md"
+    want = render_sessions_index(session_rows(store))
+    assert path.read_text() == want and write_indexes(store) == []
+    for damage in (
+        want.encode()[:-40],
+        want.encode() + b"| extra |\n",
+        want.replace("| id |", "| iD |", 1).encode(),
+        want.encode()[:-1],
+        b"\xff" + want.encode()[1:],
+    ):
+        path.write_bytes(damage)
+        assert write_indexes(store) == ["sessions/index.md"]
+        assert path.read_bytes() == want.encode()
+    path.write_bytes(want.replace("\n", "\r\n").encode())
+    assert write_indexes(store) == []  # the same text, as read
+    assert path.read_bytes() == want.replace("\n", "\r\n").encode()

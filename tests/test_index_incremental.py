@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -199,3 +201,129 @@ def test_links_follow_an_alias_to_its_next_claimant(tmp_path: Path) -> None:
         assert text == _reference(store)[0]
         linked += [line.split("]")[0][3:] for line in text.splitlines() if "(1 links)" in line]
     assert linked == ["ana", "bo", "ana", "AL"]
+
+
+def _git(store: Store, *args: str) -> str:
+    proc = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@x", *args],
+        cwd=store.root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return proc.stdout.strip()
+
+
+def _both(store: Store) -> tuple[str, str]:
+    return (
+        (store.memory / "INDEX.md").read_text(),
+        (store.memory / "sessions/index.md").read_text(),
+    )
+
+
+@pytest.mark.parametrize("seed", [5, 6, 7])
+def test_a_cache_refreshed_by_git_gives_the_bytes_of_a_fresh_one(
+    tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Passes that look only at what Git says changed since the last one (commits,
+    uncommitted and ignored edits, checkouts of older commits, files reverted by hand)
+    give the bytes of a fresh cache and of the rule; after the first, no pass lists the
+    store."""
+    monkeypatch.setattr(index_cache, "_CHUNK", 5)
+    cache = tmp_path / "stage.sqlite"
+    full = {"passes": 0}
+    scan_all = index_cache.IndexCache._scan_all
+
+    def counting(self: index_cache.IndexCache) -> None:
+        full["passes"] += self.path == cache
+        scan_all(self)
+
+    monkeypatch.setattr(index_cache.IndexCache, "_scan_all", counting)
+    rnd = random.Random(seed)
+    store = init_store(tmp_path / "s", "dana", "atlas")
+    with (store.root / ".gitignore").open("a") as fh:
+        fh.write("memory/knowledge/r1*.md\n")  # renames to r1x.md: ignored pages
+    ingest(store, SAMPLE[:4])
+    commits = [_git(store, "rev-parse", "HEAD")]
+    for step in range(16):
+        written = _edit(store, rnd)
+        if rnd.random() < 0.3:
+            ingest(store, SAMPLE[: rnd.randint(4, 8)])  # commits its transcripts
+        action = rnd.random()
+        if action < 0.35:
+            _git(store, "add", "-A")
+            _git(store, "commit", "-q", "--allow-empty", "-m", f"step {step}")
+            commits.append(_git(store, "rev-parse", "HEAD"))
+        elif action < 0.5:  # back to an earlier commit, the edits thrown away
+            _git(store, "checkout", "-q", "-f", rnd.choice(commits))
+            _git(store, "clean", "-q", "-fd", "--", "memory")
+        elif action < 0.6 and written:  # a committed file put back by hand
+            _git(store, "checkout", "-q", "HEAD", "--", "memory")
+        _age(written, rnd)
+        write_indexes(store, cache_path=cache, by_git=True)
+        got = _both(store)
+        write_indexes(store, cache_path=tmp_path / f"fresh-{step}.sqlite")
+        assert got == _both(store)
+        assert got == _reference(store)
+        assert full["passes"] == 1  # the first pass looked at every file, no other did
+
+
+def test_a_pass_without_git_drops_the_anchor(tmp_path: Path) -> None:
+    """A pass that looked at the files without Git's word leaves no anchor: a file it saw
+    edited and that is put back afterwards is read again by the next pass by Git."""
+    store = init_store(tmp_path / "s", "dana", "atlas")
+    ingest(store, SAMPLE[:2])
+    page = store.memory / "knowledge/people/ana.md"
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text("---\nid: ana\ntitle: Ana\ntype: person\nupdated: '2026-01-01'\n---\n\nx\n")
+    _git(store, "add", "-A")
+    _git(store, "commit", "-q", "-m", "ana")
+    cache = tmp_path / "c.sqlite"
+    write_indexes(store, cache_path=cache, by_git=True)
+    committed = _both(store)
+    page.write_text(page.read_text().replace("title: Ana", "title: Anabel"))
+    write_indexes(store, cache_path=cache)  # by stat: sees Anabel
+    assert "Anabel" in _both(store)[0]
+    _git(store, "checkout", "-q", "HEAD", "--", "memory")  # Ana again, Git sees no change
+    write_indexes(store, cache_path=cache, by_git=True)
+    assert _both(store) == committed
+
+
+def test_a_cache_refreshed_by_git_outside_a_repository_looks_at_every_file(
+    tmp_path: Path,
+) -> None:
+    store = init_store(tmp_path / "s", "dana", "atlas")
+    ingest(store, SAMPLE[:2])
+    cache = tmp_path / "c.sqlite"
+    write_indexes(store, cache_path=cache, by_git=True)
+    shutil.rmtree(store.root / ".git")  # Git cannot tell any more
+    (store.memory / "sessions/transcripts" / SAMPLE[0].name).unlink()
+    write_indexes(store, cache_path=cache, by_git=True)
+    assert _both(store) == _reference(store)
+    db = sqlite3.connect(cache)
+    assert db.execute("SELECT COUNT(*) FROM anchor").fetchone()[0] == 0
+    db.close()
+
+
+def test_ignored_and_untracked_pages_count_by_git(tmp_path: Path) -> None:
+    """Git-ignored and untracked pages are listed like any other: each edit is seen."""
+    store = init_store(tmp_path / "s", "dana", "atlas")
+    with (store.root / ".gitignore").open("a") as fh:
+        fh.write("memory/knowledge/people/secret*.md\n")
+    _git(store, "add", "-A")
+    _git(store, "commit", "-q", "-m", "ignore")
+    ingest(store, SAMPLE[:2])
+    cache = tmp_path / "c.sqlite"
+    write_indexes(store, cache_path=cache, by_git=True)
+    people = store.memory / "knowledge/people"
+    people.mkdir(parents=True, exist_ok=True)
+    for name in ("secret-a.md", "plain.md"):
+        for title in ("First", "Second", None):
+            path = people / name
+            if title is None:
+                path.unlink()
+            else:
+                path.write_text(f"---\nid: {name[:-3]}\ntitle: {title}\ntype: person\n---\n\nx\n")
+                _age([path], random.Random(len(title)))
+            write_indexes(store, cache_path=cache, by_git=True)
+            assert _both(store) == _reference(store)

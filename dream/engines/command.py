@@ -46,8 +46,6 @@ from dream.errors import DreamError, GateFailed
 from dream.records import ConsolidationReport, Fact, SummaryDraft
 from dream.skills import active_skill_path
 from dream.staging import Change, Stage, stage_changes
-from memoryfs.index import write_indexes
-from memoryfs.store import Store
 from memoryfs.transcript import Transcript
 
 __all__ = ["CommandEngine", "CommandSettings", "forbidden_changes"]
@@ -131,7 +129,7 @@ class CommandEngine(Engine):
                 f"the agent changed what Dream may not write ({shown}): only memory/ pages, "
                 "summaries and notes; main untouched, the staged tree is discarded"
             )
-        write_indexes(Store(root=ctx.stage_root, config=ctx.store.config))
+        Stage(ctx.run_id, ctx.stage_root, ctx.base_commit).write_indexes(ctx.store)
         report = ConsolidationReport()
         pending = {p.id for p in ctx.pending}
         for change in stage_changes(Stage(ctx.run_id, ctx.stage_root, ctx.base_commit)):
