@@ -327,3 +327,32 @@ def test_ignored_and_untracked_pages_count_by_git(tmp_path: Path) -> None:
                 _age([path], random.Random(len(title)))
             write_indexes(store, cache_path=cache, by_git=True)
             assert _both(store) == _reference(store)
+
+
+def test_a_version_3_cache_is_taken_over_without_reading_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Version 4 only adds the anchor tables: a version 3 cache is kept, no file parsed."""
+    store = init_store(tmp_path / "s", "dana", "atlas")
+    ingest(store, SAMPLE[:4])
+    write_indexes(store)
+    path = store.cache_dir / "index-facts.sqlite"
+    db = sqlite3.connect(path)
+    db.execute("DROP TABLE anchor")
+    db.execute("DROP TABLE dirty")
+    db.execute("PRAGMA user_version = 3")
+    db.commit()
+    db.close()
+    parsed: list[str] = []
+    facts_of = index_cache.facts_of
+    monkeypatch.setattr(
+        index_cache,
+        "facts_of",
+        lambda text, rel, kind: parsed.append(rel) or facts_of(text, rel, kind),
+    )
+    before = _both(store)
+    assert write_indexes(store) == [] and _both(store) == before
+    assert parsed == []
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 4
+    db.close()
