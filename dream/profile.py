@@ -27,6 +27,12 @@ page changes, would make each run's cost grow with the person's whole history, w
 rolling exists to bound. Archives themselves get no profile: recall folds them into
 their page (``memoryfs.archives``), and one profile per family says it once.
 
+Cost: a page's profile is rebuilt from all its claims, but what each cited turn names is
+remembered across runs (``dream.turnkeys``), and the semantic gate checks only the
+(thing, citation) pairs a bullet did not hold in the base commit
+(``dream.gates.profilecheck``, with ``bullet``), so an incremental run reads the
+transcripts it added rather than most of the person's history.
+
 Boundary: claims, citations and turn texts in, section lines out; no file access.
 """
 
@@ -35,11 +41,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from dream.facets import HEADINGS, facet_of, thing_key, words
 from memoryfs.units import PROFILE_SECTION
 
-__all__ = ["PROFILE", "THINGS", "CITES", "profile_lines"]
+__all__ = ["PROFILE", "THINGS", "CITES", "bullet", "profile_lines"]
 
 PROFILE = PROFILE_SECTION  # the heading recall reads as a profile (``memoryfs.units``)
 THINGS = 6  # things shown per facet, most mentioned first
@@ -80,6 +87,22 @@ def carried(
     return out
 
 
+def bullet(line: str) -> list[tuple[str, list[int]]] | None:
+    """(thing, citations) of each thing of a well-formed profile bullet (a facet's exact
+    heading, then things each followed by citations, nothing else); None otherwise."""
+    m = _BULLET_RE.match(line.strip())
+    if m is None or m.group("head") not in HEADINGS:
+        return None
+    rest, pos, out = m.group("rest"), 0, []
+    while pos < len(rest):
+        t = _THING_RE.match(rest, pos)
+        if t is None or t.end() == pos:
+            return None
+        out.append((t.group("form").strip(), [int(n) for n in _CITE_RE.findall(t.group("cites"))]))
+        pos = t.end()
+    return out or None
+
+
 def profile_lines(
     claims: Iterable[tuple[str, tuple[int, ...]]],
     kept: dict[str, tuple[str, str, list[int]]],
@@ -101,8 +124,7 @@ def profile_lines(
     for text, cites in claims:
         seen: set[str] = set()
         for w in words(text):
-            s = thing_key(w)
-            facet = facet_of(w)
+            s, facet = _word(w)
             if facet is None or w in skip or s in seen:
                 continue
             seen.add(s)
@@ -132,6 +154,12 @@ def profile_lines(
         weight = sum(t.mentions for _s, t in shown)
         ranked.append((-weight, HEADINGS.index(facet), f"- {facet}: {', '.join(parts)}"))
     return [line for *_key, line in sorted(ranked)]
+
+
+@lru_cache(maxsize=1 << 16)
+def _word(w: str) -> tuple[str, str | None]:
+    """(thing key, facet) of a claim's word: a page's claims repeat their words."""
+    return thing_key(w), facet_of(w)
 
 
 def _pick(cites: list[int], session_of: Callable[[int], str]) -> list[int]:

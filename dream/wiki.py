@@ -11,32 +11,36 @@ Pages no pending session touches are never opened, so their bytes cannot change.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from dream import notes, rollover
-from dream.analysis import speaker_names
+from dream import notes, rollover, turnkeys
 from dream.engine import EngineContext
 from dream.staging import Stage
 from dream.subjects import Registry, Subject
+from dream.turnkeys import TurnKeys
 from dream.wikipage import Retired, WikiPage
 from dream.workset import Workset
-from memoryfs.errors import PageError
-from memoryfs.transcript import Transcript, parse_transcript
 
 __all__ = ["run"]
 
 
 def run(ctx: EngineContext, ws: Workset) -> None:
+    turns = TurnKeys(ws.read, ctx.store.cache_dir / turnkeys.NAME)
+    try:
+        _run(ctx, ws, turns)
+    finally:
+        turns.close()
+
+
+def _run(ctx: EngineContext, ws: Workset, turns: TurnKeys) -> None:
     pages: dict[str, WikiPage] = {}
-    turns = _Turns(ws)
 
     def page_of(subject: Subject) -> WikiPage:
         if subject.id not in pages:
             text = None if subject.new else ws.read(subject.path)
             pages[subject.id] = page = WikiPage(subject, text, ws.speakers)
-            page.turn_of = turns.turn
+            page.keys_of = turns.named
         return pages[subject.id]
 
     # what _link_pages needs of the filings: the subjects each page's claims named
@@ -126,44 +130,6 @@ def _roll(
         archive = pages[aid]
         archive.link([(subject.id, subject.title)])
         page.link([(aid, archive.subject.title)])
-
-
-class _Turns:
-    """Turns (speaker, text) by ref, for the profile's check that a cited turn names its thing; the
-    most recently used transcripts kept parsed."""
-
-    SIZE = 256
-
-    def __init__(self, ws: Workset) -> None:
-        self.ws = ws
-        # rel -> the transcript and its speakers' display names ("user" -> "Dana")
-        self._cache: OrderedDict[str, tuple[Transcript, dict[str, str]] | None] = OrderedDict()
-        self._turns: dict[str, tuple[str, str] | None] = {}  # ref -> what ``turn`` said
-
-    def turn(self, ref: str) -> tuple[str, str] | None:
-        """(speaker's display name, text) of the turn ``ref`` names (None: no such turn)."""
-        if ref not in self._turns:
-            self._turns[ref] = self._turn(ref)
-        return self._turns[ref]
-
-    def _turn(self, ref: str) -> tuple[str, str] | None:
-        rel, _, anchor = ref.partition("#")
-        if rel in self._cache:
-            self._cache.move_to_end(rel)
-        else:
-            raw = self.ws.read(rel)
-            try:
-                t = parse_transcript(raw, rel) if raw is not None else None
-            except (PageError, ValueError):
-                t = None
-            self._cache[rel] = (t, speaker_names(t)) if t is not None else None
-            if len(self._cache) > self.SIZE:
-                self._cache.popitem(last=False)
-        found = self._cache[rel]
-        turn = found[0].turn(anchor) if found is not None else None
-        if found is None or turn is None:
-            return None
-        return found[1].get(turn.speaker, turn.speaker), turn.text
 
 
 def _link_pages(

@@ -21,7 +21,7 @@ from rapidfuzz import fuzz
 
 from dream.cues import slot_parts
 from dream.extract import CHANGE_RE, claim_slot
-from dream.facets import profile, thing_key, words
+from dream.facets import profile
 from dream.pagewriter import (
     HISTORY,
     RELATED,
@@ -41,6 +41,7 @@ from dream.pagewriter import (
 from dream.profile import PROFILE, carried, profile_lines
 from dream.records import Fact
 from dream.subjects import Subject
+from dream.turnkeys import turn_keys
 from memoryfs.archives import main_stem
 from memoryfs.errors import PageError
 from memoryfs.page import Page
@@ -138,6 +139,8 @@ class WikiPage:
                 self._index(_Entry(sec, line, claim))
         # ref -> the cited turn's (speaker, text) (None: unknown); the wiki phase reads them
         self.turn_of: Callable[[str], tuple[str, str] | None] = lambda ref: None
+        # or, faster, its speaker and thing keys (``dream.turnkeys``; the wiki phase's)
+        self.keys_of: Callable[[str], tuple[str, frozenset[str]] | None] | None = None
         self._named: dict[int, frozenset[str]] = {}
         # a person who speaks in the transcripts: their profile cites their own words only
         self._voice = {n.lower() for n in self.names} if "We" in self.names else None
@@ -352,9 +355,14 @@ class WikiPage:
         """Whether the turn source ``n`` cites names a word of stem ``key`` (said by the
         page's person, when they are a speaker)."""
         if n not in self._named:
-            speaker, text = self.turn_of(self.sources.ref_of(n)) or ("", "")
+            ref = self.sources.ref_of(n)
+            if self.keys_of is not None:
+                speaker, keys = self.keys_of(ref) or ("", frozenset())
+            else:
+                speaker, text = self.turn_of(ref) or ("", "")
+                keys = turn_keys(text)
             own = self._voice is None or speaker.lower() in self._voice
-            self._named[n] = frozenset(thing_key(w) for w in words(text)) if own else frozenset()
+            self._named[n] = keys if own else frozenset()
         return key in self._named[n]
 
     def render(self) -> str:

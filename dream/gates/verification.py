@@ -25,7 +25,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -46,7 +46,9 @@ from dream.gates.claimtext import MONTH_NUM as _MONTH_NUM
 from dream.gates.claimtext import WEEKDAYS as _WEEKDAYS
 from dream.gates.claimtext import DateRef, claim_dates
 from dream.gates.claimtext import plain as _plain
+from dream.gates.profilecheck import Problems, ProfileCheck
 from dream.gates.slots import contradictions, slot_of
+from dream.profile import PROFILE
 from dream.staging import Change
 from memoryfs.claims import Claim, extract_claims
 from memoryfs.errors import PageError
@@ -340,14 +342,24 @@ class _Check:
     def page(self, path: str, page: Page, is_new: bool) -> None:
         claims = extract_claims(page)
         sources = _refs(page)
-        old_keys, old_superseded = self._base_claims(path) if not is_new else (set(), set())
+        old = base_page(self.store, self.base, path) if not is_new else None
+        old_keys, old_superseded = self._base_claims(old)
         subject = (page.title, *page.aliases)
+        profile = ProfileCheck(page, old, self._turn_text, self._thing_problems(subject))
         for claim in claims:
             key = _claim_key(sources, claim)
             if claim.superseded and key not in old_superseded:
                 self.superseded += 1
             if key in old_keys:
                 continue
+            if claim.section == PROFILE and not claim.superseded:
+                found = profile.check(claim.line)
+                if found is not None:  # a well-formed profile bullet: its new pairs
+                    self.checked += 1
+                    self.problems.extend(
+                        Problem(GATE, path, claim.line, code, why) for code, why in found
+                    )
+                    continue
             support = self._support(key[1], sources, claim, subject)
             if support is None:
                 continue  # validation reports citations that resolve to no turn
@@ -359,8 +371,25 @@ class _Check:
         if path.startswith(_FACT_PREFIXES):
             self.problems.extend(contradictions(page, path, claims))
 
-    def _base_claims(self, path: str) -> tuple[set[ClaimKey], set[ClaimKey]]:
-        old = base_page(self.store, self.base, path)
+    def turn(self, ref: str) -> tuple[Transcript, Turn] | None:
+        """The transcript and turn ``ref`` names; None when there is none."""
+        path, _, anchor = ref.partition("#")
+        t = self.transcripts.get(path)
+        turn = t.turn(anchor) if t is not None else None
+        return (t, turn) if t is not None and turn is not None else None
+
+    def _turn_text(self, ref: str) -> str | None:
+        found = self.turn(ref)
+        return found[1].text if found is not None else None
+
+    def _thing_problems(self, subject: tuple[str, ...]) -> Callable[[str, str], Problems]:
+        def check(thing: str, ref: str) -> Problems:
+            support = self.support_of((ref,), [ref], subject)
+            return check_claim(thing, support) if support is not None else []
+
+        return check
+
+    def _base_claims(self, old: Page | None) -> tuple[set[ClaimKey], set[ClaimKey]]:
         keys: set[ClaimKey] = set()
         superseded: set[ClaimKey] = set()
         if old is not None:
@@ -381,16 +410,15 @@ class _Check:
         subject: tuple[str, ...],
     ) -> Support | None:
         """What the cited turns support (computed once per set of turns), plus the subject."""
-        if refs not in self._supports:
-            turns: list[tuple[Transcript, Turn]] = []
-            for ref in _resolve(sources, claim):
-                path, _, anchor = ref.partition("#")
-                t = self.transcripts.get(path)
-                turn = t.turn(anchor) if t is not None else None
-                if t is not None and turn is not None:
-                    turns.append((t, turn))
-            self._supports[refs] = support_for(turns) if turns else None
-        found = self._supports[refs]
+        return self.support_of(refs, _resolve(sources, claim), subject)
+
+    def support_of(
+        self, key: tuple[str, ...], refs: list[str], subject: tuple[str, ...]
+    ) -> Support | None:
+        if key not in self._supports:
+            turns = [hit for ref in refs if (hit := self.turn(ref)) is not None]
+            self._supports[key] = support_for(turns) if turns else None
+        found = self._supports[key]
         if found is None or not subject:
             return found
         return replace(found, names=found.names | _words(subject))

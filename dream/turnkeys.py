@@ -1,0 +1,133 @@
+"""What each cited turn names, for the profile's check, remembered across runs.
+
+Job: a person page's ``## Profile`` (``dream.profile``) lets a thing cite a turn only
+when the turn's text names it, so each time a person page changes, every turn its
+claims cite is asked: by speaker and by the thing keys (``dream.facets.thing_key``)
+of its words. Parsing each transcript again for that cost an incremental run about as
+much as the rest of its wiki phase (1,000-session synthetic store: 1,093 turns of most
+of the store's transcripts, for 20 new sessions). ``TurnKeys`` keeps, by the blake2b
+digest of a transcript's text (so never stale: a grown or edited transcript is another
+text), each turn's speaker display name and keys in ``.memoryfs/dream-turnkeys.sqlite``;
+a run parses only the transcripts no earlier run asked about.
+
+Only a cache: a database SQLite cannot open or write leaves the run to parse as before.
+Boundary: transcript texts in (``Workset.read``), (speaker, keys) out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import sqlite3
+from collections import OrderedDict
+from collections.abc import Callable
+from pathlib import Path
+
+from dream.analysis import speaker_names
+from dream.facets import thing_key, words
+from memoryfs.errors import PageError
+from memoryfs.transcript import parse_transcript
+
+__all__ = ["TurnKeys", "turn_keys"]
+
+NAME = "dream-turnkeys.sqlite"
+VERSION = 1  # bump when what a turn's keys are (dream.facets) changes
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS turns(digest BLOB PRIMARY KEY, data TEXT NOT NULL) WITHOUT ROWID"
+)
+
+Named = tuple[str, frozenset[str]]  # the speaker's display name, the thing keys said
+
+
+def turn_keys(text: str) -> frozenset[str]:
+    """The thing keys of the words of ``text``."""
+    return frozenset(thing_key(w) for w in words(text))
+
+
+class TurnKeys:
+    """(speaker's display name, thing keys) of the turn a ref names; transcripts read by
+    ``read`` (relative to ``memory/``), remembered in the SQLite file at ``path``."""
+
+    SIZE = 256  # transcripts kept in memory, most recently used
+
+    def __init__(self, read: Callable[[str], str | None], path: Path | None) -> None:
+        self.read = read
+        self._db: sqlite3.Connection | None = None
+        self._new: dict[bytes, str] = {}
+        self._by_rel: OrderedDict[str, dict[int, Named] | None] = OrderedDict()
+        self.parsed = 0  # transcripts parsed this run (for tests and benchmarks)
+        if path is not None and not (path.is_symlink() or path.parent.is_symlink()):
+            with contextlib.suppress(sqlite3.Error, OSError):
+                path.parent.mkdir(parents=True, exist_ok=True)
+                db = sqlite3.connect(str(path), timeout=2)
+                try:
+                    if db.execute("PRAGMA user_version").fetchone()[0] not in (0, VERSION):
+                        db.execute("DROP TABLE IF EXISTS turns")
+                    db.execute(_SCHEMA)
+                    db.execute(f"PRAGMA user_version = {VERSION}")
+                    db.commit()
+                except sqlite3.Error:
+                    db.close()
+                    raise
+                self._db = db
+
+    def named(self, ref: str) -> Named | None:
+        """What the turn ``ref`` ("sessions/transcripts/x.md#t3") says; None: no such turn."""
+        rel, _, anchor = ref.partition("#")
+        if not anchor.startswith("t") or not anchor[1:].isdigit():
+            return None
+        if rel in self._by_rel:
+            self._by_rel.move_to_end(rel)
+        else:
+            self._by_rel[rel] = self._load(rel)
+            if len(self._by_rel) > self.SIZE:
+                self._by_rel.popitem(last=False)
+        turns = self._by_rel[rel]
+        return turns.get(int(anchor[1:])) if turns is not None else None
+
+    def _load(self, rel: str) -> dict[int, Named] | None:
+        raw = self.read(rel)
+        if raw is None:
+            return None
+        digest = hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        data = self._new.get(digest)
+        if data is None and self._db is not None:
+            try:
+                query = "SELECT data FROM turns WHERE digest = ?"
+                row = self._db.execute(query, (digest,)).fetchone()
+            except sqlite3.Error:
+                row = None
+            data = row[0] if row else None
+        if data is None:
+            data = self._parse(raw, rel)
+            self._new[digest] = data
+        found = json.loads(data)
+        if found is None:
+            return None
+        return {int(n): (speaker, frozenset(keys.split())) for n, (speaker, keys) in found.items()}
+
+    def _parse(self, raw: str, rel: str) -> str:
+        self.parsed += 1
+        try:
+            t = parse_transcript(raw, rel)
+        except (PageError, ValueError):
+            return "null"
+        names = speaker_names(t)
+        out: dict[str, list[str]] = {}
+        for n in dict.fromkeys(turn.n for turn in t.turns):
+            turn = t.turn(f"t{n}")
+            if turn is not None:
+                keys = " ".join(sorted(turn_keys(turn.text)))
+                out[str(n)] = [names.get(turn.speaker, turn.speaker), keys]
+        return json.dumps(out, ensure_ascii=False)
+
+    def close(self) -> None:
+        """Keep what this run parsed; close the database."""
+        db, self._db = self._db, None
+        if db is None:
+            return
+        with contextlib.suppress(sqlite3.Error):
+            db.executemany("INSERT OR REPLACE INTO turns VALUES (?, ?)", self._new.items())
+            db.commit()
+        db.close()
