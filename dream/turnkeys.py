@@ -24,6 +24,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
+from dream import analysis, facets
 from dream.analysis import speaker_names
 from dream.facets import thing_key, words
 from memoryfs.errors import PageError
@@ -32,7 +33,7 @@ from memoryfs.transcript import parse_transcript
 __all__ = ["TurnKeys", "turn_keys"]
 
 NAME = "dream-turnkeys.sqlite"
-VERSION = 1  # bump when what a turn's keys are (dream.facets) changes
+VERSION = 1  # the layout; the code the keys come from is in the version too (_version)
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS turns(digest BLOB PRIMARY KEY, data TEXT NOT NULL) WITHOUT ROWID"
 )
@@ -43,6 +44,17 @@ Named = tuple[str, frozenset[str]]  # the speaker's display name, the thing keys
 def turn_keys(text: str) -> frozenset[str]:
     """The thing keys of the words of ``text``."""
     return frozenset(thing_key(w) for w in words(text))
+
+
+def _version() -> int:
+    """``VERSION`` and the code a turn's keys and speaker come from (``dream.facets``,
+    ``dream.analysis``): a change to either starts the cache anew, never serving keys
+    an older thing_key made."""
+    h = hashlib.blake2b(str(VERSION).encode(), digest_size=3)
+    for module in (facets, analysis):
+        with contextlib.suppress(OSError, TypeError):
+            h.update(Path(str(module.__file__)).read_bytes())
+    return 1 + int.from_bytes(h.digest(), "big")
 
 
 class TurnKeys:
@@ -62,10 +74,13 @@ class TurnKeys:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 db = sqlite3.connect(str(path), timeout=2)
                 try:
-                    if db.execute("PRAGMA user_version").fetchone()[0] not in (0, VERSION):
+                    version = _version()
+                    found = db.execute("PRAGMA user_version").fetchone()[0]
+                    if found not in (0, version):
                         db.execute("DROP TABLE IF EXISTS turns")
                     db.execute(_SCHEMA)
-                    db.execute(f"PRAGMA user_version = {VERSION}")
+                    if found != version:
+                        db.execute(f"PRAGMA user_version = {version}")
                     db.commit()
                 except sqlite3.Error:
                     db.close()

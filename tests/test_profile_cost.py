@@ -5,7 +5,9 @@ wrongly or what is written."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -104,6 +106,14 @@ def test_turn_keys_are_remembered_by_the_transcripts_text(tmp_path: Path) -> Non
     assert edited.named(f"{rel}#t1") == ("Dana", frozenset({"i", "went", "swim"}))
     assert edited.parsed == 1
     edited.close()
+    with contextlib.closing(sqlite3.connect(db)) as c:  # written by other code: not read
+        c.execute("UPDATE turns SET data = '{}'")
+        c.execute("PRAGMA user_version = 7")
+        c.commit()
+    other = TurnKeys(texts.get, db)
+    assert other.named(f"{rel}#t1") == ("Dana", frozenset({"i", "went", "swim"}))
+    assert other.parsed == 1
+    other.close()
     db.write_bytes(b"not a database" * 100)  # only a cache: the run parses as before
     broken = TurnKeys(texts.get, db)
     assert broken.named(f"{rel}#t1") == ("Dana", frozenset({"i", "went", "swim"}))
