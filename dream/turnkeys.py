@@ -61,7 +61,7 @@ class TurnKeys:
     """(speaker's display name, thing keys) of the turn a ref names; transcripts read by
     ``read`` (relative to ``memory/``), remembered in the SQLite file at ``path``."""
 
-    SIZE = 256  # transcripts kept in memory, most recently used
+    SIZE = 16  # transcripts kept in memory, most recently used (a page cites them in runs)
 
     def __init__(self, read: Callable[[str], str | None], path: Path | None) -> None:
         self.read = read
@@ -116,11 +116,22 @@ class TurnKeys:
             data = row[0] if row else None
         if data is None:
             data = self._parse(raw, rel)
-            self._new[digest] = data
+            self._keep(digest, data)
         found = json.loads(data)
         if found is None:
             return None
         return {int(n): (speaker, frozenset(keys.split())) for n, (speaker, keys) in found.items()}
+
+    def _keep(self, digest: bytes, data: str) -> None:
+        """Remember a parsed transcript: in the database (committed on ``close``), so a
+        full run does not hold every transcript's words; in memory without one."""
+        if self._db is not None:
+            try:
+                self._db.execute("INSERT OR REPLACE INTO turns VALUES (?, ?)", (digest, data))
+                return
+            except sqlite3.Error:
+                pass
+        self._new[digest] = data
 
     def _parse(self, raw: str, rel: str) -> str:
         self.parsed += 1

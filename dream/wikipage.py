@@ -347,6 +347,9 @@ class WikiPage:
         claims = [(e.claim.text, e.cites) for e in self._current_in_order()]
         lines = profile_lines(claims, kept, self.names, self._session_of, self._names_it)
         self.outline.put_first(PROFILE, lines)
+        # what each cited turn names is asked again next time (``keys_of`` remembers it): a
+        # full run keeps every page open, and the words of all their turns would stay too
+        self._named.clear()
 
     def _session_of(self, n: int) -> str:
         return self.sources.ref_of(n).split("#", 1)[0]
