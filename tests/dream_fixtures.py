@@ -9,6 +9,7 @@ on purpose.
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -129,3 +130,15 @@ def cache_behind_symlink(store: Store, tmp_path: Path) -> Path:
     cache.rmdir()
     cache.symlink_to(elsewhere)
     return elsewhere
+
+
+def git_out(store: Store, *args: str) -> str:
+    """Run git in ``store``'s repository (as a test user); its stripped stdout."""
+    proc = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@x", *args],
+        cwd=store.root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return proc.stdout.strip()

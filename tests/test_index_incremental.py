@@ -8,10 +8,10 @@ import os
 import random
 import shutil
 import sqlite3
-import subprocess
 from pathlib import Path
 
 import pytest
+from dream_fixtures import git_out
 
 from memoryfs import index_cache
 from memoryfs.index import (
@@ -203,17 +203,6 @@ def test_links_follow_an_alias_to_its_next_claimant(tmp_path: Path) -> None:
     assert linked == ["ana", "bo", "ana", "AL"]
 
 
-def _git(store: Store, *args: str) -> str:
-    proc = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@x", *args],
-        cwd=store.root,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return proc.stdout.strip()
-
-
 def _both(store: Store) -> tuple[str, str]:
     return (
         (store.memory / "INDEX.md").read_text(),
@@ -244,21 +233,21 @@ def test_a_cache_refreshed_by_git_gives_the_bytes_of_a_fresh_one(
     with (store.root / ".gitignore").open("a") as fh:
         fh.write("memory/knowledge/r1*.md\n")  # renames to r1x.md: ignored pages
     ingest(store, SAMPLE[:4])
-    commits = [_git(store, "rev-parse", "HEAD")]
+    commits = [git_out(store, "rev-parse", "HEAD")]
     for step in range(16):
         written = _edit(store, rnd)
         if rnd.random() < 0.3:
             ingest(store, SAMPLE[: rnd.randint(4, 8)])  # commits its transcripts
         action = rnd.random()
         if action < 0.35:
-            _git(store, "add", "-A")
-            _git(store, "commit", "-q", "--allow-empty", "-m", f"step {step}")
-            commits.append(_git(store, "rev-parse", "HEAD"))
+            git_out(store, "add", "-A")
+            git_out(store, "commit", "-q", "--allow-empty", "-m", f"step {step}")
+            commits.append(git_out(store, "rev-parse", "HEAD"))
         elif action < 0.5:  # back to an earlier commit, the edits thrown away
-            _git(store, "checkout", "-q", "-f", rnd.choice(commits))
-            _git(store, "clean", "-q", "-fd", "--", "memory")
+            git_out(store, "checkout", "-q", "-f", rnd.choice(commits))
+            git_out(store, "clean", "-q", "-fd", "--", "memory")
         elif action < 0.6 and written:  # a committed file put back by hand
-            _git(store, "checkout", "-q", "HEAD", "--", "memory")
+            git_out(store, "checkout", "-q", "HEAD", "--", "memory")
         _age(written, rnd)
         write_indexes(store, cache_path=cache, by_git=True)
         got = _both(store)
@@ -276,15 +265,15 @@ def test_a_pass_without_git_drops_the_anchor(tmp_path: Path) -> None:
     page = store.memory / "knowledge/people/ana.md"
     page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text("---\nid: ana\ntitle: Ana\ntype: person\nupdated: '2026-01-01'\n---\n\nx\n")
-    _git(store, "add", "-A")
-    _git(store, "commit", "-q", "-m", "ana")
+    git_out(store, "add", "-A")
+    git_out(store, "commit", "-q", "-m", "ana")
     cache = tmp_path / "c.sqlite"
     write_indexes(store, cache_path=cache, by_git=True)
     committed = _both(store)
     page.write_text(page.read_text().replace("title: Ana", "title: Anabel"))
     write_indexes(store, cache_path=cache)  # by stat: sees Anabel
     assert "Anabel" in _both(store)[0]
-    _git(store, "checkout", "-q", "HEAD", "--", "memory")  # Ana again, Git sees no change
+    git_out(store, "checkout", "-q", "HEAD", "--", "memory")  # Ana again, Git sees no change
     write_indexes(store, cache_path=cache, by_git=True)
     assert _both(store) == committed
 
@@ -310,8 +299,8 @@ def test_ignored_and_untracked_pages_count_by_git(tmp_path: Path) -> None:
     store = init_store(tmp_path / "s", "dana", "atlas")
     with (store.root / ".gitignore").open("a") as fh:
         fh.write("memory/knowledge/people/secret*.md\n")
-    _git(store, "add", "-A")
-    _git(store, "commit", "-q", "-m", "ignore")
+    git_out(store, "add", "-A")
+    git_out(store, "commit", "-q", "-m", "ignore")
     ingest(store, SAMPLE[:2])
     cache = tmp_path / "c.sqlite"
     write_indexes(store, cache_path=cache, by_git=True)

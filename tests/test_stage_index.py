@@ -5,12 +5,11 @@ committed to ``main`` between runs, sessions ingested, a parked worktree edited.
 from __future__ import annotations
 
 import sqlite3
-import subprocess
 from contextlib import closing
 from pathlib import Path
 
 import pytest
-from dream_fixtures import ScriptedEngine, add_sessions
+from dream_fixtures import ScriptedEngine, add_sessions, git_out
 
 from dream.engine import EngineContext
 from dream.records import ConsolidationReport
@@ -34,17 +33,6 @@ class StageIndexEngine(ScriptedEngine):
         report = super().consolidate(ctx)
         Stage(ctx.run_id, ctx.stage_root, ctx.base_commit).write_indexes(ctx.store)
         return report
-
-
-def _git(store: Store, *args: str) -> str:
-    proc = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@x", *args],
-        cwd=store.root,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return proc.stdout.strip()
 
 
 def _anchor(store: Store) -> tuple[str, int]:
@@ -86,8 +74,8 @@ def test_stage_indexes_follow_main_between_runs(
     (people / "marta.md").write_text(PAGE.format(id="marta", title="Marta", n=6, body="x"))
     summary = store.memory / f"sessions/summaries/{S1[0]}.md"
     summary.write_text(summary.read_text().replace(f"Session {S1[0]}", "Figures by hand"))
-    _git(store, "add", "-A")
-    _git(store, "commit", "-q", "-m", "by hand")
+    git_out(store, "add", "-A")
+    git_out(store, "commit", "-q", "-m", "by hand")
     # and the parked worktree edited (its checkout puts it back)
     spare = store.dream_dir / "worktrees" / ".spare"
     (spare / "memory/knowledge/people/ghost.md").write_text(
