@@ -33,9 +33,10 @@ from memoryfs.transcript import parse_transcript
 __all__ = ["TurnKeys", "turn_keys"]
 
 NAME = "dream-turnkeys.sqlite"
-VERSION = 1  # the layout; the code the keys come from is in the version too (_version)
+VERSION = 2  # the layout; the code the keys come from is in the version too (_version)
 _SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS turns(digest BLOB PRIMARY KEY, data TEXT NOT NULL) WITHOUT ROWID"
+    "CREATE TABLE IF NOT EXISTS turns(rel TEXT NOT NULL, digest BLOB NOT NULL, data TEXT NOT NULL, "
+    "PRIMARY KEY (rel, digest)) WITHOUT ROWID"
 )
 
 Named = tuple[str, frozenset[str]]  # the speaker's display name, the thing keys said
@@ -66,7 +67,7 @@ class TurnKeys:
     def __init__(self, read: Callable[[str], str | None], path: Path | None) -> None:
         self.read = read
         self._db: sqlite3.Connection | None = None
-        self._new: dict[bytes, str] = {}
+        self._new: dict[tuple[str, bytes], str] = {}
         self._by_rel: OrderedDict[str, dict[int, Named] | None] = OrderedDict()
         self.parsed = 0  # transcripts parsed this run (for tests and benchmarks)
         if path is not None and not (path.is_symlink() or path.parent.is_symlink()):
@@ -106,32 +107,36 @@ class TurnKeys:
         if raw is None:
             return None
         digest = hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-        data = self._new.get(digest)
+        data = self._new.get((rel, digest))
         if data is None and self._db is not None:
             try:
-                query = "SELECT data FROM turns WHERE digest = ?"
-                row = self._db.execute(query, (digest,)).fetchone()
+                query = "SELECT data FROM turns WHERE rel = ? AND digest = ?"
+                row = self._db.execute(query, (rel, digest)).fetchone()
             except sqlite3.Error:
                 row = None
             data = row[0] if row else None
         if data is None:
             data = self._parse(raw, rel)
-            self._keep(digest, data)
+            self._keep(rel, digest, data)
         found = json.loads(data)
         if found is None:
             return None
         return {int(n): (speaker, frozenset(keys.split())) for n, (speaker, keys) in found.items()}
 
-    def _keep(self, digest: bytes, data: str) -> None:
+    def _keep(self, rel: str, digest: bytes, data: str) -> None:
         """Remember a parsed transcript: in the database (committed on ``close``), so a
-        full run does not hold every transcript's words; in memory without one."""
+        full run does not hold every transcript's words; in memory without one. A
+        transcript only grows, so what an older text of it said is dropped."""
         if self._db is not None:
             try:
-                self._db.execute("INSERT OR REPLACE INTO turns VALUES (?, ?)", (digest, data))
+                self._db.execute("DELETE FROM turns WHERE rel = ? AND digest != ?", (rel, digest))
+                self._db.execute(
+                    "INSERT OR REPLACE INTO turns VALUES (?, ?, ?)", (rel, digest, data)
+                )
                 return
             except sqlite3.Error:
                 pass
-        self._new[digest] = data
+        self._new[(rel, digest)] = data
 
     def _parse(self, raw: str, rel: str) -> str:
         self.parsed += 1
@@ -154,6 +159,7 @@ class TurnKeys:
         if db is None:
             return
         with contextlib.suppress(sqlite3.Error):
-            db.executemany("INSERT OR REPLACE INTO turns VALUES (?, ?)", self._new.items())
+            rows = [(rel, digest, data) for (rel, digest), data in self._new.items()]
+            db.executemany("INSERT OR REPLACE INTO turns VALUES (?, ?, ?)", rows)
             db.commit()
         db.close()

@@ -106,6 +106,8 @@ def test_turn_keys_are_remembered_by_the_transcripts_text(tmp_path: Path) -> Non
     assert edited.named(f"{rel}#t1") == ("Dana", frozenset({"i", "went", "swim"}))
     assert edited.parsed == 1
     edited.close()
+    with contextlib.closing(sqlite3.connect(db)) as c:  # the older text's row is gone
+        assert c.execute("SELECT COUNT(*) FROM turns WHERE rel = ?", (rel,)).fetchone() == (1,)
     with contextlib.closing(sqlite3.connect(db)) as c:  # written by other code: not read
         c.execute("UPDATE turns SET data = '{}'")
         c.execute("PRAGMA user_version = 7")
