@@ -41,7 +41,6 @@ from dream.pagewriter import (
 from dream.profile import PROFILE, carried, profile_lines
 from dream.records import Fact
 from dream.subjects import Subject
-from dream.turnkeys import turn_keys
 from memoryfs.archives import main_stem
 from memoryfs.errors import PageError
 from memoryfs.page import Page
@@ -137,10 +136,9 @@ class WikiPage:
         for sec, line, claim in self.outline.claims():
             if sec.title != PROFILE:  # generated from the claims (dream.profile)
                 self._index(_Entry(sec, line, claim))
-        # ref -> the cited turn's (speaker, text) (None: unknown); the wiki phase reads them
-        self.turn_of: Callable[[str], tuple[str, str] | None] = lambda ref: None
-        # or, faster, its speaker and thing keys (``dream.turnkeys``; the wiki phase's)
-        self.keys_of: Callable[[str], tuple[str, frozenset[str]] | None] | None = None
+        # ref -> the cited turn's speaker and thing keys (None: unknown); the wiki phase
+        # answers from ``dream.turnkeys``
+        self.keys_of: Callable[[str], tuple[str, frozenset[str]] | None] = lambda ref: None
         self._named: dict[int, frozenset[str]] = {}
         # a person who speaks in the transcripts: their profile cites their own words only
         self._voice = {n.lower() for n in self.names} if "We" in self.names else None
@@ -358,12 +356,7 @@ class WikiPage:
         """Whether the turn source ``n`` cites names a word of stem ``key`` (said by the
         page's person, when they are a speaker)."""
         if n not in self._named:
-            ref = self.sources.ref_of(n)
-            if self.keys_of is not None:
-                speaker, keys = self.keys_of(ref) or ("", frozenset())
-            else:
-                speaker, text = self.turn_of(ref) or ("", "")
-                keys = turn_keys(text)
+            speaker, keys = self.keys_of(self.sources.ref_of(n)) or ("", frozenset())
             own = self._voice is None or speaker.lower() in self._voice
             self._named[n] = keys if own else frozenset()
         return key in self._named[n]

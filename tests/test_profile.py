@@ -16,6 +16,7 @@ from dream.profile import CITES, PROFILE
 from dream.records import Evidence, Fact
 from dream.run import RunOptions, load_engine, run_dream
 from dream.subjects import Subject
+from dream.turnkeys import turn_keys
 from dream.wikipage import WikiPage
 from memoryfs.claims import extract_claims
 from memoryfs.index import write_indexes
@@ -30,14 +31,18 @@ _THING_RE = re.compile(r"\s*([^,\[\]]+?)\s*((?:\[cite:\d+\])+)")
 
 
 class _Log:
-    """A page fed facts with the turns they come from: ``turn_of`` answers from here."""
+    """A page fed facts with the turns they come from: ``keys_of`` answers from here."""
 
     def __init__(self, speakers: set[str] | None = None) -> None:
         subject = Subject("mel", "Melanie", "person", "knowledge/people/mel.md")
         self.page = WikiPage(subject, None, speakers if speakers is not None else {"Melanie"})
         self.turns: dict[str, tuple[str, str]] = {}
-        self.page.turn_of = self.turns.get
+        self.page.keys_of = self.keys_of
         self.n = 0
+
+    def keys_of(self, ref: str) -> tuple[str, frozenset[str]] | None:
+        said = self.turns.get(ref)
+        return (said[0], turn_keys(said[1])) if said is not None else None
 
     def say(self, day: str, claim: str, turn: str, speaker: str = "Melanie", slot: str = "") -> str:
         self.n += 1
@@ -166,7 +171,7 @@ def test_a_rolled_claims_things_stay_on_the_profile_with_their_sources() -> None
     # a later run over the stored page keeps the carried citation
     text = log.page.render()
     later = WikiPage(log.page.subject, text, {"Melanie"})
-    later.turn_of = log.turns.get
+    later.keys_of = log.keys_of
     later.add(
         Fact(
             "Melanie",
@@ -235,7 +240,9 @@ def test_a_profile_citation_whose_source_is_gone_is_dropped_not_carried() -> Non
         f"- {ARTS}: pottery [cite:1][cite:99]\n"
     )
     page = WikiPage(Subject("mel", "Melanie", "person", "knowledge/people/mel.md"), text, set())
-    page.turn_of = {"sessions/transcripts/2023-06-01-s.md#t2": ("Melanie", "More pottery")}.get
+    page.keys_of = {
+        "sessions/transcripts/2023-06-01-s.md#t2": ("Melanie", turn_keys("More pottery"))
+    }.get
     ev = Evidence("2023-06-01-s", 2, "b", "2023-06-01")
     page.add(Fact("Melanie", "person", "fact", "", "Melanie did pottery.", (ev,), "2023-06-01"))
     assert _profile(page)[ARTS]["pottery"] == [

@@ -20,10 +20,11 @@ Boundary: page bodies and sources in, problems out; turns come from the caller.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from dream.facets import thing_key, words
 from dream.profile import PROFILE, bullet
+from dream.turnkeys import turn_keys
 from memoryfs.page import Page
 
 __all__ = ["Pair", "Problems", "ProfileCheck", "base_pairs", "new_pairs", "names_thing"]
@@ -73,9 +74,9 @@ def new_pairs(
     return out
 
 
-def names_thing(form: str, said: Iterable[str]) -> bool:
-    """Whether a turn whose words are ``said`` names the thing ``form``."""
-    keys = {thing_key(w) for w in said}
+def names_thing(form: str, text: str) -> bool:
+    """Whether a turn saying ``text`` names the thing ``form`` (as ``dream.profile`` asks)."""
+    keys = turn_keys(text)
     return all(k in keys for k in _keys(form))
 
 
@@ -116,7 +117,7 @@ class ProfileCheck:
             text = self.turn_text(ref) if ref is not None else None
             if ref is None or text is None:
                 continue
-            if not names_thing(form, words(text)):
+            if not names_thing(form, text):
                 problems.append(("DV104", f"thing {form!r} is not named in the cited turn [{n}]"))
             problems.extend((code, f"{why} [{n}]") for code, why in self._check(form, ref))
         return problems
