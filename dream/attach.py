@@ -101,6 +101,20 @@ def _decide_type(votes: Counter[str]) -> str:
     return max(typed, key=lambda k: (votes[k], -_TYPE_ORDER.index(k)))
 
 
+def _kind_within(name: str, kind: str, registry: Registry, votes: dict[str, Counter[str]]) -> str:
+    """A "person" whose first or last word is a place or an organisation of the store or of
+    this run is named after it, not someone ("Berlin Hbf", "Lisbon Airport")."""
+    words = name.split()
+    if kind != "person" or len(words) < 2:
+        return kind
+    for word in (words[0], words[-1]):
+        known = registry.resolve(word)
+        inner = known.type if known else _decide_type(votes[word]) if word in votes else ""
+        if inner in ("place", "org"):
+            return inner
+    return kind
+
+
 def _resolve_all(
     ws: Workset,
     registry: Registry,
@@ -117,7 +131,7 @@ def _resolve_all(
     ]
     recurring = recurring_in_store(ws, lonely_topics)
     for name in names:
-        kind = _decide_type(votes[name])
+        kind = _kind_within(name, _decide_type(votes[name]), registry, votes)
         subject = registry.resolve(name, kind)
         if subject is not None:
             if subject.type != "preference":

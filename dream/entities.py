@@ -198,6 +198,9 @@ class EntityTable:
             if kind == "topic" and (n.isupper() and len(n) <= 4 or len(n) < 3):
                 continue  # "PDF", "UTC": acronyms are words here, not subjects of their own
             self.types[n] = kind
+        for n, kind in list(self.types.items()):
+            if kind == "person" and (within := _named_within(n, self.types)) is not None:
+                self.types[n] = within  # "Berlin Hbf" when Berlin is a place of the session
 
     def _trim(self, c: Candidate) -> Candidate:
         """Drop a sentence-opening word the session uses in lower case ("Ask Lena" -> "Lena")."""
@@ -276,11 +279,31 @@ def _fold_short_forms(names: set[str], speakers: tuple[str, ...]) -> dict[str, s
     return out
 
 
+_ACRONYM_RE = re.compile(r"[A-Z]{2,}s?")
+
+
+def _named_within(name: str, types: dict[str, str]) -> str | None:
+    """The place or org type of a word of a longer name, when the session types that word
+    so on its own: a person's name is not made of a place's ("Berlin Hbf", "Lisbon Airport")."""
+    words = name.split()
+    if len(words) < 2:
+        return None
+    for w in (words[0], words[-1]):
+        if types.get(w) in ("place", "org"):
+            return types[w]
+    return None
+
+
 def _decide(name: str, votes: Counter[str], common: set[str]) -> str:
     words = name.split()
     low = [w.lower() for w in words]
+    if _ACRONYM_RE.fullmatch(name):
+        votes["person"] = 0  # "URL lives in ...", "the DOIs said": an acronym names a thing
     if low[-1] in ORG_SUFFIXES or low[0] in ORG_PREFIXES:
         votes["org"] += 4
+    head = next((i for i, w in enumerate(low) if w in CONNECTORS and i > 0), 0)
+    if head and low[head - 1] in ORG_SUFFIXES:
+        votes["org"] += 4  # "Marlow Institute for Ocean Research", "University of Leeds"
     if len(words) > 1 and (low[-1] in PLACE_SUFFIXES or low[0] in PLACE_PREFIXES):
         votes["place"] += 4
     if (
@@ -305,6 +328,8 @@ def _cues(sentence: str, c: Candidate, common: set[str]) -> list[tuple[str, int]
     out: list[tuple[str, int]] = []
     if prev and prev[-1] in TITLES or c.surface.split()[0].lower() in TITLES:
         out.append(("person", 3))
+    if prev and prev[-1] in ("the", "a", "an") and not c.initial:
+        out.append(("person", -3))  # "the East Atlantic", "a Florida Keys trip": no one's name
     if prev and prev[-1].rstrip("s") in RELATIONS | {"kid"}:
         out.append(("person", 3))
     rel = _IS_MY_RE.match(after)

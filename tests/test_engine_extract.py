@@ -236,3 +236,25 @@ def test_a_photo_after_a_dropped_dated_sentence_gets_its_date() -> None:
     assert car.date == "2026-01-22"
     (desk,) = [f for f in facts if "desk" in f.text]  # not a thing done: no date
     assert desk.text == "Dana shared a photo of a desk" and desk.date == "2026-01-23"
+
+
+def test_things_named_like_people_are_not_people() -> None:
+    table = EntityTable(
+        [
+            "Ask Jonas where the webhook URL lives, he knows.",
+            "The DOIs said nothing useful, and Zenodo keeps them.",
+            "Okabe-Ito colours for the East Atlantic recordings; the East Atlantic needs a fifth.",
+            "I start at the Marlow Institute for Ocean Research in May.",
+            "We flew to Berlin in March. Berlin Hbf runs trains to Berlin Ostkreuz.",
+            "Lena Hoffmann said yes.",
+        ],
+        speakers=("Dana",),
+    )
+    assert "URL" not in table.types or table.types["URL"] != "person"  # an acronym
+    assert table.types.get("DOIs") != "person"
+    assert table.types.get("East Atlantic") != "person"  # "the East Atlantic": no one's name
+    assert table.types["Marlow Institute for Ocean Research"] == "org"  # head noun before "for"
+    assert table.types["Berlin"] == "place"
+    assert table.types["Berlin Hbf"] == "place"  # named after a place of the session
+    assert table.types["Lena Hoffmann"] == "person"
+    assert table.types["Jonas"] == "person"

@@ -3,6 +3,7 @@ attach phase's filings are made from them a session at a time, the same on every
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 from engine_fixtures import sample_store
@@ -13,8 +14,9 @@ from dream.engines import EmbeddedEngine
 from dream.factspill import FactSpill
 from dream.orient import find_pending
 from dream.records import ConsolidationReport, Evidence, Fact
+from dream.subjects import Registry, Subject
 from dream.workset import Workset
-from memoryfs.deletions import load_deletions
+from memoryfs.deletions import Deletions, load_deletions
 
 
 def _fact(text: str, sid: str = "s1") -> Fact:
@@ -62,3 +64,14 @@ def test_filings_are_made_again_the_same_on_every_pass(tmp_path: Path) -> None:
     assert any(sid.endswith("-preferences") for sid, *_ in once)
     facts = [f for sid in ws.sessions for f in ws.facts.get(sid)]
     assert len(once) <= len(facts) == ws.facts.count
+
+
+def test_a_person_named_after_a_place_or_org_takes_its_type() -> None:
+    berlin = Subject("berlin", "Berlin", "place", "knowledge/places/berlin.md")
+    registry = Registry([berlin], set(), Deletions())
+    votes = {"Tidewater": Counter({"org": 2}), "Sam": Counter({"person": 1})}
+    assert attach._kind_within("Berlin Hbf", "person", registry, votes) == "place"  # in store
+    assert attach._kind_within("Tidewater Labs", "person", registry, votes) == "org"  # this run
+    assert attach._kind_within("Sam Ortega", "person", registry, votes) == "person"
+    assert attach._kind_within("Berlin", "person", registry, votes) == "person"  # one word
+    assert attach._kind_within("Berlin Hbf", "topic", registry, votes) == "topic"
