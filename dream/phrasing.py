@@ -67,6 +67,12 @@ def dated(text: str, base: datetime.date) -> tuple[str, list[DateMention]]:
             pieces.append(f"{d.phrase} (since {d.render()})")
             pos = d.end
             continue
+        owner = re.match(r"['’]s\b", text[d.end :])
+        if owner:  # "last week's release": the date owns it, the phrase follows it
+            pieces.append(before)
+            pieces.append(f'{d.render()}{owner.group()} ("{d.phrase}{owner.group()}")')
+            pos = d.end + len(owner.group())
+            continue
         prev_word = re.findall(r"[A-Za-z]+", before[-12:])
         phrase_word = d.phrase.split()[0].lower()
         prep = ""

@@ -32,6 +32,11 @@ FEB_11 = datetime.date(2026, 2, 11)  # a Wednesday
         ("The trip is next month.", 'The trip is in June 2023 ("next month").'),
         ("Camping last week was fun.", 'Camping in the week of 1 May 2023 ("last week") was fun.'),
         ("I start on Monday.", "I start on Monday."),  # either direction: left as said
+        (
+            "Jonas ran last week's release.",
+            "Jonas ran the week of 1 May 2023's (\"last week's\") release.",
+        ),
+        ("Loved yesterday’s talk.", 'Loved 7 May 2023’s ("yesterday’s") talk.'),
     ],
 )
 def test_relative_dates_become_absolute(said: str, claim: str) -> None:
