@@ -20,13 +20,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
 from memoryfs.archives import Families, main_stem
 from memoryfs.errors import MemoryFSError
 from memoryfs.expand import feedback_terms, fuse
-from memoryfs.ranking import STOPWORDS, excerpt, query_terms
+from memoryfs.packing import Packer, content_words, covered
+from memoryfs.ranking import excerpt, query_terms
 from memoryfs.readlog import record_reads
 from memoryfs.receipt_log import local_receipt_dir, sandbox_receipt_dir
 from memoryfs.search import Hit, SearchIndex
@@ -62,12 +64,10 @@ LINK_DECAY = 0.6  # items found one [[link]] hop away from the best pages
 FOLLOW_PAGES = 3  # best pages whose links are followed
 FOLLOW_CLAIMS = 1  # best claims whose cited turns are shown under them
 CITES_PER_CLAIM = 2
-NEAR_DUPLICATE = 0.6  # share of an item's content words already shown that makes it a repeat
 MAX_MISSES = 40  # stop filling after this many items in a row did not fit
 _TRANSCRIPTS = "sessions/transcripts/"
 _SUMMARIES = "sessions/summaries/"
 _NORM_RE = re.compile(r"\W+")
-_WORD_RE = re.compile(r"\w+")
 _LETTER_RE = re.compile(r"[^\W\d_]")
 
 
@@ -207,7 +207,7 @@ def _gather(
         entry.score *= w
     # A page head whose summary repeats a claim says less than the claim (which
     # is dated and cited): keep the claim.
-    claims = [_words(e.hit.text) for e in scored if e.hit.kind in ("claim", "summary")]
+    claims = [content_words(e.hit.text) for e in scored if e.hit.kind in ("claim", "summary")]
     # Nor does the head of a page whose cited profile (``PROFILE_SECTION``) is here.
     profiled = {families.main_of(e.hit.path) for e in scored if e.hit.kind == "profile"}
     scored = [
@@ -216,7 +216,7 @@ def _gather(
         if e.hit.kind != "head"
         or (
             families.main_of(e.hit.path) not in profiled
-            and not any(_covered(_words(e.hit.text), c) for c in claims)
+            and not any(covered(content_words(e.hit.text), c) for c in claims)
         )
     ]
     scored.sort(key=lambda e: (-e.score, e.hit.path, e.hit.line))
@@ -243,19 +243,6 @@ def _gather(
 def _one_head(hits: list[Hit], families: Families) -> list[Hit]:
     """``hits`` without archives' heads: a page says what it is about in its own head."""
     return [h for h in hits if h.kind != "head" or not families.is_archive(h.path)]
-
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(w for w in _WORD_RE.findall(text.lower()) if w not in STOPWORDS)
-
-
-def _covered(words: frozenset[str], by: frozenset[str]) -> bool:
-    """Whether most content words of an item, and every number (a resolved date), are in another."""
-    return (
-        bool(words)
-        and len(words & by) >= NEAR_DUPLICATE * len(words)
-        and all(w in by for w in words if w.isdigit())
-    )
 
 
 def _norm(text: str) -> str:
@@ -338,19 +325,12 @@ def _session_key(path: str) -> str:
 def _fit(
     entries: list[_Entry], terms: list[str], budget: int, max_item: int, name: _Names
 ) -> tuple[list[RecallItem], str]:
-    """Greedy, best first: every line that fits goes in."""
-    lines: list[str] = []
-    items: list[RecallItem] = []
-    seen_refs: set[str] = set()
+    """Greedy, best first: every line that fits and adds something goes in (memoryfs.packing)."""
+    pack = Packer(budget)
     seen_texts: set[str] = set()
-    shown_words: list[frozenset[str]] = []
-    shown_cites: set[str] = set()
-    used = 0
     misses = 0
     for entry in entries:
         hit = entry.hit
-        if hit.ref in seen_refs:
-            continue
         body = hit.text
         if hit.kind == "head":
             if not body or body == hit.title:
@@ -362,41 +342,36 @@ def _fit(
         key = _norm(shown)
         if key in seen_texts:
             continue
-        words = _words(body)
-        if (
-            not entry.follower
-            and set(hit.citations) <= shown_cites
-            and any(_covered(words, prev) for prev in shown_words)
-        ):
-            continue  # the same fact, on the same evidence, already shown (a note, a claim's turn)
-        line = _render(hit, shown, entry, name)
-        # Newlines never merge tokens, so costs add up exactly.
-        cost = count_tokens(line)
-        if used + cost > budget:
+        done = pack.offer(
+            hit,
+            shown,
+            content_words(body),
+            entry.score,
+            partial(_render, shown=shown, entry=entry, name=name),
+            entry.follower,
+        )
+        if done is False:
             misses += 1
             if misses >= MAX_MISSES:
                 break
             continue
-        misses = 0
-        used += cost
-        seen_refs.add(hit.ref)
-        seen_texts.add(key)
-        shown_words.append(words)
-        shown_cites.update(hit.citations)
-        lines.append(line)
-        items.append(
-            RecallItem(
-                path=hit.path,
-                line=hit.line,
-                layer=hit.layer,
-                kind="summary" if hit.kind == "head" else hit.kind,
-                text=shown,
-                citations=hit.citations,
-                date=hit.date,
-                score=round(entry.score, 6),
-            )
+        if done:
+            misses = 0
+            seen_texts.add(key)
+    items = [
+        RecallItem(
+            path=p.hit.path,
+            line=p.hit.line,
+            layer=p.hit.layer,
+            kind="summary" if p.hit.kind == "head" else p.hit.kind,
+            text=p.shown,
+            citations=p.hit.citations,
+            date=p.hit.date,
+            score=round(p.score, 6),
         )
-    return items, "\n".join(lines)
+        for p in pack.lines
+    ]
+    return items, "\n".join(p.line for p in pack.lines)
 
 
 def _render(hit: Hit, shown: str, entry: _Entry, name: _Names) -> str:
@@ -420,5 +395,6 @@ def _render(hit: Hit, shown: str, entry: _Entry, name: _Names) -> str:
     quiet = hit.kind in ("head", "profile") or (entry.follower and hit.date == entry.parent_date)
     date = "" if quiet else human_date(hit.date)
     prefix = "  ↳ " if entry.follower else ""
-    stale = " (superseded)" if hit.superseded else ""
+    # said once: a superseded claim's own text often ends with the marker already
+    stale = " (superseded)" if hit.superseded and not shown.endswith("(superseded)") else ""
     return f"{prefix}{date + ' · ' if date else ''}{shown}{stale} [{where}]"

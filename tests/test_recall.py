@@ -33,17 +33,18 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Store:
     return build_store(tmp_path_factory.mktemp("recall") / "store")
 
 
-def test_best_claim_first_with_its_cited_turn_under_it(shared: Store) -> None:
+def test_best_claim_first_without_the_turn_it_already_says(shared: Store) -> None:
     r = recall(shared, "When did Melanie run the charity race?", 400)
-    first, second = r.items[:2]
+    first = r.items[0]
     assert (first.path, first.kind) == (MELANIE, "claim")
     assert first.citations == (RACE_TURN,) and first.date == "2023-05-25"
-    assert (second.kind, second.citations) == ("turn", (RACE_TURN,))
     lines = r.text.splitlines()
     assert lines[0].startswith("25 May 2023 · Melanie ran a charity race on 20 May 2023")
     assert lines[0].endswith("[melanie cites s02#t1]")  # short names, no legend
-    assert lines[1].startswith("  ↳ Melanie: Guess what, I ran a charity race")  # same date
-    assert lines[1].endswith("[s02#t1]")
+    # the turn it cites says little more (its words are the claim's): not printed
+    # (tests/test_recall_packing.py: a turn that adds words is, under its claim)
+    assert "Guess what" not in r.text
+    assert all(i.kind != "turn" or i.citations != (RACE_TURN,) for i in r.items)
     assert RACE_TURN.split("#")[0] in r.files and MELANIE in r.files
 
 
@@ -144,6 +145,7 @@ def test_superseded_claims_are_marked(shared: Store) -> None:
     r = recall(shared, "Did Melanie train for a marathon?", 600)
     line = next(x for x in r.text.splitlines() if "marathon" in x)
     assert "(superseded)" in line
+    assert line.count("(superseded)") == 1  # the claim's own marker is not repeated
 
 
 def test_exclude_layers(shared: Store) -> None:
@@ -247,7 +249,8 @@ def test_title_qualifier_is_not_part_of_the_name() -> None:
 
 
 def test_a_claim_that_resolves_a_date_is_never_a_repeat_of_its_turn() -> None:
-    from memoryfs.recall import _covered, _words
+    from memoryfs.packing import content_words as _words
+    from memoryfs.packing import covered as _covered
 
     turn = _words("Guess what, I ran a charity race last Saturday! It was so rewarding.")
     assert not _covered(
@@ -276,9 +279,9 @@ def test_a_turn_its_shown_claim_already_says_is_not_printed_again(shared: Store)
         name = _Names(idx)
         items, text = _fit([_Entry(claim, 2.0), _Entry(turn, 1.0)], ["running"], 500, 150, name)
         assert [i.kind for i in items] == ["claim"] and text.count("\n") == 0
-        # as the claim's follower it is shown on purpose; without the claim it is shown
+        # nor as the claim's follower; without the claim it is shown
         entries = [_Entry(claim, 2.0), _Entry(turn, 1.9, True)]
         items, _ = _fit(entries, ["running"], 500, 150, name)
-        assert [i.kind for i in items] == ["claim", "turn"]
+        assert [i.kind for i in items] == ["claim"]
         items, _ = _fit([_Entry(other, 1.0)], ["running"], 500, 150, name)
         assert [i.kind for i in items] == ["turn"]
