@@ -42,6 +42,7 @@ _WORD_RE = re.compile(r"\w+")
 _LABEL_RE = re.compile(r"^\W*(?:[^\W\d_][\w ]{0,30}:\s*)?", re.UNICODE)
 # What a summary writes where it has nothing to say (Dream's "none recorded").
 _NOTHING = frozenset({"none recorded", "none", "n a", "unknown", "tbd"})
+_NOTHING_MAX = 48  # a label of up to 32 characters and the longest of them
 
 Render = Callable[[Hit], str]
 
@@ -57,6 +58,7 @@ class Packed:
     cost: int
     score: float
     render: Render  # renders the line for the hit with other citations
+    evidence: frozenset[str]  # the turns it stands on (``_evidence``)
 
 
 def content_words(text: str) -> frozenset[str]:
@@ -75,6 +77,8 @@ def covered(words: frozenset[str], by: frozenset[str], share: float = NEAR_DUPLI
 
 def says_nothing(text: str) -> bool:
     """Whether ``text`` only says that nothing was recorded (after an optional ``Label:``)."""
+    if len(text) > _NOTHING_MAX:
+        return False  # most lines: no regex run per candidate
     rest = _LABEL_RE.sub("", text.strip(), count=1)
     return " ".join(_WORD_RE.findall(rest.lower())) in _NOTHING or not _WORD_RE.search(text)
 
@@ -112,7 +116,7 @@ class Packer:
         if hit.ref in self._refs or (hit.kind != "turn" and says_nothing(hit.text)):
             return None
         ev = _evidence(hit)
-        sharing = [i for i, p in enumerate(self.lines) if ev & _evidence(p.hit)]
+        sharing = [i for i, p in enumerate(self.lines) if ev & p.evidence] if ev else []
         if sharing:
             pool = frozenset().union(*(self.lines[i].words for i in sharing))
             if covered(words, pool, NEAR_DUPLICATE if follower else SAME_EVIDENCE):
@@ -123,7 +127,7 @@ class Packer:
                 subsumed = [
                     i
                     for i in sharing
-                    if _evidence(self.lines[i].hit) <= ev
+                    if self.lines[i].evidence <= ev
                     and covered(self.lines[i].words, words, SUBSUMED)
                 ]
                 if subsumed:
@@ -140,7 +144,7 @@ class Packer:
     def _fold(self, hit: Hit, ev: frozenset[str], sharing: list[int]) -> bool | None:
         """A candidate the shown lines already say: its new citations go onto the first
         of them that shows citations (False: none can take them within the budget)."""
-        shown_ev = frozenset().union(*(_evidence(self.lines[i].hit) for i in sharing))
+        shown_ev = frozenset().union(*(self.lines[i].evidence for i in sharing))
         extra = [c for c in hit.citations if c in ev - shown_ev]
         if not extra:
             self._refs.add(hit.ref)
@@ -150,8 +154,10 @@ class Packer:
             if host.hit.anchor:
                 continue  # a turn shows where it is, not citations
             merged = dataclasses.replace(host.hit, citations=(*host.hit.citations, *extra))
-            new = dataclasses.replace(host, hit=merged, line=host.render(merged))
-            new = dataclasses.replace(new, cost=count_tokens(new.line))
+            line = host.render(merged)
+            new = dataclasses.replace(
+                host, hit=merged, line=line, cost=count_tokens(line), evidence=_evidence(merged)
+            )
             if self.used - host.cost + new.cost > self.budget:
                 break
             self.used += new.cost - host.cost
@@ -197,4 +203,4 @@ class Packer:
 
 def _packed(hit: Hit, shown: str, words: frozenset[str], score: float, render: Render) -> Packed:
     line = render(hit)
-    return Packed(hit, shown, words, line, count_tokens(line), score, render)
+    return Packed(hit, shown, words, line, count_tokens(line), score, render, _evidence(hit))
