@@ -6,7 +6,8 @@ best pages, weighs what the one speaker a question names said above what others
 said (``memoryfs.voice``) and, for a question asking when, items stating a date
 above others (``memoryfs.when``), follows the citations of the best claims to the
 transcript turns they cite, and writes a compact synthesis: one line per item,
-best first, dated, with where it lives and what it cites. Locations are short
+best first, dated, with where it lives and what it cites, each line adding
+evidence or words to those above it (``memoryfs.packing``). Locations are short
 names resolved by file name (``s01#t3`` for a transcript turn, ``caroline:14``
 for a page line; see ``_Names``), so the budget goes to evidence rather than
 repeated paths. With ``into`` the supporting files are materialized into a
