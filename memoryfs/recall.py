@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Protocol
 
 from memoryfs.archives import Families, main_stem
+from memoryfs.citeorder import cited_text, order_citations
 from memoryfs.errors import MemoryFSError
 from memoryfs.expand import feedback_terms, fuse
 from memoryfs.packing import Packer, content_words, covered
@@ -159,12 +160,13 @@ def _gather(
 ) -> list[_Entry]:
     """Candidates best first, each claim followed by the turns it cites."""
     k = max(40, budget // 12)
+    terms = query_terms(question)
     # A page and its archives say what they are about once, in the page's head (an
     # archive's head would cost a line and make feedback take the words it shares).
     hits = _one_head(idx.search(question, k=k, layers=layers), families)
     # Pseudo-relevance feedback: the question plus words of its best distilled
     # items finds what the question names in other words (memoryfs.expand).
-    extra = feedback_terms(hits, query_terms(question))
+    extra = feedback_terms(hits, terms)
     if extra:
         more = _one_head(idx.search(" ".join([question, *extra]), k=k, layers=layers), families)
         hits = fuse([hits, more], [1.0, FEEDBACK_WEIGHT], k)
@@ -238,6 +240,12 @@ def _gather(
             turn = idx.turn(ref)
             if turn is not None:
                 out.append(_Entry(turn, entry.score * 0.95, True, hit.date))
+    # An item citing several sessions cites first the turns the question is about.
+    text_of = cited_text(idx.turn)
+    for entry in out:
+        entry.hit = replace(
+            entry.hit, citations=order_citations(entry.hit.citations, terms, text_of)
+        )
     return out
 
 

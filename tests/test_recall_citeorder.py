@@ -1,0 +1,69 @@
+"""An item citing several sessions cites first the turns the question names (memoryfs.citeorder)."""
+
+from __future__ import annotations
+
+import pytest
+from read_fixtures import S1, S1_TURNS, S2, S2_TURNS, source, write_page, write_transcript
+
+from memoryfs.citeorder import order_citations
+from memoryfs.recall import recall
+from memoryfs.search import SearchIndex
+from memoryfs.store import Store, init_store
+
+GROUP = f"sessions/transcripts/{S1}.md#t3"  # the support group (S1)
+STORIES = f"sessions/transcripts/{S1}.md#t5"  # transgender stories, counseling (S1)
+RACE = f"sessions/transcripts/{S2}.md#t1"  # the charity race (S2)
+POTTERY = f"sessions/transcripts/{S2}.md#t3"  # pottery after a race (S2)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    store = init_store(tmp_path_factory.mktemp("citeorder") / "store", "caroline", "atlas")
+    write_transcript(store, S1, "2023-05-08T13:56", S1_TURNS)
+    write_transcript(store, S2, "2023-05-25T13:14", S2_TURNS)
+    write_page(
+        store,
+        "knowledge/people/caroline.md",
+        {
+            "id": "caroline",
+            "title": "Caroline",
+            "type": "person",
+            "updated": "2023-05-25",
+            "sources": [
+                source(1, S1, 3, S1_TURNS[2][1], "2023-05-08"),
+                source(2, S1, 5, S1_TURNS[4][1], "2023-05-08"),
+                source(3, S2, 1, S2_TURNS[0][1], "2023-05-25"),
+                source(4, S2, 3, S2_TURNS[2][1], "2023-05-25"),
+            ],
+        },
+        "# Caroline\n\n## Profile\n\n"
+        "- Friends and causes (events): support group [cite:1], stories [cite:2], "
+        "charity race [cite:3], pottery [cite:4]\n",
+    )
+    with SearchIndex.open(store) as idx:
+        idx.refresh()
+    store.commit("test store")
+    return store
+
+
+def test_a_profile_line_cites_first_the_sessions_the_question_names(store: Store) -> None:
+    res = recall(store, "Which charity race did Caroline's friends run?", budget_tokens=400)
+    profile = next(it for it in res.items if it.kind == "profile")
+    # Written order: the support group (S1) first; the race turn (S2) names the question.
+    assert profile.citations[0] == RACE
+    assert set(profile.citations) == {GROUP, STORIES, RACE, POTTERY}  # none lost
+    assert "[caroline cites s02#t1, " in res.text
+
+
+def test_order_citations_is_stable_among_equals_and_keeps_every_ref() -> None:
+    text = {GROUP: "a support group", STORIES: "stories", RACE: "a race", POTTERY: "pottery race"}
+    cites = (GROUP, STORIES, RACE, POTTERY)
+    assert order_citations(cites, ["race"], text.__getitem__) == (RACE, POTTERY, GROUP, STORIES)
+    assert order_citations(cites, ["pottery", "race"], text.__getitem__)[0] == POTTERY
+    assert order_citations(cites, ["zebra"], text.__getitem__) == cites
+    assert order_citations(cites, [], text.__getitem__) == cites
+
+
+def test_one_sessions_citations_keep_their_written_order() -> None:
+    text = {GROUP: "a support group", STORIES: "stories"}
+    assert order_citations((GROUP, STORIES), ["stories"], text.__getitem__) == (GROUP, STORIES)
