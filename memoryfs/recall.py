@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Protocol
 
 from memoryfs.archives import Families, main_stem
-from memoryfs.citeorder import cited_text, order_citations
+from memoryfs.citeorder import order_citations
 from memoryfs.errors import MemoryFSError
 from memoryfs.expand import feedback_terms, fuse
 from memoryfs.packing import Packer, content_words, covered
@@ -194,13 +194,17 @@ def _gather(
             if head is not None:
                 scored.append(_Entry(head, floor))
     # A question naming one speaker is answered by what that speaker said (memoryfs.voice).
-    said = {e.hit.ref: e.hit.speaker for e in scored if e.hit.kind == "turn"}
+    # Cited turns are looked up once, for their speaker here and their text below.
+    turns: dict[str, Hit | None] = {e.hit.ref: e.hit for e in scored if e.hit.kind == "turn"}
+
+    def turn_of(ref: str) -> Hit | None:
+        if ref not in turns:
+            turns[ref] = idx.turn(ref)
+        return turns[ref]
 
     def speaker_of(ref: str) -> str:
-        if ref not in said:
-            turn = idx.turn(ref)
-            said[ref] = turn.speaker if turn is not None else ""
-        return said[ref]
+        turn = turn_of(ref)
+        return turn.speaker if turn is not None else ""
 
     weights = voice_weights(question, [e.hit for e in scored], speaker_of)
     for entry, w in zip(scored, weights, strict=True):
@@ -240,8 +244,12 @@ def _gather(
             turn = idx.turn(ref)
             if turn is not None:
                 out.append(_Entry(turn, entry.score * 0.95, True, hit.date))
+
     # An item citing several sessions cites first the turns the question is about.
-    text_of = cited_text(idx.turn)
+    def text_of(ref: str) -> str:
+        turn = turn_of(ref)
+        return turn.text if turn is not None else ""
+
     for entry in out:
         entry.hit = replace(
             entry.hit, citations=order_citations(entry.hit.citations, terms, text_of)
