@@ -250,9 +250,12 @@ def _gather(
         turn = turn_of(ref)
         return turn.text if turn is not None else ""
 
+    # A speaker's name in a turn addresses them ("Hey Caroline!"): it says nothing of the topic.
+    spoken = {t.speaker.split()[0].lower() for t in turns.values() if t and t.speaker}
+    topic = [t for t in terms if t not in spoken]
     for entry in out:
         entry.hit = replace(
-            entry.hit, citations=order_citations(entry.hit.citations, terms, text_of)
+            entry.hit, citations=order_citations(entry.hit.citations, topic, text_of)
         )
     return out
 

@@ -10,6 +10,7 @@ from memoryfs.recall import recall
 from memoryfs.search import SearchIndex
 from memoryfs.store import Store, init_store
 
+HELLO = f"sessions/transcripts/{S1}.md#t2"  # Melanie: "Hey Caroline! I'm swamped..." (S1)
 GROUP = f"sessions/transcripts/{S1}.md#t3"  # the support group (S1)
 STORIES = f"sessions/transcripts/{S1}.md#t5"  # transgender stories, counseling (S1)
 RACE = f"sessions/transcripts/{S2}.md#t1"  # the charity race (S2)
@@ -34,11 +35,13 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
                 source(2, S1, 5, S1_TURNS[4][1], "2023-05-08"),
                 source(3, S2, 1, S2_TURNS[0][1], "2023-05-25"),
                 source(4, S2, 3, S2_TURNS[2][1], "2023-05-25"),
+                source(5, S1, 2, S1_TURNS[1][1], "2023-05-08"),
             ],
         },
         "# Caroline\n\n## Profile\n\n"
         "- Friends and causes (events): support group [cite:1], stories [cite:2], "
-        "charity race [cite:3], pottery [cite:4]\n",
+        "charity race [cite:3], pottery [cite:4]\n"
+        "- Work and family (job): work [cite:5], race [cite:3]\n",
     )
     with SearchIndex.open(store) as idx:
         idx.refresh()
@@ -53,6 +56,13 @@ def test_a_profile_line_cites_first_the_sessions_the_question_names(store: Store
     assert profile.citations[0] == RACE
     assert set(profile.citations) == {GROUP, STORIES, RACE, POTTERY}  # none lost
     assert "[caroline cites s02#t1, " in res.text
+
+
+def test_a_speakers_name_in_a_turn_is_an_address_not_the_topic(store: Store) -> None:
+    # "Hey Caroline!" holds a query word too, but the race turn holds what is asked.
+    res = recall(store, "Did Caroline's family race?", budget_tokens=400)
+    line = next(it for it in res.items if it.kind == "profile" and HELLO in it.citations)
+    assert line.citations == (RACE, HELLO)
 
 
 def test_order_citations_is_stable_among_equals_and_keeps_every_ref() -> None:
