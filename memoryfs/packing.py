@@ -29,7 +29,15 @@ from memoryfs.ranking import STOPWORDS
 from memoryfs.search import Hit
 from memoryfs.tokens import count_tokens
 
-__all__ = ["Packer", "Packed", "content_words", "covered", "says_nothing", "NEAR_DUPLICATE"]
+__all__ = [
+    "Packer",
+    "Packed",
+    "content_words",
+    "covered",
+    "elide",
+    "says_nothing",
+    "NEAR_DUPLICATE",
+]
 
 NEAR_DUPLICATE = 0.6  # share of an item's content words already shown that makes it a repeat
 # A line whose evidence is already shown must bring at least half its words anew
@@ -39,6 +47,8 @@ NEAR_DUPLICATE = 0.6  # share of an item's content words already shown that make
 SAME_EVIDENCE = 0.5
 SUBSUMED = 0.8  # share of a shown line's content words a later line must hold to replace it
 _WORD_RE = re.compile(r"\w+")
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+(?=\S)")
+ELISION = " … "  # where sentences of a turn that the lines above already say were left out
 _LABEL_RE = re.compile(r"^\W*(?:[^\W\d_][\w ]{0,30}:\s*)?", re.UNICODE)
 # What a summary writes where it has nothing to say (Dream's "none recorded").
 _NOTHING = frozenset({"none recorded", "none", "n a", "unknown", "tbd"})
@@ -75,6 +85,20 @@ def covered(words: frozenset[str], by: frozenset[str], share: float = NEAR_DUPLI
     )
 
 
+def elide(text: str, said: frozenset[str]) -> str:
+    """``text`` without the sentences whose content words ``said`` nearly all holds (the
+    claim above distils them), the others joined by an ellipsis; "" when none is left.
+    A claim keeps one sentence of a turn; the turn's other sentences are evidence too
+    ("Woodhaven has had an interesting past ..." under "... sparked ideas for a script")."""
+    if not said:
+        return text
+    sentences = _SENTENCE_END_RE.split(text.strip())
+    kept = [s for s in sentences if not covered(content_words(s), said)]
+    if len(kept) == len(sentences):
+        return text
+    return ELISION.join(kept)
+
+
 def says_nothing(text: str) -> bool:
     """Whether ``text`` only says that nothing was recorded (after an optional ``Label:``)."""
     if len(text) > _NOTHING_MAX:
@@ -100,6 +124,13 @@ class Packer:
         self.used = 0
         self._refs: set[str] = set()  # units shown or folded into a shown line
         self._cites: set[str] = set()
+
+    def said_on(self, hit: Hit) -> frozenset[str]:
+        """Content words of the shown lines standing on evidence ``hit`` stands on."""
+        ev = _evidence(hit)
+        if not ev:
+            return frozenset()
+        return frozenset().union(*(p.words for p in self.lines if ev & p.evidence))
 
     def offer(
         self,

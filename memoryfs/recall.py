@@ -29,7 +29,7 @@ from memoryfs.archives import Families, main_stem
 from memoryfs.citeorder import order_citations
 from memoryfs.errors import MemoryFSError
 from memoryfs.expand import feedback_terms, fuse
-from memoryfs.packing import Packer, content_words, covered
+from memoryfs.packing import Packer, content_words, covered, elide
 from memoryfs.ranking import excerpt, query_terms
 from memoryfs.readlog import record_reads
 from memoryfs.receipt_log import local_receipt_dir, sandbox_receipt_dir
@@ -357,6 +357,11 @@ def _fit(
                 continue  # a bare title says nothing the path does not
             body = f"{hit.title}: {body}"
         shown = excerpt(body, terms, max_item)
+        if hit.kind == "turn":  # the sentences a claim shown above does not say
+            cut = elide(shown, pack.said_on(hit))
+            if not cut:
+                continue
+            body = shown = cut
         if hit.speaker:
             shown = f"{hit.speaker}: {shown}"
         key = _norm(shown)

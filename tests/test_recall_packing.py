@@ -8,7 +8,7 @@ import pytest
 from read_fixtures import build_store, source, write_page, write_transcript
 
 from memoryfs.index import write_indexes
-from memoryfs.packing import Packer, content_words, says_nothing
+from memoryfs.packing import ELISION, Packer, content_words, elide, says_nothing
 from memoryfs.recall import recall
 from memoryfs.search import Hit
 from memoryfs.store import Store
@@ -20,6 +20,10 @@ TURNS = [
     ("Melanie", "It's lovely! Did you go to the LGBTQ conference?"),
     ("Caroline", "Yes, I went to an LGBTQ conference last week and met activists from all over."),
     ("Melanie", "I took the kids camping in the mountains and we saw the Perseid meteor shower."),
+    (
+        "Caroline",
+        "Woodhaven has an odd past full of sailors. The old harbour sparked my next script!",
+    ),
 ]
 REF = f"sessions/transcripts/{SID}.md#t"
 
@@ -29,7 +33,8 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
     s = build_store(tmp_path_factory.mktemp("packing") / "store")
     write_transcript(s, SID, "2023-06-27T10:00", TURNS)
     sources = [
-        source(n, SID, t, TURNS[t - 1][1], "2023-06-27") for n, t in enumerate((1, 3, 4), start=1)
+        source(n, SID, t, TURNS[t - 1][1], "2023-06-27")
+        for n, t in enumerate((1, 3, 4, 5), start=1)
     ]
     write_page(
         s,
@@ -41,7 +46,8 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
         "Caroline's grandma in Sweden. [cite:1]\n"
         "- Caroline went to an LGBTQ conference in the week of 19 June 2023 "
         '("last week") and met activists from all over. [cite:2]\n'
-        "- Caroline went to an LGBTQ conference. [cite:2]\n",
+        "- Caroline went to an LGBTQ conference. [cite:2]\n"
+        "- The old harbour sparked Caroline's next script. [cite:4]\n",
     )  # fmt: skip
     write_page(
         s,
@@ -79,6 +85,25 @@ def test_a_turn_that_adds_words_is_still_printed_under_its_claim(store: Store) -
     assert "Perseid" in claim.text and claim.citations == (REF + "4",)
     assert turn.kind == "turn" and "camping in the mountains" in turn.text
     assert r.text.splitlines()[1].startswith("  ↳ Melanie: I took the kids camping")
+
+
+def test_a_turn_shows_only_the_sentences_its_claim_left_out(store: Store) -> None:
+    r = recall(store, "What sparked Caroline's next script?", 400)
+    claim, turn = r.items[:2]
+    assert "harbour sparked" in claim.text and claim.citations == (REF + "5",)
+    assert (
+        turn.kind == "turn" and turn.text == "Caroline: Woodhaven has an odd past full of sailors."
+    )
+    assert r.text.count("harbour sparked") == 1
+
+
+def test_elide_keeps_what_is_not_said() -> None:
+    said = content_words("The old harbour sparked Caroline's next script.")
+    text = "Woodhaven has an odd past. The old harbour sparked my next script! And it rained."
+    assert elide(text, said) == f"Woodhaven has an odd past.{ELISION}And it rained."
+    assert elide("The old harbour sparked my next script!", said) == ""
+    assert elide(text, frozenset()) == text
+    assert elide("Nothing said here. Nor here.", said) == "Nothing said here. Nor here."
 
 
 def test_a_repeat_on_the_same_evidence_is_dropped(store: Store) -> None:
