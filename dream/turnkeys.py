@@ -74,6 +74,10 @@ class TurnKeys:
             with contextlib.suppress(sqlite3.Error, OSError):
                 path.parent.mkdir(parents=True, exist_ok=True)
                 db = sqlite3.connect(str(path), timeout=2)
+                # 256 KiB of pages cached, not SQLite's 2 MiB: a cache as big as the file it
+                # serves grew a run's peak memory with the store (its queries are by key)
+                db.execute("PRAGMA cache_size = -256")
+                db.execute("PRAGMA temp.cache_size = -256")
                 try:
                     version = _version()
                     found = db.execute("PRAGMA user_version").fetchone()[0]

@@ -170,6 +170,10 @@ class IndexCache:
 
     def _connect(self, where: str) -> sqlite3.Connection:
         db = sqlite3.connect(where, timeout=2, isolation_level=None)
+        # 256 KiB of pages cached, not SQLite's 2 MiB: a cache as big as the file it
+        # serves grew a run's peak memory with the store (its queries are by key)
+        db.execute("PRAGMA cache_size = -256")
+        db.execute("PRAGMA temp.cache_size = -256")
         try:
             version = db.execute("PRAGMA user_version").fetchone()[0]
             if version not in (0, 3, _VERSION):

@@ -69,7 +69,8 @@ class _Parsed:
     cites: tuple[Citation, ...]
 
 
-_memo: TextMemo[str, _Parsed] = TextMemo(2_000_000)  # about 2 MB of bodies kept parsed
+# about 1 MB of bodies kept parsed (a bound, like the page memo's: see memoryfs.page)
+_memo: TextMemo[str, _Parsed] = TextMemo(1_000_000)
 
 
 @lru_cache(maxsize=1)

@@ -57,10 +57,13 @@ KEY_ORDER = (
 _SOURCE_ORDER = ("id", "ref", "at", "hash")
 _YAML = YAMLHandler()
 _MAX_META_CHARS = 200_000
-# page texts kept parsed (6 MB: 0.3 s less at 2,000 sessions, +11 MB peak)
+# page texts kept parsed: 1 MB of text (~2.7 MB parsed). A run's changed pages grow with
+# the store until they roll over (``dream.rollover``); a bound the smallest stores already
+# fill keeps a run's peak memory from growing with them (it was 3 MB of text; what the
+# gates parse again instead costs ~0.1 s at 1,000 sessions)
 # keyed by the text's digest, not the text: a key holding the text kept every page text
 # parsed alive beside its ``Page`` (body and frontmatter are copies of it)
-_memo: TextMemo[tuple[bytes, int, str], Page] = TextMemo(3_000_000)
+_memo: TextMemo[tuple[bytes, int, str], Page] = TextMemo(1_000_000)
 
 
 class _Dumper(yaml.SafeDumper):

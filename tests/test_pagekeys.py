@@ -246,3 +246,30 @@ def test_old_keys_are_dropped_once_they_outnumber_the_tree(
 def test_source_entries_are_the_sources_a_page_keeps(sources: str) -> None:
     page = parse_page(f"---\nid: p\n{sources}---\nbody\n", "knowledge/p.md")
     assert list(source_entries(page)) == [(s.id, s.ref, s.hash) for s in page.sources]
+
+
+def test_the_run_caches_keep_a_bounded_sqlite_page_cache(tmp_path: Path) -> None:
+    """The SQLite files a run opens (page keys, turn keys, index facts) cache 256 KiB of
+    pages each, not SQLite's 2 MiB: a cache that grows with its file grew a run's peak
+    memory with the store (issue 3)."""
+    from dream.turnkeys import TurnKeys
+    from memoryfs.index_cache import IndexCache
+
+    store = init_store(tmp_path / "s", "dana", "atlas")
+
+    def sizes(db: sqlite3.Connection) -> tuple[int, int]:
+        return db.execute("PRAGMA cache_size").fetchone()[0], db.execute(
+            "PRAGMA temp.cache_size"
+        ).fetchone()[0]
+
+    assert with_page_keys(store, lambda keys: sizes(keys.db)) == (-256, -256)
+    turns = TurnKeys(lambda rel: None, store.cache_dir / "turnkeys-test.sqlite")
+    try:
+        assert turns._db is not None and sizes(turns._db) == (-256, -256)
+    finally:
+        turns.close()
+    index = IndexCache(store)
+    try:
+        assert index.on_disk and sizes(index.db) == (-256, -256)
+    finally:
+        index.close()

@@ -81,14 +81,15 @@ class _Shared:
     chars = 0  # text the shared pages were parsed from, at most SHARE_CHARS
 
 
-SHARE_CHARS = 4_000_000  # a 2,000-session incremental run changes ~3 MB of pages
+SHARE_CHARS = 1_000_000  # a 500-session incremental run changes ~1 MB of pages, 2,000 ~2 MB
 
 
 @contextlib.contextmanager
 def sharing_pages() -> Iterator[None]:
     """While open, each staged page the gates read (validation's plan, its checks and the
     keys it learns, verification) is parsed once, up to ``SHARE_CHARS`` of text (a run
-    that changes more, a full run, parses the rest as before). A hub page of hundreds of
+    that changes more, a full run, parses the rest as before: a bound that does not grow
+    with the pages a run changes, so neither does its peak memory). A hub page of hundreds of
     sources was parsed four or five times when the changed pages outgrew the parse cache."""
     _Shared.pages, _Shared.chars = {}, 0
     try:
@@ -143,17 +144,19 @@ def staged_page(stage_root: Path, path: str) -> Page | None:
         return None
 
 
-# (commit, path) -> its page, parsed as read (None: absent, not a file, unreadable); one
-# run's. Pages, not texts: the wiki phase parsed most of them already (the parse memo
-# finds them by content), so holding them costs nothing more.
-_base_pages: dict[tuple[str, str], Page | None] = {}
+# (commit, path) -> where its text waits in ``_base_file`` (offset, length; None: absent,
+# not a file, unreadable); one run's. The texts wait on disk, not parsed in memory: a run
+# changes pages as big as the store lets them grow, and each is parsed again when asked
+# (the parse memo often still has it), so what the gates hold does not grow with them.
+_base_at: dict[tuple[str, str], tuple[int, int] | None] = {}
+_base_file: list[IO[bytes]] = []  # the open temporary file, while a prefetch is held
 
 
 def prefetch_base(store: Store, base: str, paths: list[str]) -> None:
     """Read ``paths`` (relative to the root) at commit ``base`` with one ``git cat-file``,
     for ``base_page``: a run's changed pages, rather than one object lookup each. Git's
-    output is read one file at a time, not held whole."""
-    _base_pages.clear()
+    output is copied to a temporary file one object at a time, not held."""
+    release_base()
     wanted = [p for p in paths if "\n" not in p and "\r" not in p]
     if not wanted:
         return
@@ -172,46 +175,64 @@ def prefetch_base(store: Store, base: str, paths: list[str]) -> None:
             )
         except OSError:
             return  # base_page reads each on its own
+        spill = tempfile.TemporaryFile()  # noqa: SIM115 (open until release_base)
+        _base_file.append(spill)
         with proc:
             assert proc.stdout is not None
             for path in wanted:
-                if not _read_one(proc.stdout, (base, path)):
+                if not _read_one(proc.stdout, spill, (base, path)):
                     break  # git stopped: base_page reads the rest on its own
             proc.stdout.close()
 
 
-def _read_one(out: IO[bytes], key: tuple[str, str]) -> bool:
-    """Read one ``cat-file --batch`` answer for ``key`` into ``_base_pages``; False at
-    the end of the output or on one this code does not understand."""
+def _read_one(out: IO[bytes], spill: IO[bytes], key: tuple[str, str]) -> bool:
+    """Copy one ``cat-file --batch`` answer for ``key`` to ``spill``; False at the end of
+    the output or on one this code does not understand."""
     header = out.readline().split()
     if len(header) == 2 and header[1] == b"missing":
-        _base_pages[key] = None
+        _base_at[key] = None
         return True
     if len(header) != 3 or not header[2].isdigit():
         return False
-    data = out.read(int(header[2]))
+    size = int(header[2])
+    offset = spill.seek(0, os.SEEK_END)
+    left = size
+    while left:
+        chunk = out.read(min(left, 1 << 16))
+        if not chunk:
+            return False
+        spill.write(chunk)
+        left -= len(chunk)
     out.read(1)  # the newline after the object
-    if header[1] != b"blob":
-        _base_pages[key] = None  # not a file
-        return True
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        _base_pages[key] = None
-        return True
-    _base_pages[key] = _parsed(text, key[1].removeprefix("memory/"))
+    _base_at[key] = (offset, size) if header[1] == b"blob" else None  # None: not a file
     return True
 
 
 def release_base() -> None:
     """Forget the pages ``prefetch_base`` read (the gates are done with them)."""
-    _base_pages.clear()
+    _base_at.clear()
+    while _base_file:
+        _base_file.pop().close()
+
+
+def _prefetched(key: tuple[str, str]) -> str | None:
+    """The prefetched text of ``key`` (None: absent, not a file, not UTF-8)."""
+    where = _base_at[key]
+    if where is None or not _base_file:
+        return None
+    spill = _base_file[-1]
+    spill.seek(where[0])
+    try:
+        return spill.read(where[1]).decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def base_page(store: Store, base: str, path: str) -> Page | None:
     """The page at ``path`` in commit ``base``; None when absent or unreadable."""
-    if (base, path) in _base_pages:
-        return _base_pages[(base, path)]
+    if (base, path) in _base_at:
+        text = _prefetched((base, path))
+        return None if text is None else _parsed(text, path.removeprefix("memory/"))
     try:
         blob = store.repo.commit(base).tree / path
         text = blob.data_stream.read().decode("utf-8")
