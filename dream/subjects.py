@@ -25,7 +25,7 @@ from memoryfs.deletions import Deletions, has_phrase
 from memoryfs.page import split_frontmatter
 from memoryfs.store import Store
 
-__all__ = ["FOLDERS", "Subject", "Registry", "slugify"]
+__all__ = ["FOLDERS", "Subject", "Registry", "slugify", "without_sources"]
 
 FOLDERS = {
     "person": "people",
@@ -36,8 +36,9 @@ FOLDERS = {
     "preference": "preferences",
 }
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-# the top-level ``sources:`` key and its entries, up to the next top-level key
-_SOURCES_BLOCK_RE = re.compile(r"^sources:.*?(?=^[A-Za-z_][\w-]*:|\Z)", re.MULTILINE | re.DOTALL)
+# the top-level ``sources:`` key; its entries run up to the next top-level key
+_SOURCES_KEY_RE = re.compile(r"^sources:", re.MULTILINE)
+_TOP_KEY_RE = re.compile(r"^[A-Za-z_][\w-]*:", re.MULTILINE)
 _FUZZ_CUTOFF = 90
 _ARCHIVE_RE = re.compile(r"-archive-\d{4}(?:-\d{2}){0,2}$")  # yearly, monthly, daily
 
@@ -61,13 +62,27 @@ class Subject:
     new: bool = False
 
 
+def without_sources(head: str) -> str:
+    """``head`` (frontmatter) without each top-level ``sources:`` block, up to the next
+    top-level key or the end: a search for each end, not a pattern tried at every
+    character of a hub page's hundreds of entries."""
+    kept: list[str] = []
+    pos = 0
+    while (key := _SOURCES_KEY_RE.search(head, pos)) is not None:
+        kept.append(head[pos : key.start()])
+        after = _TOP_KEY_RE.search(head, key.end())
+        pos = after.start() if after is not None else len(head)
+    kept.append(head[pos:])
+    return "".join(kept)
+
+
 def _head_meta(text: str) -> dict[str, Any]:
     """Frontmatter without its ``sources`` list (the expensive part nobody needs here)."""
     parts = split_frontmatter(text)
     if parts is None:
         return {}
     try:
-        meta = yaml.load(_SOURCES_BLOCK_RE.sub("", parts[0]), Loader=_LOADER)
+        meta = yaml.load(without_sources(parts[0]), Loader=_LOADER)
     except yaml.YAMLError:
         return {}
     return meta if isinstance(meta, dict) else {}

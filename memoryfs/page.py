@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -57,6 +58,8 @@ KEY_ORDER = (
 _SOURCE_ORDER = ("id", "ref", "at", "hash")
 _YAML = YAMLHandler()
 _MAX_META_CHARS = 200_000
+# the closing ``---`` line of frontmatter (trailing carriage returns allowed)
+_CLOSE_RE = re.compile(r"^---\r*$", re.MULTILINE)
 # page texts kept parsed: 1 MB of text (~2.7 MB parsed). A run's changed pages grow with
 # the store until they roll over (``dream.rollover``); a bound the smallest stores already
 # fill keeps a run's peak memory from growing with them (it was 3 MB of text; what the
@@ -196,17 +199,12 @@ def split_frontmatter(text: str) -> tuple[str, str, int] | None:
     if not (text.startswith("---\n") or text.startswith("---\r\n")):
         return None
     pos = text.index("\n") + 1
-    line = 2
-    while True:
-        end = text.find("\n", pos)
-        current = text[pos:] if end == -1 else text[pos:end]
-        if current.rstrip("\r") == "---":
-            body_start = len(text) if end == -1 else end + 1
-            return text[4 if text[3] == "\n" else 5 : pos], text[body_start:], line + 1
-        if end == -1:
-            return None
-        pos = end + 1
-        line += 1
+    close = _CLOSE_RE.search(text, pos)  # the first line after the opening one that is "---"
+    if close is None:
+        return None
+    body_start = min(close.end() + 1, len(text))
+    line = 2 + text.count("\n", pos, close.start())  # the closing line's number
+    return text[4 if text[3] == "\n" else 5 : close.start()], text[body_start:], line + 1
 
 
 def parse_page(text: str, path: str = "") -> Page:

@@ -222,3 +222,35 @@ def test_regression_nel_in_a_value_survives_a_rewrite() -> None:
     # PyYAML wrote U+0085 raw inside single quotes; reading it back gave a space.
     page = Page(meta={"id": "a", "title": "caf\x85e"}, body="")
     assert parse_page(render_page(page)).meta["title"] == "caf\x85e"
+
+
+def _split_line_by_line(text: str) -> tuple[str, str, int] | None:
+    """``split_frontmatter`` as it was written before (a line at a time): the reference."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if not (text.startswith("---\n") or text.startswith("---\r\n")):
+        return None
+    pos = text.index("\n") + 1
+    line = 2
+    while True:
+        end = text.find("\n", pos)
+        current = text[pos:] if end == -1 else text[pos:end]
+        if current.rstrip("\r") == "---":
+            body_start = len(text) if end == -1 else end + 1
+            return text[4 if text[3] == "\n" else 5 : pos], text[body_start:], line + 1
+        if end == -1:
+            return None
+        pos = end + 1
+        line += 1
+
+
+_PIECES = st.sampled_from(["---", "--", "-", "\n", "\r", "\r\n", "a: 1", " ", "\ufeff", "x"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_PIECES, max_size=14))
+def test_split_frontmatter_agrees_with_reading_a_line_at_a_time(pieces: list[str]) -> None:
+    from memoryfs.page import split_frontmatter
+
+    for text in ("".join(pieces), "---\n" + "".join(pieces), "---\r\n" + "".join(pieces)):
+        assert split_frontmatter(text) == _split_line_by_line(text), repr(text)

@@ -523,3 +523,35 @@ def test_a_superseded_claim_is_superseded_on_the_other_pages_it_was_filed_on(
     dana = parse_page(_page(tmp_store, "knowledge/people/dana.md"))
     assert [c.superseded for c in extract_claims(dana) if "Cascais" in c.text] == [True]
     assert validate_store(tmp_store) == []
+
+
+_HEAD_PIECES = [
+    "sources:\n",
+    "sources: []\n",
+    "- id: 1\n",
+    "  ref: sessions/transcripts/a.md#t1\n",
+    "title: Ana\n",
+    "aliases:\n",
+    "- Ana B\n",
+    "id: ana\n",
+    "x_y-z: 1\n",
+    "é: 2\n",
+    "  sources: nested\n",
+    "\n",
+    "sources:",
+]
+
+
+def test_a_registry_reads_frontmatter_without_its_sources_as_the_pattern_did() -> None:
+    """``without_sources`` (a search for each block's end) removes what the pattern it
+    replaced removed, on every arrangement of keys, nested keys and repeated blocks."""
+    import itertools
+    import re
+
+    from dream.subjects import without_sources
+
+    pattern = re.compile(r"^sources:.*?(?=^[A-Za-z_][\w-]*:|\Z)", re.MULTILINE | re.DOTALL)
+    for n in range(1, 4):
+        for combo in itertools.product(_HEAD_PIECES, repeat=n):
+            head = "".join(combo)
+            assert without_sources(head) == pattern.sub("", head), repr(head)
