@@ -13,6 +13,7 @@ four times.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -69,8 +70,9 @@ class _Parsed:
     cites: tuple[Citation, ...]
 
 
-# about 1 MB of bodies kept parsed (a bound, like the page memo's: see memoryfs.page)
-_memo: TextMemo[str, _Parsed] = TextMemo(1_000_000)
+# about 1 MB of bodies kept parsed (a bound, like the page memo's: see memoryfs.page), keyed
+# by the body's digest, not the body: a key holding the text kept every body parsed alive
+_memo: TextMemo[tuple[bytes, int], _Parsed] = TextMemo(1_000_000)
 
 
 @lru_cache(maxsize=1)
@@ -103,7 +105,8 @@ def headings(body: str) -> list[Heading]:
 
 
 def _parsed(body: str) -> _Parsed:
-    return _memo.get(body, len(body), lambda: _parse(body))
+    digest = hashlib.blake2b(body.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    return _memo.get((digest, len(body)), len(body), lambda: _parse(body))
 
 
 def clear_parse_cache() -> None:
