@@ -283,27 +283,3 @@ def test_plain_takes_the_short_way_only_when_no_rewrite_applies(text: str) -> No
     from dream.gates import claimtext
 
     assert claimtext.plain(text) == claimtext._plain_markup(text)
-
-
-def test_what_the_cited_turns_support_is_bounded_and_the_same_once_forgotten(
-    store: Store, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The gate keeps what the most recently cited turn sets support, not every set a run
-    cites (a full run cites thousands); one it let go is worked out again, the same."""
-    from dream.gates import verification
-
-    base = store.head()
-    write(
-        store,
-        "\n- Works as a postdoc [cite:1]\n- Works with Gunther [cite:2]\n"
-        "- Works as a postdoc at Marlow [cite:1]\n- Works with Olaf [cite:2]\n",
-    )
-    wide = verify_stage(store, store.root, base, [Change("A", PATH)])
-    made: list[int] = []
-    real = verification.support_for
-    monkeypatch.setattr(verification, "support_for", lambda t: made.append(1) or real(t))
-    monkeypatch.setattr(verification._Check, "SUPPORTS", 1)
-    narrow = verify_stage(store, store.root, base, [Change("A", PATH)])
-    assert [p.format() for p in narrow.problems] == [p.format() for p in wide.problems]
-    assert narrow.stats == wide.stats and wide.problems
-    assert len(made) == 4  # turn 1, turn 2, turn 1 again, turn 2 again: one kept at a time

@@ -337,10 +337,7 @@ class _Check:
     problems: list[Problem] = field(default_factory=list)
     checked: int = 0
     superseded: int = 0
-    # what each set of cited turns supports, the most recently used kept: a full run cites
-    # ~6 turn sets per session (2,862 at 500 sessions, ~1 KB each), all held to the end
-    _supports: OrderedDict[tuple[str, ...], Support | None] = field(default_factory=OrderedDict)
-    SUPPORTS = 4096
+    _supports: dict[tuple[str, ...], Support | None] = field(default_factory=dict)
 
     def page(self, path: str, page: Page, is_new: bool) -> None:
         claims = extract_claims(page)
@@ -418,13 +415,9 @@ class _Check:
     def support_of(
         self, key: tuple[str, ...], refs: list[str], subject: tuple[str, ...]
     ) -> Support | None:
-        if key in self._supports:
-            self._supports.move_to_end(key)
-        else:
+        if key not in self._supports:
             turns = [hit for ref in refs if (hit := self.turn(ref)) is not None]
             self._supports[key] = support_for(turns) if turns else None
-            if len(self._supports) > self.SUPPORTS:
-                self._supports.popitem(last=False)
         found = self._supports[key]
         if found is None or not subject:
             return found
