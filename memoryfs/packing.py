@@ -96,6 +96,8 @@ def elide(text: str, said: frozenset[str]) -> str:
     kept = [s for s in sentences if not covered(content_words(s), said)]
     if len(kept) == len(sentences):
         return text
+    # what is left must say something: "So did I!" or "Me too." alone is not evidence
+    kept = [s for s in kept if content_words(s)]
     return ELISION.join(kept)
 
 

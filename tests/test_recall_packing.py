@@ -104,6 +104,7 @@ def test_elide_keeps_what_is_not_said() -> None:
     assert elide("The old harbour sparked my next script!", said) == ""
     assert elide(text, frozenset()) == text
     assert elide("Nothing said here. Nor here.", said) == "Nothing said here. Nor here."
+    assert elide("So did I! The old harbour sparked my next script!", said) == ""
 
 
 def test_a_repeat_on_the_same_evidence_is_dropped(store: Store) -> None:
