@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from dream.errors import DreamError
+from memoryfs import cache_db
 from memoryfs.store import Store
 
 __all__ = ["with_blob_cache", "ls_tree"]
@@ -75,11 +76,7 @@ def _connect(
     if place != ":memory:":
         with contextlib.suppress(OSError):
             Path(place).parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(place, timeout=2)
-    # 256 KiB of pages cached, not SQLite's 2 MiB: a cache as big as the file it
-    # serves grew a run's peak memory with the store (its queries are by key)
-    db.execute("PRAGMA cache_size = -256")
-    db.execute("PRAGMA temp.cache_size = -256")
+    db = cache_db.connect(place)
     try:
         found = db.execute("PRAGMA user_version").fetchone()[0]
         if found not in (0, version):

@@ -27,6 +27,7 @@ from pathlib import Path
 from dream import analysis, facets
 from dream.analysis import speaker_names
 from dream.facets import thing_key, words
+from memoryfs import cache_db
 from memoryfs.errors import PageError
 from memoryfs.transcript import parse_transcript
 
@@ -73,11 +74,7 @@ class TurnKeys:
         if path is not None and not (path.is_symlink() or path.parent.is_symlink()):
             with contextlib.suppress(sqlite3.Error, OSError):
                 path.parent.mkdir(parents=True, exist_ok=True)
-                db = sqlite3.connect(str(path), timeout=2)
-                # 256 KiB of pages cached, not SQLite's 2 MiB: a cache as big as the file it
-                # serves grew a run's peak memory with the store (its queries are by key)
-                db.execute("PRAGMA cache_size = -256")
-                db.execute("PRAGMA temp.cache_size = -256")
+                db = cache_db.connect(str(path))
                 try:
                     version = _version()
                     found = db.execute("PRAGMA user_version").fetchone()[0]

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from memoryfs import cache_db
 from memoryfs.errors import MemoryFSError
 from memoryfs.git_changes import Anchor, anchor_of, changed_between
 from memoryfs.index_facts import KNOWLEDGE, NOTE, SUMMARY, TRANSCRIPT, Facts, facts_of
@@ -169,11 +170,7 @@ class IndexCache:
         return self._connect(":memory:")  # never write through a link; work without a file
 
     def _connect(self, where: str) -> sqlite3.Connection:
-        db = sqlite3.connect(where, timeout=2, isolation_level=None)
-        # 256 KiB of pages cached, not SQLite's 2 MiB: a cache as big as the file it
-        # serves grew a run's peak memory with the store (its queries are by key)
-        db.execute("PRAGMA cache_size = -256")
-        db.execute("PRAGMA temp.cache_size = -256")
+        db = cache_db.connect(where, isolation_level=None)
         try:
             version = db.execute("PRAGMA user_version").fetchone()[0]
             if version not in (0, 3, _VERSION):

@@ -164,7 +164,7 @@ class Packer:
                     and covered(self.lines[i].words, words, SUBSUMED)
                 ]
                 if subsumed:
-                    return self._replace(hit, shown, words, score, render, subsumed)
+                    return self._replace(_packed(hit, shown, words, score, render), subsumed)
         if set(hit.citations) <= self._cites and any(covered(words, p.words) for p in self.lines):
             return None  # the same fact, on evidence already shown (a note, a claim's turn)
         packed = _packed(hit, shown, words, score, render)
@@ -200,23 +200,14 @@ class Packer:
             return True
         return False
 
-    def _replace(
-        self,
-        hit: Hit,
-        shown: str,
-        words: frozenset[str],
-        score: float,
-        render: Render,
-        subsumed: list[int],
-    ) -> bool:
-        """A candidate that says all some shown lines say, and more, takes the first one's place."""
+    def _replace(self, new: Packed, subsumed: list[int]) -> bool:
+        """A candidate that says all some shown lines say, and more, takes the first one's
+        place, with their words and the best of their scores."""
         old = [self.lines[i] for i in subsumed]
-        packed = _packed(
-            hit,
-            shown,
-            words | frozenset().union(*(p.words for p in old)),
-            max(score, *(p.score for p in old)),
-            render,
+        packed = dataclasses.replace(
+            new,
+            words=new.words.union(*(p.words for p in old)),
+            score=max(new.score, *(p.score for p in old)),
         )
         freed = sum(p.cost for p in old)
         if self.used - freed + packed.cost > self.budget:

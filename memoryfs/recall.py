@@ -227,6 +227,8 @@ def _gather(
         )
     ]
     scored.sort(key=lambda e: (-e.score, e.hit.path, e.hit.line))
+    # A speaker's name in a turn addresses them ("Hey Caroline!"): it says nothing of the topic.
+    spoken = {t.speaker.split()[0].lower() for t in turns.values() if t and t.speaker}
     out: list[_Entry] = []
     followed = 0
     follow_turns = "sessions" in layers
@@ -241,7 +243,7 @@ def _gather(
         for ref in hit.citations[:CITES_PER_CLAIM]:
             if not ref.startswith(_TRANSCRIPTS):
                 continue
-            turn = idx.turn(ref)
+            turn = turn_of(ref)
             if turn is not None:
                 out.append(_Entry(turn, entry.score * 0.95, True, hit.date))
 
@@ -250,13 +252,11 @@ def _gather(
         turn = turn_of(ref)
         return turn.text if turn is not None else ""
 
-    # A speaker's name in a turn addresses them ("Hey Caroline!"): it says nothing of the topic.
-    spoken = {t.speaker.split()[0].lower() for t in turns.values() if t and t.speaker}
     topic = [t for t in terms if t not in spoken]
     for entry in out:
-        entry.hit = replace(
-            entry.hit, citations=order_citations(entry.hit.citations, topic, text_of)
-        )
+        cites = order_citations(entry.hit.citations, topic, text_of)
+        if cites != entry.hit.citations:
+            entry.hit = replace(entry.hit, citations=cites)
     return out
 
 

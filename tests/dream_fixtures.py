@@ -9,9 +9,11 @@ on purpose.
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import time
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 
 from dream.engine import Engine, EngineContext
@@ -130,6 +132,22 @@ def cache_behind_symlink(store: Store, tmp_path: Path) -> Path:
     cache.rmdir()
     cache.symlink_to(elsewhere)
     return elsewhere
+
+
+def damage_cache(path: Path, damage: str) -> None:
+    """Damage the SQLite cache file at ``path``: "garbage", "empty", "truncated",
+    "other-version" (a user_version this code never wrote), or remove it (anything else)."""
+    if damage == "garbage":
+        path.write_bytes(b"this is not a database" * 100)
+    elif damage == "empty":
+        path.write_bytes(b"")
+    elif damage == "truncated":
+        path.write_bytes(path.read_bytes()[:1500])
+    elif damage == "other-version":
+        with closing(sqlite3.connect(path)) as db:
+            db.execute("PRAGMA user_version = 99")
+    else:
+        path.unlink()
 
 
 def git_out(store: Store, *args: str) -> str:

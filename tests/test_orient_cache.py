@@ -11,7 +11,7 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from dream_fixtures import ScriptedEngine, add_sessions, cache_behind_symlink
+from dream_fixtures import ScriptedEngine, add_sessions, cache_behind_symlink, damage_cache
 
 from dream import orient as orient_module
 from dream.errors import DreamError
@@ -145,17 +145,7 @@ def test_a_cache_that_cannot_be_read_is_rebuilt(store: Store, damage: str) -> No
     expected = _truth(store)
     assert _pending(store) == expected
     path = store.cache_dir / CACHE_NAME
-    if damage == "garbage":
-        path.write_bytes(b"this is not a database" * 100)
-    elif damage == "empty":
-        path.write_bytes(b"")
-    elif damage == "truncated":
-        path.write_bytes(path.read_bytes()[:1500])
-    elif damage == "other-version":
-        with closing(sqlite3.connect(path)) as db:
-            db.execute("PRAGMA user_version = 99")
-    else:
-        path.unlink()
+    damage_cache(path, damage)
     assert _pending(store) == expected
     with closing(sqlite3.connect(path)) as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == 1

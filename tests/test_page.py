@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryfs.errors import PageError
-from memoryfs.page import Page, Source, parse_page, render_page
+from memoryfs.page import Page, Source, parse_page, render_page, split_frontmatter
 
 # -- generated pages -------------------------------------------------------------
 
@@ -250,7 +250,5 @@ _PIECES = st.sampled_from(["---", "--", "-", "\n", "\r", "\r\n", "a: 1", " ", "\
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_PIECES, max_size=14))
 def test_split_frontmatter_agrees_with_reading_a_line_at_a_time(pieces: list[str]) -> None:
-    from memoryfs.page import split_frontmatter
-
     for text in ("".join(pieces), "---\n" + "".join(pieces), "---\r\n" + "".join(pieces)):
         assert split_frontmatter(text) == _split_line_by_line(text), repr(text)

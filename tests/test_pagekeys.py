@@ -10,12 +10,14 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from dream_fixtures import cache_behind_symlink
+from dream_fixtures import cache_behind_symlink, damage_cache
 
 from dream.gates import source_entries
 from dream.gates.pagekeys import CACHE_NAME, PageKeyCache, with_page_keys
+from dream.turnkeys import TurnKeys
 from memoryfs.errors import PageError
 from memoryfs.findings import Finding
+from memoryfs.index_cache import IndexCache
 from memoryfs.page import parse_page
 from memoryfs.store import Store, init_store
 from memoryfs.validate import page_keys, validate_files, validate_store
@@ -189,15 +191,7 @@ def test_a_cache_that_cannot_be_read_is_rebuilt(
     store, base, changed = staged
     expected = _with_sqlite(store, base, changed)
     path = store.cache_dir / CACHE_NAME
-    if damage == "garbage":
-        path.write_bytes(b"this is not a database" * 100)
-    elif damage == "empty":
-        path.write_bytes(b"")
-    elif damage == "other-version":
-        with closing(sqlite3.connect(path)) as db:
-            db.execute("PRAGMA user_version = 99")
-    else:
-        path.unlink()
+    damage_cache(path, damage)
     assert _with_sqlite(store, base, changed) == expected
     with closing(sqlite3.connect(path)) as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == 1
@@ -252,9 +246,6 @@ def test_the_run_caches_keep_a_bounded_sqlite_page_cache(tmp_path: Path) -> None
     """The SQLite files a run opens (page keys, turn keys, index facts) cache 256 KiB of
     pages each, not SQLite's 2 MiB: a cache that grows with its file grew a run's peak
     memory with the store (issue 3)."""
-    from dream.turnkeys import TurnKeys
-    from memoryfs.index_cache import IndexCache
-
     store = init_store(tmp_path / "s", "dana", "atlas")
 
     def sizes(db: sqlite3.Connection) -> tuple[int, int]:
