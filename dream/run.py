@@ -227,11 +227,14 @@ def stage_receipts(
     a gate failure: ``validated`` failed for every session of the batch.
     """
     done = {sid: sessions[sid] for sid in result.sessions if sid in sessions}
-    pages: dict[str, str] = {}
     rels = [f"sessions/summaries/{sid}.md" for sid in result.sessions]
-    for rel in (*rels, *result.pages_created, *result.pages_updated):
-        with contextlib.suppress(OSError):
-            pages[rel] = content_hash((stage.path / "memory" / rel).read_bytes())
+    memory = stage.path / "memory"
+
+    def pages() -> Iterator[tuple[str, str]]:  # hashed as written: one at a time
+        for rel in sorted({*rels, *result.pages_created, *result.pages_updated}):
+            with contextlib.suppress(OSError):
+                yield rel, content_hash((memory / rel).read_bytes())
+
     if not passed:
         done = dict(sessions)
     scope = scope_ids(store.config.user, store.config.assistant)
@@ -241,7 +244,7 @@ def stage_receipts(
         scope,
         run_source(result.skill, result.engine),
         done,
-        pages,
+        pages(),
         passed,
     )
     ensure_union_merge(stage.path)

@@ -18,6 +18,7 @@ import datetime as dt
 import json
 import re
 import secrets
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -96,38 +97,41 @@ def write_receipts(
     scope: tuple[str, str],
     source: str,
     sessions: dict[str, str],
-    pages: dict[str, str],
+    pages: Iterable[tuple[str, str]],
     passed: bool,
 ) -> list[Path]:
     """Append a run's receipts to ``root``'s ``.dream/receipts/`` (the staged tree, so they
     are committed with the run's commit); returns the files written.
 
-    ``sessions``: session id -> transcript hash; ``pages``: path relative to ``memory/``
-    -> content hash; ``scope``: ``scope_ids``; ``source``: ``source_version``. When
-    ``passed`` (both gates), sessions get ``summarized``, ``validated`` and ``committed``,
-    pages ``validated`` and ``committed`` (and ``attached`` under ``knowledge/`` and
-    ``notes/``: claims were attached there); otherwise ``validated`` fails for all.
+    ``sessions``: session id -> transcript hash; ``pages``: (path relative to ``memory/``,
+    content hash), in the order to write them (read as they are written: a full run has
+    one for every file of the store); ``scope``: ``scope_ids``; ``source``:
+    ``source_version``. When ``passed`` (both gates), sessions get ``summarized``,
+    ``validated`` and ``committed``, pages ``validated`` and ``committed`` (and
+    ``attached`` under ``knowledge/`` and ``notes/``: claims were attached there);
+    otherwise ``validated`` fails for all.
     """
     at = format_utc()
 
     def receipt(item: str, tier: str, version: str, status: str) -> Receipt:
         return Receipt(run_id, *scope, item, tier, version, source, status, at)
 
-    out: list[Receipt] = []
-    for sid, version in sorted(sessions.items()):
-        item = session_item(sid)
-        out.append(receipt(item, "summarized", version, "verified"))
-        out.append(receipt(item, "validated", version, "verified" if passed else "failed"))
-        if passed:
-            out.append(receipt(item, "committed", version, "committed"))
-    for rel, version in sorted(pages.items()):
-        item = page_item(rel)
-        if rel.startswith(("knowledge/", "notes/")):
-            out.append(receipt(item, "attached", version, "verified"))
-        out.append(receipt(item, "validated", version, "verified" if passed else "failed"))
-        if passed:
-            out.append(receipt(item, "committed", version, "committed"))
-    return ReceiptLog(store_receipt_dir(root)).append(out)
+    def receipts() -> Iterator[Receipt]:
+        for sid, version in sorted(sessions.items()):
+            item = session_item(sid)
+            yield receipt(item, "summarized", version, "verified")
+            yield receipt(item, "validated", version, "verified" if passed else "failed")
+            if passed:
+                yield receipt(item, "committed", version, "committed")
+        for rel, version in pages:
+            item = page_item(rel)
+            if rel.startswith(("knowledge/", "notes/")):
+                yield receipt(item, "attached", version, "verified")
+            yield receipt(item, "validated", version, "verified" if passed else "failed")
+            if passed:
+                yield receipt(item, "committed", version, "committed")
+
+    return ReceiptLog(store_receipt_dir(root)).append(receipts())
 
 
 def run_source(skill: str, engine: str) -> str:

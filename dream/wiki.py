@@ -6,16 +6,17 @@ supersedes the current one, anything else goes under the session's dated section
 one-hop notes (``dream.notes``; a superseded claim's note is marked superseded too), roll
 over pages past their bound (``dream.rollover``), add ``[[links]]`` between subjects named
 together, write every changed file once, and regenerate INDEX.md and sessions/index.md.
-Pages no pending session touches are never opened, so their bytes cannot change.
+Pages no pending session touches are never opened, so their bytes cannot change; the
+open ones are bounded (``dream.livepages``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from dream import notes, rollover, turnkeys
 from dream.engine import EngineContext
+from dream.livepages import LivePages
 from dream.staging import Stage
 from dream.subjects import Registry, Subject
 from dream.turnkeys import TurnKeys
@@ -34,25 +35,25 @@ def run(ctx: EngineContext, ws: Workset) -> None:
 
 
 def _run(ctx: EngineContext, ws: Workset, turns: TurnKeys) -> None:
-    pages: dict[str, WikiPage] = {}
+    registry = ws.registry
+    assert registry is not None
 
-    def page_of(subject: Subject) -> WikiPage:
-        if subject.id not in pages:
-            text = None if subject.new else ws.read(subject.path)
-            pages[subject.id] = page = WikiPage(subject, text, ws.speakers)
-            page.keys_of = turns.named
-        return pages[subject.id]
+    def settle(page: WikiPage) -> None:
+        if page.changed and rollover.needs_roll(page):
+            _roll(page, pages, registry)
 
+    pages = LivePages(ws, turns.named)
     # what _link_pages needs of the filings: the subjects each page's claims named
     named: dict[str, dict[str, None]] = {}
     filed = 0
     for filing in ws.filings:
         if filed % 200 == 0:
             ctx.progress("wiki", filed, max(filed, ws.facts.count))
+        pages.step()
         filed += 1
         if filing.links:
             named.setdefault(filing.subject.id, {}).update(dict.fromkeys(filing.links))
-        page = page_of(filing.subject)
+        page = pages.get(filing.subject)
         result = page.add(filing.fact)
         if result == "duplicate":
             continue
@@ -66,18 +67,13 @@ def _run(ctx: EngineContext, ws: Workset, turns: TurnKeys) -> None:
         for old in page.retired:  # a note or another page must not keep it current
             notes.retire_note(ws, filing.subject, old.text, old.said, old.on)
             linked = [*page.linked(), *named.get(filing.subject.id, {})]
-            _retire_copies(page, old, linked, page_of, ws.registry)
+            for copy in _retire_copies(page, old, linked, pages.get, registry):
+                settle(copy)
         page.retired.clear()
-    registry = ws.registry
-    assert registry is not None
-    for page in list(pages.values()):
-        if page.changed and rollover.needs_roll(page):
-            _roll(page, pages, page_of, registry)
-    _link_pages(ws, pages, page_of, named)
-    for sid in list(pages):  # each page let go once rendered: the indexes come next
-        page = pages.pop(sid)
-        if page.changed or page.subject.new:
-            ws.write(page.subject.path, page.render())
+        # rolled as it grows, so no page holds a store's worth of claims (dream.rollover)
+        settle(page)
+    _link_pages(registry, pages, named)
+    pages.close()  # each page let go once rendered: the indexes come next
     ws.filings = []  # filed: the indexes are written without the run's facts
     ws.facts.clear()
     created, updated = ws.flush()
@@ -97,34 +93,32 @@ def _retire_copies(
     old: Retired,
     linked: list[str],
     page_of: Callable[[Subject], WikiPage],
-    registry: Registry | None,
-) -> None:
+    registry: Registry,
+) -> list[WikiPage]:
     """A claim is filed on every subject it names ("Dana lives in Cascais" on Dana's page and
     on Cascais's): when its subject's page supersedes it, the copies on the pages it names
     among ``linked`` (the page's links, and the subjects its claims named this run) are
-    superseded too. (Copies already rolled into an archive stay as they are.)"""
-    if registry is None:
-        return
+    superseded too; the pages that had one. (Copies already rolled into an archive stay as
+    they are.)"""
     said = old.text.lower()
+    changed: list[WikiPage] = []
     for sid in dict.fromkeys(linked):
         subject = registry.subjects.get(sid)
         if subject is None or sid == page.subject.id:
             continue
         if any(n.lower() in said for n in (subject.title, *subject.aliases) if n):
-            page_of(subject).retire_copy(old)
+            other = page_of(subject)
+            if other.retire_copy(old):
+                changed.append(other)
+    return changed
 
 
-def _roll(
-    page: WikiPage,
-    pages: dict[str, WikiPage],
-    page_of: Callable[[Subject], WikiPage],
-    registry: Registry,
-) -> None:
+def _roll(page: WikiPage, pages: LivePages, registry: Registry) -> None:
     """Roll ``page``'s old claims into new archives; the page and each archive link both ways."""
     subject = page.subject
     while rollover.needs_roll(page):
         page.refresh_profile()  # a rolled claim's things stay on the profile (dream.profile)
-        aid = rollover.roll(page, lambda day: page_of(registry.archive_of(subject, day)))
+        aid = rollover.roll(page, lambda day: pages.get(registry.archive_of(subject, day)))
         if not aid:
             return
         archive = pages[aid]
@@ -132,32 +126,27 @@ def _roll(
         page.link([(aid, archive.subject.title)])
 
 
-def _link_pages(
-    ws: Workset,
-    pages: dict[str, WikiPage],
-    page_of: Any,
-    named: dict[str, dict[str, None]],
-) -> None:
+def _link_pages(registry: Registry, pages: LivePages, named: dict[str, dict[str, None]]) -> None:
     """Context edges: subjects named in the same claim link both ways (``named``: page id
     -> the subjects its filed claims named); a person links to their preferences page and
     back."""
-    registry = ws.registry
-    assert registry is not None
     edges: dict[str, set[str]] = {}
     for sid, others in named.items():
-        if sid not in pages or not pages[sid].dated:
+        if not pages.dated(sid):
             continue
         for other in others:
             edges.setdefault(sid, set()).add(other)
             edges.setdefault(other, set()).add(sid)
-    for sid, page in list(pages.items()):
-        if page.subject.type == "preference" and sid.endswith("-preferences"):
+    for subject in pages.opened():
+        sid = subject.id
+        if subject.type == "preference" and sid.endswith("-preferences"):
             owner = sid[: -len("-preferences")]
             edges.setdefault(sid, set()).add(owner)
             edges.setdefault(owner, set()).add(sid)
     for sid in sorted(edges):
-        subject = registry.subjects.get(sid)
-        if subject is None:
+        pages.step()
+        linking = registry.subjects.get(sid)
+        if linking is None:
             continue
         targets = [(o, registry.subjects[o].title) for o in edges[sid] if o in registry.subjects]
-        page_of(subject).link(targets)
+        pages.get(linking).link(targets)

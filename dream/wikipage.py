@@ -48,6 +48,7 @@ from memoryfs.page import Page
 __all__ = ["MAX_CITES", "Retired", "WikiPage"]
 
 _LINK_RE = re.compile(r"\[\[([^\[\]|\n]+)")
+_NUMBER_RE = re.compile(r"\d+(?:[.,:]\d+)*")
 _MERGE_RATIO = 92
 MAX_CITES = 8  # citations kept on one claim; later repetitions do not touch the page
 _SUMMARY_CHARS = 140
@@ -260,13 +261,16 @@ class WikiPage:
                 return "duplicate"  # filed before (a session read again after it grew)
         near = [e for e in exact if e.current]
         seen = {id(e) for e in near}
+        numbers = _NUMBER_RE.findall(new)
         for key in _keys(new):
             for e in self._by_key.get(key, []):
-                if id(e) not in seen and fuzz.ratio(e.norm, new) >= _MERGE_RATIO:
+                if id(e) in seen or _NUMBER_RE.findall(e.norm) != numbers:
+                    continue  # "0.7 has 8573 recordings" is not "2.12 has 2201 recordings"
+                if fuzz.ratio(e.norm, new) >= _MERGE_RATIO:
                     near.append(e)
                     seen.add(id(e))
         if near:
-            e = near[0]
+            e = self._closest(near, new)
             if len(e.claim.cites) >= MAX_CITES:
                 return "duplicate"  # said often enough: more citations add bulk, not proof
             cited = {self.sources.ref_of(n) for n in e.claim.cites}
@@ -296,6 +300,19 @@ class WikiPage:
             return "superseded" if older else "added"
         self._append(day_title(day), claim)
         return "added"
+
+    def _closest(self, near: list[_Entry], norm: str) -> _Entry:
+        """The near-duplicate ``norm`` merges into: the most alike, then the first in page
+        order, so the choice depends on the page, not on the order claims were filed in."""
+        order = {id(sec): i for i, sec in enumerate(self.outline.sections)}
+        return min(
+            near,
+            key=lambda e: (
+                -fuzz.ratio(e.norm, norm),
+                order.get(id(e.sec), len(order)),
+                e.sec.lines.index(e.line),
+            ),
+        )
 
     def _refs(self, c: Claim | _Entry) -> frozenset[str]:
         return frozenset(self.sources.ref_of(n) for n in c.cites)
@@ -330,6 +347,11 @@ class WikiPage:
                 have.add(sid)
 
     @property
+    def size(self) -> int:
+        """Claim entries held (what ``dream.livepages`` budgets)."""
+        return len(self._all)
+
+    @property
     def changed(self) -> bool:
         return self.outline.changed or self.sources.changed
 
@@ -361,9 +383,10 @@ class WikiPage:
             self._named[n] = keys if own else frozenset()
         return key in self._named[n]
 
-    def render(self) -> str:
-        """The page text; unchanged frontmatter keeps its bytes."""
-        if self.changed:
+    def render(self, profile: bool = True) -> str:
+        """The page text; unchanged frontmatter keeps its bytes. ``profile=False`` leaves
+        the profile as it is (a page let go mid-run: ``dream.livepages``)."""
+        if profile and self.changed:
             self.refresh_profile()
         meta = dict(self.meta)
         meta["id"] = meta.get("id") or self.subject.id

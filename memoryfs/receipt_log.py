@@ -12,13 +12,16 @@ The records themselves, and the content-free guard, are in ``memoryfs.receipts``
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
 import re
+import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from memoryfs.atomic import atomic_write_text
 from memoryfs.receipts import (
@@ -73,34 +76,41 @@ class ReceiptLog:
     def append(self, receipts: Iterable[Receipt]) -> list[Path]:
         """Append ``receipts``; all are checked before any byte is written.
 
-        Returns the files written to.
+        Returns the files written to. The checked lines wait in a temporary file, not in
+        memory: a full Dream run appends tens of thousands.
         """
-        by_day: dict[str, list[str]] = {}
-        for r in receipts:
-            guard_content_free(r)  # also catches instances built around __post_init__
-            line = r.to_line() + "\n"
-            if len(line) > _MAX_LINE:
-                raise ReceiptError(f"receipt line longer than {_MAX_LINE} bytes")
-            by_day.setdefault(r.at_utc[:10], []).append(line)
-        written: list[Path] = []
-        if not by_day:
+        by_day: dict[str, IO[bytes]] = {}
+        with contextlib.ExitStack() as temps:
+            for r in receipts:
+                guard_content_free(r)  # also catches instances built around __post_init__
+                line = (r.to_line() + "\n").encode("utf-8")
+                if len(line) > _MAX_LINE:
+                    raise ReceiptError(f"receipt line longer than {_MAX_LINE} bytes")
+                day = r.at_utc[:10]
+                if day not in by_day:
+                    by_day[day] = temps.enter_context(tempfile.TemporaryFile())
+                by_day[day].write(line)
+            written: list[Path] = []
+            if not by_day:
+                return written
+            self.folder.mkdir(parents=True, exist_ok=True)
+            for day in sorted(by_day):
+                path = self._part_for(day)
+                waiting = by_day[day]
+                waiting.seek(0)
+                fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+                try:
+                    # A crash may have left a torn last line: start on a fresh line so
+                    # this append is never glued to it (the reader skips blank lines).
+                    if _ends_without_newline(fd):
+                        os.write(fd, b"\n")
+                    for line in waiting:
+                        os.write(fd, line)  # one write per line: whole lines
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                written.append(path)
             return written
-        self.folder.mkdir(parents=True, exist_ok=True)
-        for day in sorted(by_day):
-            path = self._part_for(day)
-            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                # A crash may have left a torn last line: start on a fresh line so
-                # this append is never glued to it (the reader skips blank lines).
-                if _ends_without_newline(fd):
-                    os.write(fd, b"\n")
-                for line in by_day[day]:
-                    os.write(fd, line.encode("utf-8"))  # one write per line: whole lines
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            written.append(path)
-        return written
 
     def _part_for(self, day: str) -> Path:
         """The file ``day``'s next lines go to: its last part, or a new one when that is full."""

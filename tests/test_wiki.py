@@ -555,3 +555,34 @@ def test_a_registry_reads_frontmatter_without_its_sources_as_the_pattern_did() -
         for combo in itertools.product(_HEAD_PIECES, repeat=n):
             head = "".join(combo)
             assert without_sources(head) == pattern.sub("", head), repr(head)
+
+
+def test_a_near_duplicate_with_other_numbers_is_another_claim() -> None:
+    """ "Tidemark 0.8 has 2465 recordings" is not "Tidemark 0.8 has 2459 recordings", however
+    alike the words: it is added, not merged into the other's citations."""
+    page = WikiPage(Subject("tidemark", "Tidemark", "project", "x/tidemark.md"), None, set())
+    first = "Dana released Tidemark 0.8 on Monday; it now has 2459 recordings from 18 sites."
+    later = "Dana released Tidemark 0.8 on Monday; it now has 2465 recordings from 18 sites."
+    assert page.add(_fact(first, "2023-01-02", 1)) == "added"
+    assert page.add(_fact(later, "2023-02-06", 2)) == "added"
+    assert page.add(_fact(first, "2023-03-06", 3)) == "merged"  # the same numbers: merged
+    text = page.render()
+    assert first in text and later in text
+
+
+def test_a_near_duplicate_merges_into_the_most_alike_claim_whatever_the_filing_order() -> None:
+    """Which claim takes the citations depends on the page, not on the order claims were
+    filed in: a page let go and read back (``dream.livepages``) must choose the same."""
+    a = "Dana and Sam walked the long coastal trail near Cascais with the dog on Sunday."
+    b = "Dana and Sam walked the long coastal trail near Sintra with the kids on Sunday."
+    new = "Dana and Sam walked the long coastal trail near Cascais with the kids on Sunday."
+    texts = []
+    for order in ((a, b), (b, a)):
+        page = WikiPage(Subject("dana", "Dana", "person", "x/dana.md"), None, set())
+        for n, text in enumerate(order, 1):
+            assert page.add(_fact(text, "2023-01-02", n)) == "added"
+        assert page.add(_fact(new, "2023-01-09", 9)) == "merged"
+        rendered = page.render()
+        merged = next(line for line in rendered.splitlines() if line.count("[cite:") == 2)
+        texts.append(merged.split(" [cite:")[0])
+    assert texts == [f"- {a}", f"- {a}"]

@@ -1,0 +1,123 @@
+"""The subject pages the wiki phase holds open, bounded so a full run's memory stays flat.
+
+Job: give the wiki phase (``dream.wiki``) a subject's ``WikiPage``, loading it on first use,
+and keep at most ``PAGE_BUDGET`` claim entries open. Past the budget the pages used least
+recently are let go: rendered, staged with the run's other writes (``Workset.write``) and
+dropped; the next use loads the staged text again. A page's rendered text holds everything
+filing needs (its claims, sources, links and dates), so letting a page go and loading it
+again gives the same bytes as holding it (tests compare whole trees with a budget of one).
+What the text does not hold, whether the page got a dated claim this run (for its links),
+is kept here. Without the bound a full run held every page it touched until the end: the
+store's whole wiki, pages and archives, in memory at once.
+Boundary: pages only; what to file on them, rollover and links stay in ``dream.wiki``.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+
+from dream.subjects import Subject
+from dream.wikipage import WikiPage
+from dream.workset import Workset
+
+__all__ = ["PAGE_BUDGET", "LivePages"]
+
+# Claim entries held open (a claim line, its indexes and keys: ~1 KB each). The pages one
+# night's sessions touch fit; a full run of a large store lets its cold pages go.
+PAGE_BUDGET = 6_000
+TRIM_EVERY = 200  # edits between two looks at the total (``step``)
+
+
+class LivePages:
+    """Open ``WikiPage`` objects by subject id, least recently used first."""
+
+    def __init__(
+        self,
+        ws: Workset,
+        keys_of: Callable[[str], tuple[str, frozenset[str]] | None],
+        budget: int | None = None,
+    ) -> None:
+        self._ws = ws
+        self._keys_of = keys_of
+        self._budget = PAGE_BUDGET if budget is None else budget
+        self._open: OrderedDict[str, WikiPage] = OrderedDict()
+        self._staged: set[str] = set()  # pages let go with their text staged
+        self._unsettled: set[str] = set()  # let go changed: their profile is due at the end
+        self._dated: set[str] = set()  # pages let go after a dated claim this run
+        self._subjects: dict[str, Subject] = {}  # every page opened this run
+        self._steps = 0
+
+    def get(self, subject: Subject) -> WikiPage:
+        """The page of ``subject``, opened on first use (a new subject: a new page)."""
+        page = self._open.get(subject.id)
+        if page is not None:
+            self._open.move_to_end(subject.id)
+            return page
+        fresh = subject.new and subject.id not in self._staged
+        page = WikiPage(subject, None if fresh else self._ws.read(subject.path), self._ws.speakers)
+        page.keys_of = self._keys_of
+        self._open[subject.id] = page
+        self._subjects[subject.id] = subject
+        return page
+
+    def __getitem__(self, sid: str) -> WikiPage:
+        """An open page (``get`` first): rollover asks for the archive it just opened."""
+        return self._open[sid]
+
+    def opened(self) -> Iterator[Subject]:
+        """Every subject whose page was opened this run, in first-use order."""
+        return iter(list(self._subjects.values()))
+
+    def dated(self, sid: str) -> bool:
+        """Whether the page got a dated claim this run (open or let go)."""
+        page = self._open.get(sid)
+        return sid in self._dated or (page is not None and page.dated)
+
+    def live(self) -> list[WikiPage]:
+        return list(self._open.values())
+
+    def step(self) -> None:
+        """One edit done (the caller holds no page): every ``TRIM_EVERY``, ``trim``."""
+        self._steps += 1
+        if self._steps % TRIM_EVERY == 0:
+            self.trim()
+
+    def trim(self) -> None:
+        """Let go of the least recently used pages while over the budget, down to half of
+        it. Only between two edits: a page let go while a caller still edits it would lose
+        the edit."""
+        total = sum(p.size for p in self._open.values())
+        if total <= self._budget:
+            return
+        for sid in list(self._open):
+            if total <= self._budget // 2:
+                return
+            total -= self._open[sid].size
+            self._release(sid, final=False)
+
+    def _release(self, sid: str, final: bool) -> None:
+        """Stage the page if it changed (or is new) and drop it. Its profile is regenerated
+        once, at the end (``final``): each regeneration carries what the last one listed
+        for rolled claims (``dream.profile``), so an extra one mid-run would change it."""
+        page = self._open.pop(sid)
+        if page.dated:
+            self._dated.add(sid)
+        changed = page.changed or sid in self._unsettled
+        if final and changed:
+            page.refresh_profile()
+        if changed or (page.subject.new and sid not in self._staged):
+            self._ws.write(page.subject.path, page.render(profile=False))
+            self._staged.add(sid)
+        if final:
+            self._unsettled.discard(sid)
+        elif page.changed:
+            self._unsettled.add(sid)
+
+    def close(self) -> None:
+        """Stage every page that changed this run with its final profile; nothing stays open."""
+        for sid in list(self._open):
+            self._release(sid, final=True)
+        for sid in sorted(self._unsettled):  # let go before the end: opened once more
+            self.get(self._subjects[sid])
+            self._release(sid, final=True)

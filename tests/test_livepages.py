@@ -1,0 +1,88 @@
+"""The wiki phase holds a bounded set of pages open (``dream.livepages``): letting pages go
+and opening them again writes the same tree as holding every page to the end."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from engine_fixtures import consolidate, sample_store, tree_bytes
+
+from dream import livepages, rollover
+from memoryfs.store import Store, init_store
+
+BENCH = Path(__file__).resolve().parent.parent / "bench" / "synthetic.py"
+
+
+def _synthetic() -> ModuleType:
+    """The benchmarks' deterministic store generator (people, jobs and moves, dated events)."""
+    spec = importlib.util.spec_from_file_location("synthetic_store", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _synthetic_store(root: Path, sessions: int) -> Store:
+    store = init_store(root, "dana", "atlas")
+    _synthetic().write_sessions(store, 0, sessions)
+    return store
+
+
+def _bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every page but the one being edited let go at every step."""
+    monkeypatch.setattr(livepages, "PAGE_BUDGET", 1)
+    monkeypatch.setattr(livepages, "TRIM_EVERY", 1)
+
+
+@pytest.mark.parametrize("kind", ["sample", "synthetic"])
+def test_pages_let_go_and_opened_again_write_the_same_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    def build(root: Path) -> Store:
+        return sample_store(root) if kind == "sample" else _synthetic_store(root, 60)
+
+    held = build(tmp_path / "held")
+    held_report = consolidate(held)
+    _bounded(monkeypatch)
+    released: list[str] = []
+    release = livepages.LivePages._release
+
+    def counting(self: livepages.LivePages, sid: str, final: bool) -> None:
+        if not final:
+            released.append(sid)
+        release(self, sid, final)
+
+    monkeypatch.setattr(livepages.LivePages, "_release", counting)
+    bounded = build(tmp_path / "bounded")
+    bounded_report = consolidate(bounded)
+    assert len(released) > 20  # pages were let go mid-run and opened again
+    assert bounded_report.pages_created == held_report.pages_created
+    assert bounded_report.pages_updated == held_report.pages_updated
+    assert bounded_report.claims_added == held_report.claims_added
+    assert bounded_report.claims_merged == held_report.claims_merged
+    assert tree_bytes(bounded) == tree_bytes(held)
+    if kind == "synthetic":  # the case that matters: hub pages rolled while they grow
+        assert any("-archive-" in rel for rel in held_report.pages_created)
+
+
+def test_a_hub_page_is_rolled_as_it_grows_not_at_the_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No open page holds more than ``ROLL_AT`` current claims between two filings: the
+    user's own page gets claims from every session, and a full run held them all."""
+    store = _synthetic_store(tmp_path / "s", 60)
+    most: list[int] = [0]
+    step = livepages.LivePages.step
+
+    def watching(self: livepages.LivePages) -> None:
+        most[0] = max([most[0], *(p.current_count() for p in self.live())])
+        step(self)
+
+    monkeypatch.setattr(livepages.LivePages, "step", watching)
+    consolidate(store)
+    archives = list((store.memory / "knowledge" / "people").glob("dana-archive-*.md"))
+    assert len(archives) >= 3
+    assert rollover.ROLL_AT - 10 <= most[0] <= rollover.ROLL_AT
