@@ -9,8 +9,10 @@ Job: three small steps between a sentence said in a session and the claim made o
   what happened.
 - ``asked``/``question_claim``: a short answer ("Three times a week.") means nothing
   without the question it answers, so it becomes a claim together with that question,
-  reworded to name the person asked ("How often does John work out with John's family?
-  John: three times a week.").
+  reworded to name the person asked once ("How often does John work out with their
+  family? John: three times a week."). A statement with a question tag ("pretty cool,
+  huh?") asks nothing, and a remark on what was shown ("That photo's amazing.") answers
+  nothing.
 
 Boundary: text in, text out; no store access, no model, English only (like
 ``dream.lexicon``). The gate checks every claim against its cited turns, so nothing here
@@ -124,7 +126,7 @@ def _without(text: str, name: str) -> str:
 
 _FILLER_RE = re.compile(
     r"(?<![\w'’-])(?:really|just|actually|honestly|totally|kinda|literally|basically|"
-    r"definitely|truly|super(?=\s+[a-z])|so(?=\s+(?:much|many|excited|happy|proud|glad|"
+    r"definitely|truly|super(?=\s+[a-z])|(?<!far,\s)so(?=\s+(?:much|many|excited|happy|proud|glad|"
     r"grateful|thankful|good|great|cool|nice|fun|hard|tough|busy|lucky|amazing|awesome|"
     r"special|important|rewarding|inspiring|beautiful|cute|worth)\b))\s+",
     re.IGNORECASE,
@@ -140,7 +142,7 @@ _EMOJI_RE = re.compile(
     "\u200d\u2b50\u2b55\u2764\u263a]+"
 )
 _INTERJECTION_RE = re.compile(
-    r"^(?:(?:hey|hi|hello|yeah|yes|yep|wow|woah|whoa|oh|aw+|haha\w*|lol|omg|well|so|ok|okay|um+|"
+    r"^(?:(?:hey|hi|hello|yeah|yes|yep|wow|woah|whoa|oh|aw+|haha\w*|lol|omg|well|so(?!\s+far\b)|ok|okay|um+|"
     r"hmm+|ah+|totally|absolutely|definitely|sure|right|true|indeed|honestly"
     r"|yay|woo+\w*|cool|great|awesome|nice|sweet|congrats|thanks|yup)\b"
     r"(?:\s+[A-Z][\w'’-]*)?\s*(?:[,!.:;-]+\s*|$))+",
@@ -192,6 +194,15 @@ _PHATIC_RE = re.compile(
     r"what\s+do\s+you\s+think|any\s+(?:tips|advice|ideas|thoughts))\b",
     re.IGNORECASE,
 )
+# a statement with a question tag ("I opened my own store - pretty cool, huh?", "Nature
+# sure refreshes us, right?", "I made a bowl - want to see a pic?"): it asks nothing the
+# next turn answers
+_TAG_RE = re.compile(
+    r"(?:,|\s[-–—])\s*(?:(?:pretty|so|really)\s+\w+\s*,\s*)?(?:huh|eh|right|yeah|no|ok|okay|"
+    r"isn['’]?t\s+it|wasn['’]?t\s+it|aren['’]?t\s+they|don['’]?t\s+you\s+think|you\s+know|"
+    r"(?:wanna|want\s+to)\s+see(?:\s+\w+){0,3})\?$",
+    re.IGNORECASE,
+)
 _QUESTION_SPLIT_RE = re.compile(r"(?<=[.!?])\s+")
 _MAX_QUESTION_WORDS = 24
 _SHORT_ANSWER_WORDS = 30
@@ -213,10 +224,20 @@ def asked(turn_text: str) -> str:
             continue
         core = _INTERJECTION_RE.sub("", part)
         core = re.sub(r"^[A-Z][\w'’-]*\s*,\s*", "", core) if core == part else core
-        if _PHATIC_RE.match(core) or not substantive(core, frozenset()):
+        if _PHATIC_RE.match(core) or _TAG_RE.search(core) or not substantive(core, frozenset()):
             continue
         return core
     return ""
+
+
+# a remark on what the other person just showed or said ("That photo's amazing.", "That's
+# stunning.", "Great to hear from you."): it answers no question
+_REMARK_RE = re.compile(
+    r"^(?:(?:that|this)(?:\s+(?:photo|pic|picture|painting|one|shot|song|view))?"
+    r"(?:['’]s|\s+is|\s+was|\s+looks)(?:\s+(?:so|really|just|very|super|pretty))?\s+(?!(?:mine|yours|ours|his|hers|theirs)\b)(?-i:[a-z][\w-]*)"
+    r"|(?:great|good|nice|lovely)\s+to\s+(?:hear|see)\b[^.!?]*)[.!]?$",
+    re.IGNORECASE,
+)
 
 
 def needs_question(said: str, listener: str = "") -> bool:
@@ -225,6 +246,8 @@ def needs_question(said: str, listener: str = "") -> bool:
     if len(said.split()) > _SHORT_ANSWER_WORDS:
         return False
     if _GLUE_OPENER_RE.match(said) or (listener and _LISTENER_SUBJECT_RE.match(said)):
+        return False
+    if _REMARK_RE.match(said):
         return False
     words = [w.lower() for w in _WORD_RE.findall(said)]
     return any(len(w) > 2 and w not in CHAT_WORDS for w in words) or bool(re.search(r"\d", said))
@@ -262,15 +285,103 @@ def question_claim(question: str, answer: str, answerer: str, topic: str = "") -
     """One claim of a question and its short answer: ``<question about answerer>
     <answerer>: <answer>``. Both parts are already in third person for the asker.
     ``topic``: what a vague question ("How did they react?") refers to, from the talk
-    before it; written as ``(re: <topic>)`` after the question."""
-    q = question
-    if answerer:
-        for regex, repl in _YOU_FORMS:
-            q = regex.sub(repl.format(n=answerer), q)
+    before it; written as ``(re: <topic>)`` after the question.
+
+    Nothing is said twice: the question names the answerer once (later "you" is "them",
+    "your" is "their", unless the question already speaks of others as "they"), the topic
+    keeps only words neither part says, and the ``<answerer>:`` label is left out when the
+    answer opens with the answerer's name ("What type of guitar? Dana started playing
+    ..."), where it would only repeat it."""
+    q = _name_once(question, answerer) if answerer else question
     q = q[:1].upper() + q[1:]
+    topic = _new_words(topic, f"{q} {answer}") if topic else ""
     if topic:
         q = f"{q} (re: {topic})"
-    return f"{q} {answerer}: {answer}" if answerer else f"{q} {answer}"
+    if not answerer or re.match(rf"{re.escape(answerer)}(?![\w-])", answer):
+        return f"{q} {answer}"
+    return f"{q} {answerer}: {answer}"
+
+
+# later mentions of the person asked, once the question has named them
+_LATER_FORMS = {
+    "does {n}": "do they",
+    "has {n}": "have they",
+    "is {n}": "are they",
+    "was {n}": "were they",
+    "{n} is": "they are",
+    "{n} has": "they have",
+    "{n} will": "they will",
+    "{n} would": "they would",
+    "{n}'s": "their",
+}
+_SUBJECT_AFTER_RE = re.compile(
+    r"\b(?:did|do|does|can|could|will|would|should|shall|might|may|must|have|has|had|"
+    r"are|were|when|if|that|what|how|where|why|who|and|or|but|so|while|since|because|before|"
+    r"after|as|until|once)\s*$",
+    re.IGNORECASE,
+)
+_VERB_AFTER_RE = re.compile(
+    r"^\s*(?:were|are|was|have|had|do|did|can|could|will|would|should|might|must|may|"
+    r"['’](?:re|ve|d|ll))\b",
+    re.IGNORECASE,
+)
+_THEY_WORDS_RE = re.compile(r"\b(?:they|them|their|theirs|themselves)\b", re.IGNORECASE)
+
+
+def _name_once(question: str, answerer: str) -> str:
+    """``question`` with "you" forms written for ``answerer``: the name first, then
+    pronouns (the name again when the question already says "they" of others)."""
+    keep_name = bool(_THEY_WORDS_RE.search(question))
+    pieces: list[str] = []
+    named = False
+    pos = 0
+    for start, end, repl in _you_spans(question):
+        first = repl.format(n=answerer)
+        word = first
+        if named and not keep_name:
+            if repl in _LATER_FORMS:
+                word = _LATER_FORMS[repl]
+            elif repl == "{n}":
+                subject = _SUBJECT_AFTER_RE.search(question[:start]) or _VERB_AFTER_RE.match(
+                    question[end:]
+                )
+                word = "they" if subject else "them"
+        if re.search(r"(?:^|[.!?]\s+)$", question[:start]):
+            word = word[:1].upper() + word[1:]
+        pieces.append(question[pos:start] + word)
+        pos = end
+        named = named or answerer in word
+    pieces.append(question[pos:])
+    return "".join(pieces)
+
+
+def _you_spans(text: str) -> list[tuple[int, int, str]]:
+    """Each "you" form of ``text`` once, in order: (start, end, replacement pattern)."""
+    spans: list[tuple[int, int, str]] = []
+    for regex, repl in _YOU_FORMS:
+        for m in regex.finditer(text):
+            if not any(m.start() < e and s < m.end() for s, e, _ in spans):
+                spans.append((m.start(), m.end(), repl))
+    return sorted(spans)
+
+
+def _new_words(topic: str, said: str) -> str:
+    """The parts of ``topic`` (comma-separated phrases) with the words ``said`` lacks."""
+    known = {_stem(w) for w in _WORD_RE.findall(said.lower())}
+    out: list[str] = []
+    for phrase in topic.split(","):
+        kept = [w for w in phrase.split() if _stem(w.lower()) not in known]
+        if kept:
+            out.append(" ".join(kept))
+    return ", ".join(out)
+
+
+def _stem(word: str) -> str:
+    w = word.strip("'’")
+    for suffix in ("ing", "es", "ed", "s"):
+        if len(w) > len(suffix) + 3 and w.endswith(suffix):
+            return w[: -len(suffix)]
+    return w
 
 
 _VAGUE_RE = re.compile(r"\b(?:it|they|them|that|this|those|these|he|she|him|her|there|one)\b", re.I)

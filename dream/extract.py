@@ -260,7 +260,7 @@ def _facts_of(
     evidence = [Evidence(t.id, s.turn.n, s.turn.hash, t.date)]
     if fused and question is not None:
         q_text, q_dates = dated(question.text, base)
-        q_text = third_person(q_text, question.asker, s.speaker)
+        q_text = third_person(q_text, question.asker)  # its "you": question_claim
         text = question_claim(q_text, text, s.speaker, question.topic)
         dates = dates + q_dates
         if check_claim(text, support_for([(t, s.turn)], (s.speaker,))):

@@ -108,6 +108,8 @@ def _third(verb: str) -> str:
         return _IRREGULAR[low]
     if low in _MODALS or _is_past_word(low) or low.endswith(("ing", "n't")) or low in PAST_VERBS:
         return verb
+    if low in ("wanna", "gonna", "gotta"):  # "I wanna start" stays as said
+        return verb
     if low.endswith(("s", "sh", "ch", "x", "z", "o")):
         return verb + "es"
     if len(low) > 2 and low.endswith("y") and low[-2] not in "aeiou":
@@ -249,7 +251,7 @@ _WE_FORMS = [
 _LEADING_RE = re.compile(
     r"^(?:(?:oh|well|yeah|yes|ok|okay|right|hey|wow|sure|update|status update|quick update|fyi|"
     r"so|and|but|plus|anyway|also|btw|by the way|honestly|actually)[,:!.]\s+|"
-    r"(?:so|and|but|plus|anyway|also|btw|by the way|honestly|actually)\s+(?=[A-Z]))+",
+    r"(?:so(?!\s+far\b)|and|but|plus|anyway|also|btw|by the way|honestly|actually)\s+(?=[A-Z]))+",
     re.IGNORECASE,
 )
 # "Status update for your notes: I started ..." -> "I started ..."; a preamble that gives

@@ -145,3 +145,85 @@ def test_never_raises(text: str) -> None:
     trim(text, "Maria")
     asked(text)
     topic_of([text], set())
+
+
+def test_a_fused_claim_says_nothing_twice() -> None:
+    # the answerer is named once in the question, then "their" / "them"
+    assert question_claim(
+        "How have your friends been helping you out with your move?",
+        "They've been there for Dana every step of the way.",
+        "Dana",
+    ) == (
+        "How have Dana's friends been helping them out with their move? Dana: They've been "
+        "there for Dana every step of the way."
+    )
+    # ... unless the question already says "they" of others
+    assert question_claim("Did they call you back?", "Nope.", "Dana") == (
+        "Did they call Dana back? Dana: Nope."
+    )
+    # a later "you" after an auxiliary is a subject
+    assert question_claim("Are you going? Do you like it?", "Yes.", "Dana") == (
+        "Is Dana going? Do they like it? Dana: Yes."
+    )
+    assert question_claim("Is it yours, since you were there?", "Yes.", "Dana") == (
+        "Is it Dana's, since they were there? Dana: Yes."
+    )
+    # no "Dana:" label before an answer that opens with Dana's name
+    assert question_claim("What type of guitar?", "Dana plays acoustic guitar.", "Dana") == (
+        "What type of guitar? Dana plays acoustic guitar."
+    )
+    assert question_claim("What type?", "Danaé plays.", "Dana") == "What type? Dana: Danaé plays."
+    # topic words the question or the answer already say are not repeated
+    assert question_claim("Did you make it?", "Dana made the bowl.", "Dana", "bowl, black") == (
+        "Did Dana make it? (re: black) Dana made the bowl."
+    )
+    assert question_claim("Did you make it?", "Dana made bowls.", "Dana", "bowl") == (
+        "Did Dana make it? Dana made bowls."
+    )
+
+
+def test_a_statement_with_a_question_tag_asks_nothing() -> None:
+    assert asked("I opened my own online store last month - pretty cool, huh?") == ""
+    assert asked("Nature sure seems to refresh us, right?") == ""
+    assert asked("I finished another pottery project - want to see a pic?") == ""
+    assert asked("Did you go to the park or the beach, or no?") != ""
+    assert asked("Is it right to leave early?") == "Is it right to leave early?"
+
+
+def test_so_far_so_good_is_kept_whole() -> None:
+    assert trim("So far, so good - customers love the new offers.") == (
+        "So far, so good - customers love the new offers."
+    )
+    assert trim("So, I went home.") == "I went home."
+    assert trim("It was so good.") == "It was good."
+
+
+def test_the_question_of_a_fused_claim_names_the_answerer_once() -> None:
+    t = _talk(
+        [
+            ("Maria", "Which book do you remember from your childhood?"),
+            ("John", "Loved reading Charlotte's Web as a kid."),
+        ]
+    )
+    texts = [f.text for f in extract_facts(t) if f.subject == "John"]
+    assert texts == [
+        "Which book does John remember from their childhood? John: Loved reading Charlotte's "
+        "Web as a kid."
+    ]
+
+
+def test_a_remark_on_what_was_shown_answers_no_question() -> None:
+    for remark in ("That photo's amazing.", "That's stunning.", "Great to hear from Maria."):
+        assert not needs_question(remark, "Maria")
+    for answer in ("This is Oscar.", "That's my sister.", "This one is mine.", "Three times."):
+        assert needs_question(answer, "Maria")
+    t = _talk(
+        [
+            ("Maria", "What have you been up to lately, artistically?"),
+            ("John", "That's stunning! I've been trying out abstract stuff recently."),
+        ]
+    )
+    assert [f.text for f in extract_facts(t) if f.subject == "John"] == [
+        "What has John been up to lately, artistically? John has been trying out abstract "
+        "stuff recently."
+    ]

@@ -104,3 +104,9 @@ def test_sentences_skip_code_and_keep_lists_and_photos() -> None:
 def test_never_raises(text: str) -> None:
     for s in split_sentences(text):
         third_person(dated(tidy(s), FEB_11)[0], "Dana", "Sam")
+
+
+def test_wanna_and_gonna_stay_as_said() -> None:
+    assert third_person("I wanna start a dance studio.", "Jon") == "Jon wanna start a dance studio."
+    assert third_person("I gonna try.", "Jon") == "Jon gonna try."
+    assert third_person("I want to start.", "Jon") == "Jon wants to start."
