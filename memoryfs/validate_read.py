@@ -48,7 +48,7 @@ _NOT_PAGES = {"INDEX.md", "sessions/index.md"}
 _LINE_PREFIX_RE = re.compile(r"^(\d+): ")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ReadPage:
     """What the cross-page rules need of a page read: its id and aliases (as ``Page``
     gives them) and the (file line, target) of each link left to resolve."""
@@ -61,6 +61,8 @@ class ReadPage:
 class TurnHashes:
     """The turns of a transcript as a citation names them: ``hash_of("t3")`` is the hash
     of the turn ``Transcript.turn("t3")`` gives, None when it gives none."""
+
+    __slots__ = ("numbers", "hashes")
 
     def __init__(self, t: Transcript) -> None:
         self.numbers = tuple(turn.n for turn in t.turns)

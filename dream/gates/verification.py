@@ -327,6 +327,7 @@ def verify_stage(store: Store, stage_root: Path, base: str, changes: list[Change
 
 
 ClaimKey = tuple[str, tuple[str, ...]]
+SUPPORTS_KEPT = 4096
 
 
 @dataclass
@@ -337,7 +338,9 @@ class _Check:
     problems: list[Problem] = field(default_factory=list)
     checked: int = 0
     superseded: int = 0
-    _supports: dict[tuple[str, ...], Support | None] = field(default_factory=dict)
+    # what each set of cited turns supports, the most recently used kept (a claim is on
+    # each page it names and in a note: the same turns are asked for several times)
+    _supports: OrderedDict[tuple[str, ...], Support | None] = field(default_factory=OrderedDict)
 
     def page(self, path: str, page: Page, is_new: bool) -> None:
         claims = extract_claims(page)
@@ -415,9 +418,13 @@ class _Check:
     def support_of(
         self, key: tuple[str, ...], refs: list[str], subject: tuple[str, ...]
     ) -> Support | None:
-        if key not in self._supports:
+        if key in self._supports:
+            self._supports.move_to_end(key)
+        else:
             turns = [hit for ref in refs if (hit := self.turn(ref)) is not None]
             self._supports[key] = support_for(turns) if turns else None
+            if len(self._supports) > SUPPORTS_KEPT:  # bounded: a full run checks every claim
+                self._supports.popitem(last=False)
         found = self._supports[key]
         if found is None or not subject:
             return found
