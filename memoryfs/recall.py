@@ -2,7 +2,7 @@
 
 ``recall`` searches every layer (the question, then the question expanded from
 its best items: ``memoryfs.expand``), follows one hop of ``[[links]]`` from the
-best pages, weighs what the one speaker a question names said above what others
+best pages, weighs what the speakers a question names said above what others
 said (``memoryfs.voice``) and, for a question asking when, items stating a date
 above others (``memoryfs.when``), follows the citations of the best claims to the
 transcript turns they cite, and writes a compact synthesis: one line per item,
@@ -193,7 +193,7 @@ def _gather(
             head = idx.head(path)
             if head is not None:
                 scored.append(_Entry(head, floor))
-    # A question naming one speaker is answered by what that speaker said (memoryfs.voice).
+    # A question naming speakers is answered by what they said (memoryfs.voice).
     # Cited turns are looked up once, for their speaker here and their text below.
     turns: dict[str, Hit | None] = {e.hit.ref: e.hit for e in scored if e.hit.kind == "turn"}
 

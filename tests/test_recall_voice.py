@@ -97,9 +97,9 @@ def test_a_claims_voice_is_the_speaker_of_the_turns_it_cites(store: Store) -> No
         assert turns[MELANIE_TURN] == NAMED_TURN > 1.0  # a turn has no title to boost
         assert turns[CAROLINE_TURN] == OTHER_VOICE < 1.0
         assert all(weights[h.ref] == 1.0 for h in hits if h.kind == "head")
-        # Both named, or nobody: no prior at all.
+        # Both named: what either said is theirs (no page here is a person's); nobody: no prior.
         both = "Which trail do Melanie and Caroline love?"
-        assert set(voice_weights(both, hits, speaker_of)) == {1.0}
+        assert set(voice_weights(both, hits, speaker_of)) == {1.0, NAMED_TURN}
         assert set(voice_weights("Which trail is loved?", hits, speaker_of)) == {1.0}
 
 
