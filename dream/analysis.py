@@ -66,13 +66,15 @@ class Analysis:
     table: EntityTable
 
 
-_ANALYSES: dict[tuple[str, int, str], Analysis] = {}
+_ANALYSES: dict[tuple[str, tuple[str, ...]], Analysis] = {}
 
 
 def analyze(t: Transcript) -> Analysis:
     """The analysis of ``t``, shared by the summary and the facts of one run (a session is
-    split and scanned for names once, not twice)."""
-    key = (t.id, len(t.turns), t.turns[-1].hash if t.turns else "")
+    split and scanned for names once, not twice). Keyed by every turn's hash: a turn edited
+    or forgotten in the middle of a transcript is another text (keyed by the last turn, a
+    process that ran Dream before the edit was served the old turn's sentences)."""
+    key = (t.id, tuple(turn.hash for turn in t.turns))
     found = _ANALYSES.get(key)
     if found is None:
         sentences = session_sentences(t)

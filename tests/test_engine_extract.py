@@ -258,3 +258,26 @@ def test_things_named_like_people_are_not_people() -> None:
     assert table.types["Berlin Hbf"] == "place"  # named after a place of the session
     assert table.types["Lena Hoffmann"] == "person"
     assert table.types["Jonas"] == "person"
+
+
+def test_a_turn_edited_in_the_middle_is_read_again_in_the_same_process() -> None:
+    """A session's analysis is shared within a process: a turn forgotten or edited in the
+    middle (same turn count, same last turn) must not be served from the old text."""
+    before = session(
+        [
+            ("dana", "My sister Mara moved to Porto last month."),
+            ("atlas", "Noted."),
+            ("dana", "Thanks."),
+        ]
+    )
+    assert any("Porto" in f.text for f in extract_facts(before))
+    edited = session(
+        [
+            ("dana", "My sister Mara moved to Bergen last month."),
+            ("atlas", "Noted."),
+            ("dana", "Thanks."),
+        ]
+    )
+    texts = [f.text for f in extract_facts(edited)]
+    assert any("Bergen" in t for t in texts)
+    assert not any("Porto" in t for t in texts)
