@@ -7,6 +7,8 @@ claims cite turns, a linked topic page, a preference page, a note and a summary.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ from memoryfs.atomic import atomic_write_text
 from memoryfs.hashing import turn_hash
 from memoryfs.index import write_indexes
 from memoryfs.page import render_meta
+from memoryfs.search import Hit, SearchIndex
 from memoryfs.store import Store, init_store
 from memoryfs.transcript import Transcript, Turn, render_transcript
 
@@ -155,3 +158,19 @@ def build_store(root: Path) -> Store:
     write_indexes(store)
     store.commit("test store")
     return store
+
+
+@contextlib.contextmanager
+def searched(
+    store: Store, question: str, k: int = 20
+) -> Iterator[tuple[list[Hit], Callable[[str], str]]]:
+    """The ``k`` best hits for ``question`` and who spoke each turn ref ("" if none), with
+    the index open (what ``memoryfs.voice`` is given in recall)."""
+    with SearchIndex.open(store) as idx:
+        idx.refresh_for_read()
+
+        def speaker_of(ref: str) -> str:
+            turn = idx.turn(ref)
+            return turn.speaker if turn is not None else ""
+
+        yield idx.search(question, k=k), speaker_of

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from read_fixtures import source, write_page, write_transcript
+from read_fixtures import searched, source, write_page, write_transcript
 
 from memoryfs.recall import recall
 from memoryfs.search import SearchIndex
@@ -77,14 +77,7 @@ def test_the_named_speakers_turn_outranks_the_other_speakers_question(
 
 
 def test_a_claims_voice_is_the_speaker_of_the_turns_it_cites(store: Store) -> None:
-    with SearchIndex.open(store) as idx:
-        idx.refresh_for_read()
-        hits = idx.search(QUESTION, k=20)
-
-        def speaker_of(ref: str) -> str:
-            turn = idx.turn(ref)
-            return turn.speaker if turn is not None else ""
-
+    with searched(store, QUESTION) as (hits, speaker_of):
         claims = {h.citations: h for h in hits if h.kind == "claim"}
         assert voices(claims[(MELANIE_TURN,)], speaker_of) == {"Melanie"}
         assert voices(claims[(CAROLINE_TURN,)], speaker_of) == {"Caroline"}

@@ -5,11 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from read_fixtures import source, write_page, write_transcript
+from read_fixtures import searched, source, write_page, write_transcript
 
 from memoryfs.ranking import TITLE_BOOST
 from memoryfs.recall import recall
-from memoryfs.search import SearchIndex
 from memoryfs.store import Store, init_store
 from memoryfs.voice import (
     NAMED_TURN,
@@ -88,14 +87,7 @@ def test_named_speakers_are_every_speaker_the_question_names() -> None:
 
 
 def test_several_named_speakers_undo_their_pages_title_boost(store: Store) -> None:
-    with SearchIndex.open(store) as idx:
-        idx.refresh_for_read()
-        hits = idx.search(QUESTION, k=20)
-
-        def speaker_of(ref: str) -> str:
-            turn = idx.turn(ref)
-            return turn.speaker if turn is not None else ""
-
+    with searched(store, QUESTION) as (hits, speaker_of):
         weights = dict(
             zip((h.ref for h in hits), voice_weights(QUESTION, hits, speaker_of), strict=True)
         )
