@@ -428,9 +428,13 @@ def _undo_interrupted_sync(store: Store, tips: list[str]) -> None:
 
 
 def _git_locks(store: Store) -> list[Path]:
-    """Lock files of the store's index and refs (``index.lock``, ``refs/heads/main.lock``)."""
+    """Lock files of the store's index and refs (``index.lock``, ``refs/heads/main.lock``),
+    and ``packed-refs.new``: the packed refs a git killed while rewriting them (deleting a
+    branch) left half written, which makes every later ref deletion fail."""
     git_dir = store.root / ".git"
     locks = sorted(git_dir.glob("*.lock"))
+    if (git_dir / "packed-refs.new").exists():
+        locks.append(git_dir / "packed-refs.new")
     for dirpath, _, names in os.walk(git_dir / "refs"):
         locks += [Path(dirpath, n) for n in sorted(names) if n.endswith(".lock")]
     return locks

@@ -380,6 +380,25 @@ def test_the_branch_of_a_run_killed_after_its_commit_is_removed_by_the_next_run(
     _recover_and_compare(store, setup)
 
 
+def test_a_branch_deletion_killed_midway_does_not_keep_the_branch_forever(
+    setup: Setup, tmp_path: Path
+) -> None:
+    """A run killed inside 'git branch -D', just after parking its worktree, left
+    ``.git/packed-refs.new``: every later deletion of a ref failed ("unable to create
+    file packed-refs.new: File exists"), so the landed run's branch stayed kept."""
+    store = tmp_path / "store"
+    copy_store(setup.spare, store)
+    landed = run_dream(Store.open(store), load_engine())
+    assert landed.status == "committed"
+    _git(store, "branch", f"dream/{landed.run_id}", "main")  # killed before its deletion
+    _git(store, "pack-refs", "--all")
+    _old_lock(store / ".git/packed-refs.new")
+    assert kept_runs(Store.open(store)) == [landed.run_id]
+    assert run_dream(Store.open(store), load_engine()).status == "nothing-pending"
+    assert kept_runs(Store.open(store)) == []
+    assert not (store / ".git/packed-refs.new").exists()
+
+
 def test_a_branch_kept_for_review_stays(setup: Setup, tmp_path: Path) -> None:
     store = tmp_path / "store"
     copy_store(setup.spare, store)
