@@ -15,7 +15,7 @@ Boundary: pages only; what to file on them, rollover and links stay in ``dream.w
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 from dream.subjects import Subject
 from dream.wikipage import WikiPage
@@ -36,11 +36,9 @@ class LivePages:
         self,
         ws: Workset,
         keys_of: Callable[[str], tuple[str, frozenset[str]] | None],
-        budget: int | None = None,
     ) -> None:
         self._ws = ws
         self._keys_of = keys_of
-        self._budget = PAGE_BUDGET if budget is None else budget
         self._open: OrderedDict[str, WikiPage] = OrderedDict()
         self._staged: set[str] = set()  # pages let go with their text staged
         self._unsettled: set[str] = set()  # let go changed: their profile is due at the end
@@ -65,9 +63,9 @@ class LivePages:
         """An open page (``get`` first): rollover asks for the archive it just opened."""
         return self._open[sid]
 
-    def opened(self) -> Iterator[Subject]:
+    def opened(self) -> list[Subject]:
         """Every subject whose page was opened this run, in first-use order."""
-        return iter(list(self._subjects.values()))
+        return list(self._subjects.values())
 
     def dated(self, sid: str) -> bool:
         """Whether the page got a dated claim this run (open or let go)."""
@@ -88,10 +86,10 @@ class LivePages:
         it. Only between two edits: a page let go while a caller still edits it would lose
         the edit."""
         total = sum(p.size for p in self._open.values())
-        if total <= self._budget:
+        if total <= PAGE_BUDGET:
             return
         for sid in list(self._open):
-            if total <= self._budget // 2:
+            if total <= PAGE_BUDGET // 2:
                 return
             total -= self._open[sid].size
             self._release(sid, final=False)
@@ -111,7 +109,7 @@ class LivePages:
             self._staged.add(sid)
         if final:
             self._unsettled.discard(sid)
-        elif page.changed:
+        elif changed:
             self._unsettled.add(sid)
 
     def close(self) -> None:

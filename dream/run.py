@@ -226,27 +226,18 @@ def stage_receipts(
     Passed runs: the summarized sessions and every page written (hashed as staged);
     a gate failure: ``validated`` failed for every session of the batch.
     """
-    done = {sid: sessions[sid] for sid in result.sessions if sid in sessions}
-    rels = [f"sessions/summaries/{sid}.md" for sid in result.sessions]
+    done = {s: sessions[s] for s in result.sessions if s in sessions} if passed else sessions
+    summaries = [f"sessions/summaries/{sid}.md" for sid in result.sessions]
     memory = stage.path / "memory"
 
     def pages() -> Iterator[tuple[str, str]]:  # hashed as written: one at a time
-        for rel in sorted({*rels, *result.pages_created, *result.pages_updated}):
+        for rel in sorted({*summaries, *result.pages_created, *result.pages_updated}):
             with contextlib.suppress(OSError):
                 yield rel, content_hash((memory / rel).read_bytes())
 
-    if not passed:
-        done = dict(sessions)
     scope = scope_ids(store.config.user, store.config.assistant)
-    write_receipts(
-        stage.path,
-        result.run_id,
-        scope,
-        run_source(result.skill, result.engine),
-        done,
-        pages(),
-        passed,
-    )
+    source = run_source(result.skill, result.engine)
+    write_receipts(stage.path, result.run_id, scope, source, done, pages(), passed)
     ensure_union_merge(stage.path)
     run_git(stage.path, "add", "--", ".dream/receipts", ".gitattributes")
 

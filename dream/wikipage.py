@@ -259,18 +259,16 @@ class WikiPage:
         for e in exact:
             if refs <= {self.sources.ref_of(n) for n in e.claim.cites}:
                 return "duplicate"  # filed before (a session read again after it grew)
-        near = [e for e in exact if e.current]
-        seen = {id(e) for e in near}
+        near = {id(e): (100.0, e) for e in exact if e.current}  # id -> (how alike, entry)
         numbers = _NUMBER_RE.findall(new)
         for key in _keys(new):
             for e in self._by_key.get(key, []):
-                if id(e) in seen or _NUMBER_RE.findall(e.norm) != numbers:
-                    continue  # "0.7 has 8573 recordings" is not "2.12 has 2201 recordings"
-                if fuzz.ratio(e.norm, new) >= _MERGE_RATIO:
-                    near.append(e)
-                    seen.add(id(e))
+                if id(e) in near or _NUMBER_RE.findall(e.norm) != numbers:
+                    continue  # "0.8 has 2465 recordings" is not "0.8 has 2459 recordings"
+                if (alike := fuzz.ratio(e.norm, new)) >= _MERGE_RATIO:
+                    near[id(e)] = (alike, e)
         if near:
-            e = self._closest(near, new)
+            e = self._closest(list(near.values()))
             if len(e.claim.cites) >= MAX_CITES:
                 return "duplicate"  # said often enough: more citations add bulk, not proof
             cited = {self.sources.ref_of(n) for n in e.claim.cites}
@@ -301,18 +299,12 @@ class WikiPage:
         self._append(day_title(day), claim)
         return "added"
 
-    def _closest(self, near: list[_Entry], norm: str) -> _Entry:
-        """The near-duplicate ``norm`` merges into: the most alike, then the first in page
+    def _closest(self, near: list[tuple[float, _Entry]]) -> _Entry:
+        """The near-duplicate a claim merges into: the most alike, then the first in page
         order, so the choice depends on the page, not on the order claims were filed in."""
         order = {id(sec): i for i, sec in enumerate(self.outline.sections)}
-        return min(
-            near,
-            key=lambda e: (
-                -fuzz.ratio(e.norm, norm),
-                order.get(id(e.sec), len(order)),
-                e.sec.lines.index(e.line),
-            ),
-        )
+        at = {id(e): (order.get(id(e.sec), len(order)), e.sec.lines.index(e.line)) for _, e in near}
+        return min(near, key=lambda pair: (-pair[0], at[id(pair[1])]))[1]
 
     def _refs(self, c: Claim | _Entry) -> frozenset[str]:
         return frozenset(self.sources.ref_of(n) for n in c.cites)

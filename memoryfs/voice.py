@@ -39,7 +39,6 @@ from memoryfs.search import Hit
 __all__ = [
     "NAMED_TURN",
     "OTHER_VOICE",
-    "named_speaker",
     "named_speakers",
     "people_page_weight",
     "voice_weights",
@@ -64,12 +63,6 @@ def named_speakers(question: str, speakers: set[str] | frozenset[str]) -> frozen
     """The speakers whose (first) name is a word of ``question``."""
     words = set(query_terms(question))
     return frozenset(s for s in speakers if s.split() and s.split()[0].lower() in words)
-
-
-def named_speaker(question: str, speakers: set[str] | frozenset[str]) -> str | None:
-    """The one speaker whose (first) name is a word of ``question``; None for none or several."""
-    named = named_speakers(question, speakers)
-    return next(iter(named)) if len(named) == 1 else None
 
 
 def people_page_weight(hit: Hit, named: frozenset[str], terms: list[str]) -> float:
