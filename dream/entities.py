@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from dream.lexicon import (
     CONNECTORS,
+    NOUN_ENDINGS,
     OPENERS,
     ORG_NOUNS_AFTER,
     ORG_PREFIXES,
@@ -26,8 +27,10 @@ from dream.lexicon import (
     PERSON_VERBS_AFTER,
     PERSON_WORDS_BEFORE,
     PLACE_NOUNS,
+    PLACE_NOUNS_AFTER,
     PLACE_PREFIXES,
     PLACE_SUFFIXES,
+    PLURAL_NOUN_ENDINGS,
     PROJECT_NOUNS,
     RELATIONS,
     ROLE_NOUNS,
@@ -294,11 +297,20 @@ def _named_within(name: str, types: dict[str, str]) -> str | None:
     return None
 
 
+def _noun_ending(word: str) -> str:
+    """The common-noun ending of ``word`` ("instruments" -> "ments", "informatics" -> "ics"),
+    after a stem of at least four letters, or ""."""
+    return next((e for e in NOUN_ENDINGS if word.endswith(e) and len(word) - len(e) >= 4), "")
+
+
 def _decide(name: str, votes: Counter[str], common: set[str]) -> str:
     words = name.split()
     low = [w.lower() for w in words]
     if _ACRONYM_RE.fullmatch(name):
         votes["person"] = 0  # "URL lives in ...", "the DOIs said": an acronym names a thing
+    ending = _noun_ending(low[-1]) if len(words) > 1 else ""
+    if ending in PLURAL_NOUN_ENDINGS:
+        votes["org"] += 2  # "Texas Instruments", "United Nations"
     if low[-1] in ORG_SUFFIXES or low[0] in ORG_PREFIXES:
         votes["org"] += 4
     head = next((i for i, w in enumerate(low) if w in CONNECTORS and i > 0), 0)
@@ -314,6 +326,8 @@ def _decide(name: str, votes: Counter[str], common: set[str]) -> str:
         and not votes["place"]
     ):
         votes["person"] += 2  # "Priya Natarajan": two capitalized words no one uses lower case
+    if ending:
+        votes["person"] = min(votes["person"], 0)  # "Ecological Informatics": no one's name
     if not votes:
         return "topic"
     best = max(SUBJECT_TYPES, key=lambda k: (votes[k], -SUBJECT_TYPES.index(k)))
@@ -357,6 +371,8 @@ def _cues(sentence: str, c: Candidate, common: set[str]) -> list[tuple[str, int]
     tight = re.match(r"^\s+([\w-]+)", after)
     if tight and tight.group(1).lower() in ORG_NOUNS_AFTER:
         out.append(("org", 2))
+    if tight and tight.group(1) in PLACE_NOUNS_AFTER:
+        out.append(("place", 2))  # "from Sal island"
     if tight and tight.group(1).lower() in PROJECT_NOUNS or _PROJECT_BEFORE.search(before):
         out.append(("project", 3))
     if _ORG_BEFORE.search(before):

@@ -17,12 +17,16 @@ __all__ = [
     "ORG_NOUNS_AFTER",
     "PLACE_SUFFIXES",
     "PLACE_PREFIXES",
+    "COMPASS_WORDS",
+    "NOUN_ENDINGS",
+    "PLURAL_NOUN_ENDINGS",
     "ROLE_NOUNS",
     "RELATIONS",
     "PERSON_VERBS_AFTER",
     "PERSON_WORDS_BEFORE",
     "PROJECT_NOUNS",
     "PLACE_NOUNS",
+    "PLACE_NOUNS_AFTER",
     "CONNECTORS",
     "CHAT_WORDS",
     "GENERIC_WORDS",
@@ -78,8 +82,26 @@ PLACE_SUFFIXES = {
     "sea", "ocean", "island", "islands", "bay", "lake", "river", "mountain", "mountains",
     "park", "beach", "coast", "street", "valley", "city", "county", "state", "republic",
     "kingdom", "gulf", "peninsula", "canyon", "forest", "desert", "harbour", "harbor",
+    "keys", "cays", "reef", "reefs", "strait", "straits", "archipelago", "atoll", "lagoon",
+    "isles", "fjord", "basin", "plateau", "glacier", "cove", "falls", "heights", "highlands",
 }  # fmt: skip
-PLACE_PREFIXES = {"cape", "mount", "lake", "port", "saint", "san", "santa", "st", "fort", "isle"}
+# "East Atlantic", "Northern Ireland", "Central Asia": a compass word opens a region's name
+COMPASS_WORDS = {
+    "north", "south", "east", "west", "northern", "southern", "eastern", "western",
+    "northeast", "northwest", "southeast", "southwest", "central", "upper", "lower",
+}  # fmt: skip
+PLACE_PREFIXES = {
+    "cape", "mount", "lake", "port", "saint", "san", "santa", "st", "fort", "isle",
+} | COMPASS_WORDS  # fmt: skip
+# Endings of English common nouns no one's surname has: the head word of "Ocean
+# Instruments", "Ecological Informatics", "United Nations" names a thing, not a person.
+# A stem of at least four letters must come before the ending ("Clement" keeps its name).
+NOUN_ENDINGS = (
+    "ments", "ment", "tions", "tion", "sions", "sion", "ics", "ologies", "ology", "isms",
+    "ism",
+)  # fmt: skip
+# the plural ones: a company's name is often "X <plural noun>" ("Texas Instruments")
+PLURAL_NOUN_ENDINGS = ("ments", "tions", "sions")
 ROLE_NOUNS = {
     "postdoc", "scientist", "engineer", "nurse", "teacher", "student", "researcher",
     "professor", "doctor", "developer", "designer", "analyst", "manager", "director", "lead",
@@ -166,6 +188,11 @@ PLACE_NOUNS = {
     "area",
     "quarter",
 }
+# a place noun in lower case right after a name: "Sal island", "Leipzig city"
+PLACE_NOUNS_AFTER = {
+    "island", "islands", "city", "town", "village", "district", "suburb", "neighbourhood",
+    "neighborhood", "county", "province",
+}  # fmt: skip
 CONNECTORS = {"of", "for", "de", "da", "do", "dos", "van", "von", "der", "den", "la", "le", "du"}
 CHAT_WORDS = _wordset(
     """

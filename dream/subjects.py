@@ -172,7 +172,14 @@ class Registry:
             return None
         choice, _, index = hit
         subject = self.subjects[self._choice_ids[index]]
-        return subject if _same_subject(name, choice, subject.type, kind) else None
+        if not _same_subject(name, choice, subject.type, kind):
+            return None
+        if subject.type == "place" and _place_head(name, choice):
+            # "the Keys" names "Florida Keys" only when no other place ends in "Keys"
+            ends = {s.id for s in self.subjects.values() if s.type == "place"
+                    for key in (s.title, *s.aliases) if _place_head(name, key)}  # fmt: skip
+            return subject if len(ends) == 1 else None
+        return subject
 
     def create(self, name: str, kind: str, title: str = "") -> Subject | None:
         """A new subject page for ``name`` (None when its id is tombstoned)."""
@@ -222,10 +229,17 @@ class Registry:
         return sid
 
 
+def _place_head(name: str, title: str) -> bool:
+    """``name`` is the last word(s) of a longer place name: "Keys" of "Florida Keys"."""
+    short, long_ = name.lower().split(), title.lower().split()
+    return 0 < len(short) < len(long_) and long_[-len(short) :] == short
+
+
 def _same_subject(name: str, choice: str, page_type: str, kind: str) -> bool:
     """Guard on a fuzzy hit: a spelling variant, or a short form of a person's or an
     organisation's full name ("Priya" / "Natarajan" for "Priya Natarajan", "Tidewater"
-    for "Tidewater Analytics"), never a common word inside a long name."""
+    for "Tidewater Analytics") or of a place's ("the Keys" for "Florida Keys"), never a
+    common word inside a long name."""
     if fuzz.ratio(name.lower(), choice.lower()) >= _FUZZ_CUTOFF:
         return True
     a, b = name.lower().split(), choice.lower().split()
@@ -238,4 +252,6 @@ def _same_subject(name: str, choice: str, page_type: str, kind: str) -> bool:
         return short[0] == long_[0] or short[-1] == long_[-1]
     if page_type in ("org", "project"):
         return short[0] == long_[0]
+    if page_type == "place":
+        return _place_head(name, choice)  # the head of the name, never "Berlin" of "Berlin Hbf"
     return False

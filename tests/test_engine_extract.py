@@ -260,6 +260,30 @@ def test_things_named_like_people_are_not_people() -> None:
     assert table.types["Jonas"] == "person"
 
 
+def test_a_name_whose_head_word_is_a_common_noun_is_not_a_person() -> None:
+    """Two capitalized words no one uses in lower case look like "Priya Natarajan"; a
+    compass word opening a region's name, a common noun's ending on the head word (a
+    field, a journal, a company) or a place's head noun say otherwise."""
+    table = EntityTable(
+        [
+            "We're submitting to Applied Acoustics next week.",
+            "Nordic Instruments quote about 40 days at 48 kHz.",
+            "South Pacific needs a sixth colour.",
+            "One of the sites is fine, but the Marquesas Keys sheets cross the switch.",
+            "Anna Clement said yes, and Priya Natarajan agreed.",
+            "He has four sites around Maio island.",
+        ],
+        speakers=("Dana",),
+    )
+    assert table.types["Applied Acoustics"] == "topic"  # a field or a journal
+    assert table.types["Nordic Instruments"] == "org"
+    assert table.types["South Pacific"] == "place"
+    assert table.types["Marquesas Keys"] == "place"
+    assert table.types["Maio"] == "place"  # a place noun after it, in lower case
+    assert table.types["Anna Clement"] == "person"  # "Clement": no stem before "ment"
+    assert table.types["Priya Natarajan"] == "person"
+
+
 def test_a_turn_edited_in_the_middle_is_read_again_in_the_same_process() -> None:
     """A session's analysis is shared within a process: a turn forgotten or edited in the
     middle (same turn count, same last turn) must not be served from the old text."""

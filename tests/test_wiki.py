@@ -586,3 +586,44 @@ def test_a_near_duplicate_merges_into_the_most_alike_claim_whatever_the_filing_o
         merged = next(line for line in rendered.splitlines() if line.count("[cite:") == 2)
         texts.append(merged.split(" [cite:")[0])
     assert texts == [f"- {a}", f"- {a}"]
+
+
+def test_the_short_form_of_a_place_files_on_the_place(tmp_store: Store) -> None:
+    """The Keys in a later session is the "Florida Keys" of an earlier one, as "Priya"
+    is "Priya Natarajan": no topic page of its own, and the place answers to it."""
+    write_session(tmp_store, "2026-01-27-a", "2026-01-27T09:00", [
+        (USER, "The Florida Keys sheets cross the March switch, so I'll check the clocks."),
+        (BOT, "Noted."),
+    ])  # fmt: skip
+    write_session(tmp_store, "2026-02-13-b", "2026-02-13T09:00", [
+        (USER, "Felix uploaded the January recordings from the Keys, so the release is big."),
+        (BOT, "Noted."),
+    ])  # fmt: skip
+    consolidate(tmp_store)
+    assert not list(tmp_store.memory.rglob("keys.md"))
+    page = parse_page(_page(tmp_store, "knowledge/places/florida-keys.md"))
+    assert page.aliases == ["Keys"]
+    assert [s.ref.split("#")[0] for s in page.sources] == [
+        "sessions/transcripts/2026-01-27-a.md",
+        "sessions/transcripts/2026-02-13-b.md",
+    ]
+    assert validate_store(tmp_store) == []
+
+
+def test_a_place_s_short_form_must_be_its_head_and_name_one_place() -> None:
+    from dream.subjects import Registry
+    from memoryfs.deletions import Deletions
+
+    def place(title: str) -> Subject:
+        sid = title.lower().replace(" ", "-")
+        return Subject(sid, title, "place", f"knowledge/places/{sid}.md")
+
+    one = Registry([place("Florida Keys"), place("Berlin Hbf")], set(), Deletions())
+    found = one.resolve("Keys")
+    assert found is not None and found.id == "florida-keys"
+    assert one.resolve("Keys", "place") is found
+    assert one.resolve("Keys", "person") is None  # typed otherwise in its session
+    assert one.resolve("Berlin") is None  # a place named after Berlin is not Berlin
+    two = Registry([place("Florida Keys"), place("Marquesas Keys")], set(), Deletions())
+    assert two.resolve("Keys") is None  # which Keys?
+    assert two.resolve("Marquesas Keys") is not None
