@@ -2,7 +2,9 @@
 
 ``memoryfs.search`` decides what to index and how to rank; this module only
 knows tables. Units live in ``units``; ``fts`` is an FTS5 index over their text
-columns (external content, kept in step by triggers), so text is stored once.
+columns (external content, kept in step by triggers), so text is stored once,
+plus a ``compounds`` column: the unit's hyphenated words written as one
+(``memoryfs.ranking.compounds``: "de-stress" is also found as "destress").
 ``dirs`` holds, per folder, the count and the XOR of the stamps of its indexed
 files (``memoryfs.scan``), and ``buckets`` the same per folder and name bucket,
 with the XOR of their (name, inode) keys; triggers keep both in step with
@@ -19,6 +21,7 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
+from memoryfs.ranking import compounds
 from memoryfs.scan import inode_key, name_bucket
 from memoryfs.units import FileInfo, Unit
 
@@ -32,7 +35,7 @@ __all__ = [
     "touch_file",
 ]
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13  # 13: the compounds column
 BUSY_MS = 60_000
 
 _SCHEMA = """
@@ -123,20 +126,22 @@ CREATE TABLE IF NOT EXISTS units(
     aliases TEXT NOT NULL,
     summary TEXT NOT NULL,
     body TEXT NOT NULL,
-    context TEXT NOT NULL
+    context TEXT NOT NULL,
+    compounds TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS units_file ON units(file_id, anchor);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-    title, aliases, summary, body, context,
+    title, aliases, summary, body, context, compounds,
     content='units', content_rowid='id', tokenize='porter unicode61'
 );
 CREATE TRIGGER IF NOT EXISTS units_ai AFTER INSERT ON units BEGIN
-    INSERT INTO fts(rowid, title, aliases, summary, body, context)
-    VALUES (new.id, new.title, new.aliases, new.summary, new.body, new.context);
+    INSERT INTO fts(rowid, title, aliases, summary, body, context, compounds)
+    VALUES (new.id, new.title, new.aliases, new.summary, new.body, new.context, new.compounds);
 END;
 CREATE TRIGGER IF NOT EXISTS units_ad AFTER DELETE ON units BEGIN
-    INSERT INTO fts(fts, rowid, title, aliases, summary, body, context)
-    VALUES ('delete', old.id, old.title, old.aliases, old.summary, old.body, old.context);
+    INSERT INTO fts(fts, rowid, title, aliases, summary, body, context, compounds)
+    VALUES ('delete', old.id, old.title, old.aliases, old.summary, old.body, old.context,
+        old.compounds);
 END;
 """
 
@@ -270,7 +275,8 @@ def insert_file(
         conn.execute("UPDATE meta SET value = max(value, ?) WHERE key = 'newest'", (info.date,))
     conn.executemany(
         "INSERT INTO units(file_id, line, kind, layer, date, citations, anchor, speaker, "
-        "superseded, title, aliases, summary, body, context) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "superseded, title, aliases, summary, body, context, compounds) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         [
             (
                 file_id,
@@ -287,6 +293,7 @@ def insert_file(
                 u.summary,
                 u.body,
                 u.context,
+                " ".join(compounds(f"{u.title} {u.aliases} {u.summary} {u.body}")),
             )
             for u in units
         ],

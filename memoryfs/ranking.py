@@ -20,6 +20,8 @@ from memoryfs.tokens import count_tokens, truncate_to_tokens
 __all__ = [
     "STOPWORDS",
     "FIELD_WEIGHTS",
+    "CONTEXT_WEIGHT",
+    "compounds",
     "query_terms",
     "fts_query",
     "title_boost",
@@ -31,8 +33,10 @@ __all__ = [
 
 # BM25 column weights, in the FTS table's column order: title and aliases above
 # summary above body; the context column (page title, section, speaker, date) is
-# there so a claim matches its subject's name, but weighs least.
-FIELD_WEIGHTS = (10.0, 8.0, 4.0, 1.0, 0.5)
+# there so a claim matches its subject's name, but weighs least; the compounds
+# column (the unit's hyphenated words written as one, ``compounds``) as body.
+CONTEXT_WEIGHT = 0.5
+FIELD_WEIGHTS = (10.0, 8.0, 4.0, 1.0, CONTEXT_WEIGHT, 1.0)
 MAX_TERMS = 32
 FUZZY_MIN = 0.9  # Jaro-Winkler similarity above which a query word names a title word
 FUZZY_MIN_LEN = 4  # shorter words must match exactly
@@ -41,6 +45,9 @@ RECENCY_WEIGHT = 0.05  # at most x1.05 for the newest unit; a tie-breaker, not a
 RECENCY_HALF_LIFE_DAYS = 180.0
 
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
+_HYPHENS = "-\u2010\u2011"
+_COMPOUND_RE = re.compile(rf"[^\W\d_]+(?:[{_HYPHENS}][^\W\d_]+)+")
+_HYPHEN_RE = re.compile(f"[{_HYPHENS}]")
 _QUALIFIER_RE = re.compile(r"\([^()]*\)")
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+")
 
@@ -60,12 +67,25 @@ _STOPWORD_TEXT = """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 
+def compounds(text: str) -> list[str]:
+    """The hyphenated words of ``text`` written as one, lower-cased ("De-stress" -> "destress").
+
+    FTS5 splits a word at its hyphen, so "de-stress" and "destress" never match;
+    the index holds each unit's compounds joined (``memoryfs.fts``) and a query
+    adds its own, so either spelling finds the other. Only letters are joined: a
+    date ("2023-05-08") or a count ("3-2") is not a word.
+    """
+    return list(dict.fromkeys(_HYPHEN_RE.sub("", m).lower() for m in _COMPOUND_RE.findall(text)))
+
+
 def query_terms(query: str) -> list[str]:
     """The searchable words of ``query``: lower-cased, stopwords dropped, deduplicated.
 
-    A query made only of stopwords keeps its words (so "the who" still searches).
+    A hyphenated word also counts written as one (``compounds``). A query made only
+    of stopwords keeps its words (so "the who" still searches).
     """
     words = [w.lower() for w in _WORD_RE.findall(query) if w.strip("_")]
+    words += compounds(query)
     kept = [w for w in words if w not in STOPWORDS and not (len(w) == 1 and not w.isdigit())]
     return list(dict.fromkeys(kept or words))[:MAX_TERMS]
 

@@ -27,7 +27,9 @@ from memoryfs.catalog import FileRow, candidates, file_rows, linked
 from memoryfs.errors import MemoryFSError
 from memoryfs.fts import connect
 from memoryfs.ranking import (
+    CONTEXT_WEIGHT,
     FIELD_WEIGHTS,
+    compounds,
     excerpt,
     fts_query,
     matched_terms,
@@ -337,12 +339,13 @@ class SearchIndex:
             # Common terms left out of the MATCH: their BM25 idf, at body (1) or
             # context (the lowest field weight) strength, when the unit holds them.
             main = f"{row[9]} {row[10]} {row[11]}"
+            main = f"{main} {' '.join(compounds(main))}"
             for term, df in extra.items():
                 idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
                 if matched_terms(main, [term]):
                     score += idf
                 elif matched_terms(str(row[15]), [term]):
-                    score += idf * FIELD_WEIGHTS[-1]
+                    score += idf * CONTEXT_WEIGHT
         if layer in ("knowledge", "notes"):
             score *= title_boost(terms, str(names).split("\n"))
         score *= recency_prior(str(date), newest)
