@@ -1,8 +1,8 @@
 """The citations of an item that cites several sessions, ordered by what the question asks.
 
 A profile line (a person's things in one facet, each with the turns that first
-mention it: ``memoryfs.units``) or a claim that gathers evidence from several
-sessions cites them in the order they were written, whatever the question. An
+mention it, each thing's first mention first: ``memoryfs.units``) or a claim that
+gathers evidence from several sessions cites them in the same order whatever the question. An
 agent reads citations left to right and opens the first few, so the turns the
 question is about should come first: ``order_citations`` puts first the cited turns
 whose text holds the most query terms (``memoryfs.ranking.matched_terms``, by stem

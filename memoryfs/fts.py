@@ -35,7 +35,7 @@ __all__ = [
     "touch_file",
 ]
 
-SCHEMA_VERSION = 13  # 13: the compounds column
+SCHEMA_VERSION = 14  # 13: the compounds column; 14: profile citations thing by thing
 BUSY_MS = 60_000
 
 _SCHEMA = """

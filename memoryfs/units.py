@@ -8,7 +8,10 @@ session date. Claim units carry their ``[cite:N]`` citations resolved through th
 page's ``sources`` to transcript refs, and the date they are about. A cited line under
 a ``## Profile`` heading is a *profile* unit: an aggregate across sessions ("Arts,
 crafts and music (hobbies, activities): painting [cite:2][cite:90], pottery [cite:26]",
-``dream.profile``), which recall weighs as context rather than as one dated fact.
+``dream.profile``), which recall weighs as context rather than as one dated fact; its
+citations are listed each thing's first mention first, then each thing's second, so
+the first few read name as many things, and sessions, as they can (LoCoMo tuning,
+wiki, 1,000 tokens: session recall@5 .895 -> .896, one question up, none down).
 
 This module only reads text; the search index (``memoryfs.search``) stores the
 units. It never raises on malformed input: a file it cannot parse yields no units.
@@ -56,6 +59,8 @@ _FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _HEADING_RE = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _LIST_RE = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
 PROFILE_SECTION = "Profile"  # a page's aggregate claims: what a subject does across sessions
+_CITE_RUN_RE = re.compile(r"(?:\s*" + CITE_RE.pattern + r")+")
+_CITE_NUM_RE = re.compile(r"\d+")
 _CITE_GAP_RE = re.compile(r"\s*" + CITE_RE.pattern)
 _ISO_IN_TEXT_RE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 # The signs memoryfs.claims reads as "superseded": a marker or strike-through on
@@ -323,6 +328,19 @@ def _scan(page: Page) -> tuple[list[_Line], list[str]]:
     return out, [t for t in links if t]
 
 
+def _round_robin(text: str) -> list[int]:
+    """A profile line's citations, each thing's first, then each thing's second, ...
+
+    A thing is the words before a run of markers ("pottery [cite:26][cite:45]"); read
+    left to right, the first few citations then show as many things as they can.
+    """
+    runs = [[int(n) for n in _CITE_NUM_RE.findall(m[0])] for m in _CITE_RUN_RE.finditer(text)]
+    out: list[int] = []
+    for i in range(max((len(r) for r in runs), default=0)):
+        out += [r[i] for r in runs if i < len(r)]
+    return list(dict.fromkeys(out))
+
+
 def _body_units(
     page: Page,
     lines: list[_Line],
@@ -340,6 +358,8 @@ def _body_units(
         if "[[" in ln.text and len(_WORD_RE.findall(WIKILINK_RE.sub(" ", ln.text))) < 2:
             continue  # "About: [[melanie]]", "See also [[x]]": an edge, not a fact
         cites = list(dict.fromkeys(int(c.group(1)) for c in CITE_RE.finditer(ln.text)))
+        if cites and ln.section == PROFILE_SECTION and not is_summary:
+            cites = _round_robin(ln.text)
         refs = tuple(dict.fromkeys(sources[n].ref for n in cites if n in sources))
         dates = sorted({_iso_date(sources[n].at) for n in cites if n in sources} - {""})
         if is_summary:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from read_fixtures import S1, S1_TURNS, S2, S2_TURNS, source, write_page, write_transcript
 
@@ -9,6 +11,7 @@ from memoryfs.citeorder import order_citations
 from memoryfs.recall import recall
 from memoryfs.search import SearchIndex
 from memoryfs.store import Store, init_store
+from memoryfs.units import units_of
 
 HELLO = f"sessions/transcripts/{S1}.md#t2"  # Melanie: "Hey Caroline! I'm swamped..." (S1)
 GROUP = f"sessions/transcripts/{S1}.md#t3"  # the support group (S1)
@@ -77,3 +80,38 @@ def test_order_citations_is_stable_among_equals_and_keeps_every_ref() -> None:
 def test_one_sessions_citations_keep_their_written_order() -> None:
     text = {GROUP: "a support group", STORIES: "stories"}
     assert order_citations((GROUP, STORIES), ["stories"], text.__getitem__) == (GROUP, STORIES)
+
+
+def test_a_profile_line_cites_each_things_first_mention_first(tmp_path: Path) -> None:
+    # Written thing by thing (group: S1 twice; race: S2 twice), a profile line is read
+    # first mention of each thing first, so its first two citations name two sessions.
+    store = init_store(tmp_path / "store", "caroline", "atlas")
+    write_transcript(store, S1, "2023-05-08T13:56", S1_TURNS)
+    write_transcript(store, S2, "2023-05-25T13:14", S2_TURNS)
+    write_page(
+        store,
+        "knowledge/people/melanie.md",
+        {
+            "id": "melanie",
+            "title": "Melanie",
+            "type": "person",
+            "updated": "2023-05-25",
+            "sources": [
+                source(1, S1, 2, S1_TURNS[1][1], "2023-05-08"),
+                source(2, S1, 4, S1_TURNS[3][1], "2023-05-08"),
+                source(3, S2, 1, S2_TURNS[0][1], "2023-05-25"),
+                source(4, S2, 3, S2_TURNS[2][1], "2023-05-25"),
+            ],
+        },
+        "# Melanie\n\n## Profile\n\n"
+        "- Friends (hobbies, activities): kids [cite:1] [cite:2], race [cite:3][cite:4]\n",
+    )
+    rel = "knowledge/people/melanie.md"
+    _, units = units_of(rel, (store.memory / rel).read_text(encoding="utf-8"))
+    profile = next(u for u in units if u.kind == "profile")
+    first, second = f"sessions/transcripts/{S1}.md#t", f"sessions/transcripts/{S2}.md#t"
+    assert profile.citations == (f"{first}2", f"{second}1", f"{first}4", f"{second}3")
+    with SearchIndex.open(store) as idx:
+        idx.refresh()
+        hit = next(h for h in idx.search("What activities does Melanie do?") if h.kind == "profile")
+    assert hit.citations == profile.citations
