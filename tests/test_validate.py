@@ -328,3 +328,30 @@ def test_speed_on_a_generated_store(tmp_path: Path) -> None:
 def test_regression_deeply_nested_json_in_the_log_is_a_finding(tmp_store: Store) -> None:
     (tmp_store.memory / "deletions.jsonl").write_text("[" * 100_000 + "\n", encoding="utf-8")
     assert [(f.line, f.code) for f in validate_store(tmp_store)] == [(1, "MF501")]
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    numbers=st.lists(st.integers(min_value=0, max_value=9), max_size=8),
+    texts=st.lists(st.text(max_size=12), min_size=8, max_size=8),
+    sequential=st.booleans(),
+)
+def test_turn_hashes_name_the_turns_transcript_turn_gives(
+    numbers: list[int], texts: list[str], sequential: bool
+) -> None:
+    """What validation keeps of a transcript (``TurnHashes``, packed small) answers every
+    anchor as ``Transcript.turn`` does: numbered 1..n, or out of order and repeated."""
+    from memoryfs.validate_read import TurnHashes
+
+    if sequential:
+        numbers = list(range(1, len(numbers) + 1))
+    turns = tuple(
+        Turn(n=n, speaker="dana", ts="", text=texts[i], line=i + 1) for i, n in enumerate(numbers)
+    )
+    t = Transcript(id="s1", started="2026-01-01", participants=("dana",), scope={}, turns=turns)
+    kept = TurnHashes(t)
+    for anchor in [f"t{n}" for n in range(-1, 12)] + ["t", "x1", "t01", "t1a"]:
+        turn = t.turn(anchor)
+        assert kept.hash_of(anchor) == (turn.hash if turn is not None else None), anchor
+    if sequential and turns:
+        assert isinstance(kept.numbers, int) and isinstance(kept.hashes, bytes)
