@@ -52,8 +52,10 @@ class LivePages:
         if page is not None:
             self._open.move_to_end(subject.id)
             return page
-        fresh = subject.new and subject.id not in self._staged
-        page = WikiPage(subject, None if fresh else self._ws.read(subject.path), self._ws.speakers)
+        staged = subject.id in self._staged  # its text is this run's: not memoized
+        fresh = subject.new and not staged
+        text = None if fresh else self._ws.read(subject.path)
+        page = WikiPage(subject, text, self._ws.speakers, memo=not staged)
         page.keys_of = self._keys_of
         self._open[subject.id] = page
         self._subjects[subject.id] = subject

@@ -91,12 +91,12 @@ def _dump(data: dict[str, Any]) -> str:
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def load_page_text(text: str, path: str) -> Page:
-    """``memoryfs.page.parse_page`` (memoized: the gates read the same base pages), else
-    through libyaml directly for a frontmatter over ``parse_page``'s size limit. Raises
-    ``PageError`` like it."""
+def load_page_text(text: str, path: str, memo: bool = True) -> Page:
+    """``memoryfs.page.parse_page`` (memoized unless ``memo`` is False: the gates read the
+    same base pages), else through libyaml directly for a frontmatter over ``parse_page``'s
+    size limit. Raises ``PageError`` like it."""
     try:
-        return parse_page(text, path)
+        return parse_page(text, path, memo=memo)
     except PageError:
         pass
     parts = split_frontmatter(text)

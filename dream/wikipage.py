@@ -108,12 +108,16 @@ class WikiPage:
     near-duplicate key and by slot, so filing a claim costs the same on a page of ten
     claims as on a page of ten thousand."""
 
-    def __init__(self, subject: Subject, text: str | None, speakers: set[str]) -> None:
+    def __init__(
+        self, subject: Subject, text: str | None, speakers: set[str], memo: bool = True
+    ) -> None:
+        """``memo=False``: ``text`` is this run's own (a page let go and opened again),
+        which no gate reads: it is not kept in the parse memo."""
         self.subject = subject
         self.page: Page | None = None
         if text is not None:
             try:
-                self.page = load_page_text(text, subject.path)
+                self.page = load_page_text(text, subject.path, memo)
             except PageError:
                 self.page = None
         body = self.page.body if self.page else new_subject_body(subject.title)

@@ -207,11 +207,14 @@ def split_frontmatter(text: str) -> tuple[str, str, int] | None:
     return text[4 if text[3] == "\n" else 5 : close.start()], text[body_start:], line + 1
 
 
-def parse_page(text: str, path: str = "") -> Page:
+def parse_page(text: str, path: str = "", *, memo: bool = True) -> Page:
     """Parse a page; raises ``PageError`` (with the reason) on malformed input.
 
     The result may be shared with other callers that parsed the same text: do not
-    mutate its ``meta``."""
+    mutate its ``meta``. ``memo=False``: a text no one will parse again (a page being
+    edited) is parsed without taking room in the memo."""
+    if not memo:
+        return _parse_page(text, path)
     digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
     return _memo.get((digest, len(text), path), len(text), lambda: _parse_page(text, path))
 

@@ -252,3 +252,20 @@ _PIECES = st.sampled_from(["---", "--", "-", "\n", "\r", "\r\n", "a: 1", " ", "\
 def test_split_frontmatter_agrees_with_reading_a_line_at_a_time(pieces: list[str]) -> None:
     for text in ("".join(pieces), "---\n" + "".join(pieces), "---\r\n" + "".join(pieces)):
         assert split_frontmatter(text) == _split_line_by_line(text), repr(text)
+
+
+def test_a_page_parsed_without_the_memo_takes_no_room_in_it() -> None:
+    """A page Dream edits and parses again from its own staged text is parsed with
+    ``memo=False``: the same result, but the memo (shared with the gates) keeps nothing."""
+    import memoryfs.page as page_mod
+
+    text = "---\nid: kept\ntitle: Kept\ntype: topic\nupdated: 2026-01-01\n---\n# Kept\n\nBody.\n"
+    page_mod.clear_parse_cache()
+    once = page_mod.parse_page(text, "knowledge/topics/kept.md", memo=False)
+    assert len(page_mod._memo) == 0
+    again = page_mod.parse_page(text, "knowledge/topics/kept.md")
+    assert len(page_mod._memo) == 1
+    assert (once.meta, once.body, once.body_line) == (again.meta, again.body, again.body_line)
+    assert once is not again
+    assert page_mod.parse_page(text, "knowledge/topics/kept.md") is again
+    page_mod.clear_parse_cache()
