@@ -79,9 +79,10 @@ class Stage:
         return write_indexes(self.store(live), live.cache_dir / STAGE_INDEX_CACHE, by_git=True)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Change:
-    """One file that differs between the base and the staged tree."""
+    """One file that differs between the base and the staged tree (a full run lists every
+    file of the store: slots keep each small)."""
 
     status: str  # "A" added, "M" modified, "D" deleted
     path: str  # relative to the store root (memory/...)
