@@ -31,16 +31,18 @@ def run(ctx: EngineContext, ws: Workset) -> None:
     ws.registry = registry = Registry.load(ws.store, ws.deletions)
     votes: dict[str, Counter[str]] = defaultdict(Counter)
     seen_in: dict[str, set[str]] = defaultdict(set)
+    weak: Counter[str] = Counter()  # sessions whose vote rests on a weak cue ("moved to X")
     preferring: dict[str, None] = {}  # names with a preference, in order of first one
     for sid in ws.facts:
         for f in _facts_of(ws, sid):
             kind = "person" if f.subject_type == "preference" else f.subject_type
             if sid not in seen_in[f.subject]:
                 votes[f.subject][kind] += 1
+                weak[f.subject] += f.weak
             seen_in[f.subject].add(sid)
             if f.subject_type == "preference":
                 preferring.setdefault(f.subject)
-    subjects = _resolve_all(ws, registry, votes, seen_in)
+    subjects = _resolve_all(ws, registry, votes, seen_in, weak)
     for name in preferring:  # every preferences page exists before any page is filed
         if (subject := subjects.get(name)) is not None:
             registry.preferences_of(subject)
@@ -120,6 +122,7 @@ def _resolve_all(
     registry: Registry,
     votes: dict[str, Counter[str]],
     seen_in: dict[str, set[str]],
+    weak: Counter[str] | None = None,
 ) -> dict[str, Subject | None]:
     """Name -> subject page, longest names first so "Priya" finds "Priya Natarajan"."""
     out: dict[str, Subject | None] = {}
@@ -133,6 +136,14 @@ def _resolve_all(
     for name in names:
         kind = _kind_within(name, _decide_type(votes[name]), registry, votes)
         subject = registry.resolve(name, kind)
+        if kind == "place" and weak and weak[name] >= votes[name]["place"]:
+            # only "moved to X" / "from X" made it a place: an organisation's short form
+            # ("to Archiva" for "Archiva Foundation") stays the organisation's, and a name
+            # most of its sessions leave untyped stays a topic ("from Zenodo")
+            other = subject or registry.resolve(name, "topic")
+            subject = other if other is not None and other.type != "person" else subject
+            if subject is None and votes[name]["topic"] > votes[name]["place"]:
+                kind = "topic"
         if subject is not None:
             if subject.type != "preference":
                 registry.add_alias(subject, name)

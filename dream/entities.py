@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from dream.lexicon import (
     CONNECTORS,
+    EVENT_NOUNS,
     NOUN_ENDINGS,
     OPENERS,
     ORG_NOUNS_AFTER,
@@ -54,6 +55,19 @@ _PLACE_VERBS = re.compile(
     r"(?:\s+[\w'’-]+){0,2}\s+(?:in|to|from|at|near|around|of)\s+(?:the\s+)?$",
     re.IGNORECASE,
 )
+# a plain verb of motion with "to" / "from": "moved to X", "going from X" say where something
+# went, and data and releases go to services and organisations too ("moving the data from
+# X to Y", "the release went straight to X"): a weak place cue (travel, "flying out to X",
+# "got back from X", and "in X" stay strong)
+_MOVED_TO = re.compile(
+    r"\b(?:move|moved|moving|relocated|relocating|go|going|went)(?:\s+[\w'’-]+){0,2}"
+    r"\s+(?:to|from)\s+(?:the\s+)?$",
+    re.IGNORECASE,
+)
+# a name joined to another by a dash before a project noun: "the Marlow–Tidewater project"
+# names a joint project, not either side of it
+_JOINED_BEFORE = re.compile(r"[^\W\d_][\w'’]*\s*[–—/-]\s*$")
+_WEAK_PLACE = "place?"  # the vote of a weak place cue (see ``EntityTable.weak``)
 _ORG_BEFORE = re.compile(
     r"\b(?:work|works|working|worked|job|joined|join|joining|interview|interviewed|employed|"
     r"intern|internship|hired|position|offer|contract|staff|team|postdoc|volunteer|volunteering)"
@@ -193,11 +207,19 @@ class EntityTable:
         names = {n for n in names if self._plausible(n)}
         self.canonical = _fold_short_forms(names, self.speakers)
         self.types: dict[str, str] = {}
+        self.weak: set[str] = set()  # typed a place by weak cues only ("moved to X")
         merged: dict[str, Counter[str]] = defaultdict(Counter)
         for n in names:
-            merged[self.canonical[n]].update(votes[n])
+            canon = self.canonical[n]
+            if canon != n and not canon.endswith(" " + n):
+                votes[n].pop(_WEAK_PLACE, None)  # "to Archiva" says nothing of "Archiva Labs"
+            merged[canon].update(votes[n])
         for n, v in merged.items():
+            if weak := v.pop(_WEAK_PLACE, 0):
+                v["place"] += weak
             kind = _decide(n, v, self._common)
+            if kind == "place" and weak and v["place"] <= weak:
+                self.weak.add(n)
             if kind == "topic" and (n.isupper() and len(n) <= 4 or len(n) < 3):
                 continue  # "PDF", "UTC": acronyms are words here, not subjects of their own
             self.types[n] = kind
@@ -206,7 +228,12 @@ class EntityTable:
                 self.types[n] = within  # "Berlin Hbf" when Berlin is a place of the session
 
     def _trim(self, c: Candidate) -> Candidate:
-        """Drop a sentence-opening word the session uses in lower case ("Ask Lena" -> "Lena")."""
+        """Drop a sentence-opening word the session uses in lower case ("Ask Lena" -> "Lena")
+        and a closing acronym that names a thing of the name's ("Archiva DOI" -> "Archiva")."""
+        head, _, last = c.surface.rpartition(" ")
+        if head and _ACRONYM_RE.fullmatch(last) and last.lower() not in ORG_SUFFIXES:
+            head = _clean(head)  # "the Archiva DOI", "Ada's CV"
+            c = Candidate(head, c.start, c.start + len(head), c.initial)
         first, _, rest = c.surface.partition(" ")
         low = first.lower()
         if rest and (
@@ -303,9 +330,21 @@ def _noun_ending(word: str) -> str:
     return next((e for e in NOUN_ENDINGS if word.endswith(e) and len(word) - len(e) >= 4), "")
 
 
+def _names_a_project(before: str, after: str) -> bool:
+    """The project noun right after a name makes it a project's name ("the Reefsong
+    dataset"), unless the name is one side of a joint one ("the Marlow–Tidewater project")
+    or the noun modifies a common noun after it ("the Zenodo dataset citations")."""
+    if _JOINED_BEFORE.search(before):
+        return False
+    then = re.match(r"^\s+[\w-]+\s+([a-z][a-z-]*)\b", after)
+    return not (then and _noun_ending(then.group(1)))
+
+
 def _decide(name: str, votes: Counter[str], common: set[str]) -> str:
     words = name.split()
     low = [w.lower() for w in words]
+    if len(words) > 1 and low[-1] in EVENT_NOUNS:
+        return "topic"  # "the Bioacoustics Symposium in Bergen": an event, not a place
     if _ACRONYM_RE.fullmatch(name):
         votes["person"] = 0  # "URL lives in ...", "the DOIs said": an acronym names a thing
     ending = _noun_ending(low[-1]) if len(words) > 1 else ""
@@ -373,10 +412,13 @@ def _cues(sentence: str, c: Candidate, common: set[str]) -> list[tuple[str, int]
         out.append(("org", 2))
     if tight and tight.group(1) in PLACE_NOUNS_AFTER:
         out.append(("place", 2))  # "from Sal island"
-    if tight and tight.group(1).lower() in PROJECT_NOUNS or _PROJECT_BEFORE.search(before):
+    project_after = tight and tight.group(1).lower() in PROJECT_NOUNS
+    if project_after and _names_a_project(before, after) or _PROJECT_BEFORE.search(before):
         out.append(("project", 3))
     if _ORG_BEFORE.search(before):
         out.append(("org", 2))
-    if _PLACE_VERBS.search(before) or re.match(r"^-based\b", after):
+    if re.match(r"^-based\b", after):
         out.append(("place", 2))
+    elif _PLACE_VERBS.search(before):
+        out.append((_WEAK_PLACE if _MOVED_TO.search(before) else "place", 2))
     return out

@@ -95,6 +95,13 @@ def extract_facts(t: Transcript) -> list[Fact]:
         for name, kind, start, end in mentions:
             recent.append((name, kind, s.turn, s.text[start:end]))
         del recent[:-12]
+    if table.weak:
+        facts = [
+            dataclasses.replace(f, weak=True)
+            if f.subject in table.weak and f.subject_type == "place"
+            else f
+            for f in facts
+        ]
     return _by_turn(facts)
 
 

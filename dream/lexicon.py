@@ -27,6 +27,7 @@ __all__ = [
     "PROJECT_NOUNS",
     "PLACE_NOUNS",
     "PLACE_NOUNS_AFTER",
+    "EVENT_NOUNS",
     "CONNECTORS",
     "CHAT_WORDS",
     "GENERIC_WORDS",
@@ -192,6 +193,13 @@ PLACE_NOUNS = {
 PLACE_NOUNS_AFTER = {
     "island", "islands", "city", "town", "village", "district", "suburb", "neighbourhood",
     "neighborhood", "county", "province",
+}  # fmt: skip
+# the head noun of an event's name: "Bioacoustics Symposium", "Leipzig Marathon" (a topic:
+# the page types have no event, and it is no place even when held in one)
+EVENT_NOUNS = {
+    "symposium", "conference", "workshop", "festival", "summit", "congress", "convention",
+    "expo", "meetup", "hackathon", "seminar", "colloquium", "marathon", "championship",
+    "championships", "olympics", "gala", "ceremony", "retreat", "webinar",
 }  # fmt: skip
 CONNECTORS = {"of", "for", "de", "da", "do", "dos", "van", "von", "der", "den", "la", "le", "du"}
 CHAT_WORDS = _wordset(
