@@ -66,11 +66,17 @@ def source(n: int, sid: str, turn: int, text: str, at: str) -> dict[str, Any]:
     }
 
 
-def build_store(root: Path) -> Store:
-    """The small store most read-side tests share."""
+def two_sessions(root: Path) -> Store:
+    """A store holding the two shared sessions (S1, S2) and no pages yet."""
     store = init_store(root, "caroline", "atlas")
     write_transcript(store, S1, "2023-05-08T13:56", S1_TURNS)
     write_transcript(store, S2, "2023-05-25T13:14", S2_TURNS)
+    return store
+
+
+def build_store(root: Path) -> Store:
+    """The small store most read-side tests share."""
+    store = two_sessions(root)
     write_page(
         store,
         "knowledge/people/melanie.md",

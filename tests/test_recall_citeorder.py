@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from read_fixtures import S1, S1_TURNS, S2, S2_TURNS, source, write_page, write_transcript
+from read_fixtures import S1, S1_TURNS, S2, S2_TURNS, source, two_sessions, write_page
 
 from memoryfs.citeorder import order_citations
 from memoryfs.recall import recall
 from memoryfs.search import SearchIndex
-from memoryfs.store import Store, init_store
+from memoryfs.store import Store
 from memoryfs.units import units_of
 
 HELLO = f"sessions/transcripts/{S1}.md#t2"  # Melanie: "Hey Caroline! I'm swamped..." (S1)
@@ -22,9 +22,7 @@ POTTERY = f"sessions/transcripts/{S2}.md#t3"  # pottery after a race (S2)
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
-    store = init_store(tmp_path_factory.mktemp("citeorder") / "store", "caroline", "atlas")
-    write_transcript(store, S1, "2023-05-08T13:56", S1_TURNS)
-    write_transcript(store, S2, "2023-05-25T13:14", S2_TURNS)
+    store = two_sessions(tmp_path_factory.mktemp("citeorder") / "store")
     write_page(
         store,
         "knowledge/people/caroline.md",
@@ -85,9 +83,7 @@ def test_one_sessions_citations_keep_their_written_order() -> None:
 def test_a_profile_line_cites_each_things_first_mention_first(tmp_path: Path) -> None:
     # Written thing by thing (group: S1 twice; race: S2 twice), a profile line is read
     # first mention of each thing first, so its first two citations name two sessions.
-    store = init_store(tmp_path / "store", "caroline", "atlas")
-    write_transcript(store, S1, "2023-05-08T13:56", S1_TURNS)
-    write_transcript(store, S2, "2023-05-25T13:14", S2_TURNS)
+    store = two_sessions(tmp_path / "store")
     write_page(
         store,
         "knowledge/people/melanie.md",
