@@ -36,6 +36,7 @@ from dream.lexicon import (
     RELATIONS,
     ROLE_NOUNS,
     STOP_WORDS,
+    THING_ACRONYMS,
     TITLES,
 )
 
@@ -229,9 +230,10 @@ class EntityTable:
 
     def _trim(self, c: Candidate) -> Candidate:
         """Drop a sentence-opening word the session uses in lower case ("Ask Lena" -> "Lena")
-        and a closing acronym that names a thing of the name's ("Archiva DOI" -> "Archiva")."""
+        and a closing acronym that names a thing of the name's ("Archiva DOI" -> "Archiva";
+        ``THING_ACRONYMS``: "Team USA" stays whole)."""
         head, _, last = c.surface.rpartition(" ")
-        if head and _ACRONYM_RE.fullmatch(last) and last.lower() not in ORG_SUFFIXES:
+        if head and _ACRONYM_RE.fullmatch(last) and last.lower() in THING_ACRONYMS:
             head = _clean(head)  # "the Archiva DOI", "Ada's CV"
             c = Candidate(head, c.start, c.start + len(head), c.initial)
         first, _, rest = c.surface.partition(" ")

@@ -194,6 +194,14 @@ PLACE_NOUNS_AFTER = {
     "island", "islands", "city", "town", "village", "district", "suburb", "neighbourhood",
     "neighborhood", "county", "province",
 }  # fmt: skip
+# acronyms that name a thing a name has or makes ("the Archiva DOI", "Ada's CV", "the Ocean
+# Data API"), not a part of the name: only these are trimmed off the end of a name ("Team USA",
+# "Radio NZ" and "Washington DC" keep theirs)
+THING_ACRONYMS = {
+    "doi", "dois", "api", "apis", "cv", "cvs", "pdf", "pdfs", "url", "urls", "id", "ids",
+    "isbn", "issn", "sdk", "ui", "faq", "csv", "json", "xml", "html", "sql", "gps", "qr",
+    "readme", "repo", "vm", "db",
+}  # fmt: skip
 # the head noun of an event's name: "Bioacoustics Symposium", "Leipzig Marathon" (a topic:
 # the page types have no event, and it is no place even when held in one)
 EVENT_NOUNS = {

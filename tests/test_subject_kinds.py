@@ -94,3 +94,19 @@ def test_a_joint_project_does_not_retype_an_org(tmp_store: Store) -> None:
         "2026-04-04-b.md",
         "2026-04-07-c.md",
     }
+
+
+def test_only_an_acronym_that_names_a_thing_is_trimmed_off_a_name() -> None:
+    """A closing DOI or API is a thing of the name ("the Datavault API"); "Team USA" and
+    "Radio NZ" are whole names: trimmed, they left subjects named "Team" and "Radio"."""
+    table = EntityTable(
+        [
+            "I watched Team USA win the relay. Team USA has been great all season.",
+            "My cousin joined Radio NZ last year. Radio NZ is hiring again.",
+            "The Datavault API is down again, and the Datavault API docs are stale.",
+        ],
+        speakers=("Dana",),
+    )
+    assert "Team" not in table.types and "Radio" not in table.types
+    assert "Team USA" in table.types and "Radio NZ" in table.types
+    assert "Datavault API" not in table.types and "Datavault" in table.types
