@@ -62,6 +62,9 @@ _OPENS_FIRST_RE = re.compile(r"^(?:I|I['’](?:m|ve|d|ll)|My|Me|We|We['’](?:re
 _PRONOUN_RE = re.compile(r"^(?P<p>He|She|His|Her)(?P<s>['’](?:s|ll|d|ve))?\b")
 _CONTRACTIONS = {"s": " is", "ll": " will", "d": " would", "ve": " has"}
 _THEY_RE = re.compile(r"^(?:They|Their)\b")
+# a name said after "in", "at", "near", "from" or "to" names where, not who: it is never
+# the person "she" or "he" stands for, though the session types it no place
+_WHERE_RE = re.compile(r"\b(?:in|at|near|from|to)\s+(?:the\s+)?$", re.IGNORECASE)
 _OPENING_WORD_RE = re.compile(r"^(?:It|It['’]s|They|Their|This|That|These|Those|There|The|A|An)\b")
 _MAX_TARGETS = 4
 
@@ -93,6 +96,8 @@ def extract_facts(t: Transcript) -> list[Fact]:
                 prefs_turn = s.turn.n
             facts.extend(found)
         for name, kind, start, end in mentions:
+            if kind == "topic" and _WHERE_RE.search(s.text, 0, start):
+                kind = "place"  # "works at X in Wellington": no one "she" can stand for
             recent.append((name, kind, s.turn, s.text[start:end]))
         del recent[:-12]
     if table.weak:

@@ -305,3 +305,21 @@ def test_a_turn_edited_in_the_middle_is_read_again_in_the_same_process() -> None
     texts = [f.text for f in extract_facts(edited)]
     assert any("Bergen" in t for t in texts)
     assert not any("Porto" in t for t in texts)
+
+
+def test_she_never_stands_for_a_name_said_as_where() -> None:
+    """With no person among the recent names, "she" falls back to a name the session types
+    a topic (people it has no cue for); a name said after "in", "at", "from" is where, not
+    who: "in Wellington. She joined ..." made Wellington a person."""
+    facts = extract_facts(
+        session(
+            [
+                ("dana", "My cousin works at Radio NZ in Wellington. She joined it last year."),
+                ("dana", "I had coffee with Marisol yesterday. She starts at the zoo in May."),
+            ]
+        )
+    )
+    typed = {(f.subject, f.subject_type) for f in facts}
+    assert ("Wellington", "person") not in typed
+    assert ("Marisol", "person") in typed
+    assert any(f.subject == "Marisol" and "starts at the zoo" in f.text for f in facts)
