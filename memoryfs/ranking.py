@@ -10,6 +10,7 @@ that name a page (title or alias, typos tolerated) and a small recency prior.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from collections.abc import Iterable
 
@@ -22,6 +23,7 @@ __all__ = [
     "FIELD_WEIGHTS",
     "CONTEXT_WEIGHT",
     "compounds",
+    "with_common_terms",
     "query_terms",
     "fts_query",
     "title_boost",
@@ -76,6 +78,23 @@ def compounds(text: str) -> list[str]:
     date ("2023-05-08") or a count ("3-2") is not a word.
     """
     return list(dict.fromkeys(_HYPHEN_RE.sub("", m).lower() for m in _COMPOUND_RE.findall(text)))
+
+
+def with_common_terms(
+    score: float, main: str, context: str, terms: dict[str, int], total: int
+) -> float:
+    """A unit's ``score`` plus what the common ``terms`` (term -> the units holding it, of
+    ``total``) left out of a search's MATCH add: each one's BM25 idf, at body strength when
+    the unit's title, summary or body (``main``, compounds joined too) holds it, at context
+    strength when only its context does."""
+    main = f"{main} {' '.join(compounds(main))}"
+    for term, df in terms.items():
+        idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
+        if matched_terms(main, [term]):
+            score += idf
+        elif matched_terms(context, [term]):
+            score += idf * CONTEXT_WEIGHT
+    return score
 
 
 def query_terms(query: str) -> list[str]:

@@ -16,7 +16,6 @@ and transcript turns, so hits are precise. Ranking is in ``memoryfs.ranking``.
 from __future__ import annotations
 
 import json
-import math
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,15 +26,13 @@ from memoryfs.catalog import FileRow, candidates, file_rows, linked
 from memoryfs.errors import MemoryFSError
 from memoryfs.fts import connect
 from memoryfs.ranking import (
-    CONTEXT_WEIGHT,
     FIELD_WEIGHTS,
-    compounds,
     excerpt,
     fts_query,
-    matched_terms,
     query_terms,
     recency_prior,
     title_boost,
+    with_common_terms,
 )
 from memoryfs.refresh import Progress, RefreshStats, refresh_index
 from memoryfs.store import LAYERS, Store
@@ -336,16 +333,8 @@ class SearchIndex:
             names = f"{names}\n{family[str(row[12])]}"
         score = -float(rank)  # type: ignore[arg-type]
         if extra:
-            # Common terms left out of the MATCH: their BM25 idf, at body (1) or
-            # context (the lowest field weight) strength, when the unit holds them.
             main = f"{row[9]} {row[10]} {row[11]}"
-            main = f"{main} {' '.join(compounds(main))}"
-            for term, df in extra.items():
-                idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
-                if matched_terms(main, [term]):
-                    score += idf
-                elif matched_terms(str(row[15]), [term]):
-                    score += idf * CONTEXT_WEIGHT
+            score = with_common_terms(score, main, str(row[15]), extra, total)
         if layer in ("knowledge", "notes"):
             score *= title_boost(terms, str(names).split("\n"))
         score *= recency_prior(str(date), newest)
