@@ -122,7 +122,7 @@ def _resolve_all(
     registry: Registry,
     votes: dict[str, Counter[str]],
     seen_in: dict[str, set[str]],
-    weak: Counter[str] | None = None,
+    weak: Counter[str],
 ) -> dict[str, Subject | None]:
     """Name -> subject page, longest names first so "Priya" finds "Priya Natarajan"."""
     out: dict[str, Subject | None] = {}
@@ -136,7 +136,7 @@ def _resolve_all(
     for name in names:
         kind = _kind_within(name, _decide_type(votes[name]), registry, votes)
         subject = registry.resolve(name, kind)
-        if kind == "place" and weak and weak[name] >= votes[name]["place"]:
+        if kind == "place" and 0 < weak[name] >= votes[name]["place"]:
             # only "moved to X" / "from X" made it a place: an organisation's short form
             # ("to Archiva" for "Archiva Foundation") stays the organisation's, and a name
             # most of its sessions leave untyped stays a topic ("from Zenodo")

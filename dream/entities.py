@@ -68,6 +68,7 @@ _MOVED_TO = re.compile(
 # a name joined to another by a dash before a project noun: "the Marlow–Tidewater project"
 # names a joint project, not either side of it
 _JOINED_BEFORE = re.compile(r"[^\W\d_][\w'’]*\s*[–—/-]\s*$")
+_AFTER_NOUN_RE = re.compile(r"^\s+[\w-]+\s+([a-z][a-z-]*)\b")  # " dataset citations"
 _WEAK_PLACE = "place?"  # the vote of a weak place cue (see ``EntityTable.weak``)
 _ORG_BEFORE = re.compile(
     r"\b(?:work|works|working|worked|job|joined|join|joining|interview|interviewed|employed|"
@@ -338,7 +339,7 @@ def _names_a_project(before: str, after: str) -> bool:
     or the noun modifies a common noun after it ("the Zenodo dataset citations")."""
     if _JOINED_BEFORE.search(before):
         return False
-    then = re.match(r"^\s+[\w-]+\s+([a-z][a-z-]*)\b", after)
+    then = _AFTER_NOUN_RE.match(after)
     return not (then and _noun_ending(then.group(1)))
 
 
