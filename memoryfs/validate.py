@@ -30,7 +30,7 @@ from memoryfs.tombstones import normalize_words, phrase_hash, tombstone_findings
 from memoryfs.validate_keys import KnownPages, OtherPages
 from memoryfs.validate_keys import unsafe as _unsafe
 from memoryfs.validate_read import TRANSCRIPTS as _TRANSCRIPTS
-from memoryfs.validate_read import PageKeys, ReadPage
+from memoryfs.validate_read import PageKeys, ReadPage, TurnHashes
 from memoryfs.validate_read import Run as _Run
 from memoryfs.validate_read import check_scope as _check_scope
 from memoryfs.validate_read import key_line as _key_line
@@ -89,6 +89,7 @@ def validate_files(
     others: Mapping[str, PageKeys] | OtherPages,
     parse: Callable[[str, str], Page] = parse_page,
     unread_refs: Iterable[str] = (),
+    transcripts: dict[str, TurnHashes | None] | None = None,
 ) -> list[Finding]:
     """Validate ``files`` (paths relative to ``memory/`` of the tree at ``root``) as
     ``validate_store`` would, with the pages ``others`` (the rest of ``knowledge/`` and
@@ -101,8 +102,12 @@ def validate_files(
     cite, ``memory.toml``). ``parse``: ``parse_page`` or one that shares its pages with
     the caller (the Dream gates). ``unread_refs``: source refs whose transcripts are left
     out of ``files`` on purpose (checked before): a source naming one is checked but for
-    its transcript."""
+    its transcript. ``transcripts``: the transcripts read by an earlier call on the same
+    tree, shared so that a caller validating its files in slices reads each once (a
+    transcript already there is not read again, nor reported on again)."""
     run = _Run(store=store, root=Path(root), parse=parse, unread_refs=frozenset(unread_refs))
+    if transcripts is not None:
+        run.transcripts = transcripts
     run.on_page = _check_page
     mem = run.root / "memory"
     if mem.is_symlink() or not mem.is_dir():
@@ -222,7 +227,7 @@ def _check_pages(run: _Run) -> None:
             for rel in rels:
                 if rel in run.others:
                     continue  # not read: _implicated made sure this never happens
-                others = ", ".join(f"memory/{r}" for r in rels if r != rel)
+                others = ", ".join(sorted(f"memory/{r}" for r in rels if r != rel))
                 run.at_key(rel, "id", "MF007", f"duplicate id {pid!r} (also {others})")
     ids_lower = _owners(run, {a.lower() for page in run.pages.values() for a in page.aliases})
     for rel, page in run.pages.items():

@@ -264,3 +264,81 @@ def test_the_run_caches_keep_a_bounded_sqlite_page_cache(tmp_path: Path) -> None
         assert index.on_disk and sizes(index.db) == (-256, -256)
     finally:
         index.close()
+
+
+def _cited_note(nid: str, turn: str, digest: str, body: str = "") -> str:
+    meta = f"id: {nid}\ntitle: {nid}\ntype: topic\nupdated: '2026-01-12'"
+    source = (
+        f"  - id: 1\n    ref: sessions/transcripts/2026-01-12-lisbon.md#{turn}\n"
+        f"    at: 2026-01-12\n    hash: '{digest}'\n"
+    )
+    return f"---\n{meta}\nsources:\n{source}---\n{body or nid} [cite:1].\n"
+
+
+def test_a_run_validated_in_slices_gives_the_findings_of_one_pass(
+    staged: tuple[Store, str, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full run is validated ``SLICE_FILES`` at a time (issue 3: a flat peak): the pages
+    of the other slices take part through their keys, each transcript is read once, and
+    the findings are those of validating every file at once."""
+    from dream.gates import validation
+    from dream.staging import Change
+    from memoryfs.hashing import turn_hash
+    from memoryfs.transcript import Transcript, Turn, render_transcript
+
+    store, _, changed = staged
+    texts = ["Hi.", "The conference is in Lisbon in May.", "We fly on Friday."]
+    turns = tuple(
+        Turn(n=i, speaker="user", ts=f"2026-01-12T10:{i:02d}", text=t)
+        for i, t in enumerate(texts, 1)
+    )
+    transcript = Transcript(
+        id="2026-01-12-lisbon",
+        started="2026-01-12T10:00",
+        participants=("dana", "atlas"),
+        scope={"user": "dana", "assistant": "atlas"},
+        turns=turns,
+    )
+    store.transcript_path(transcript.id).write_text(render_transcript(transcript))
+    _git(store.root, "add", "memory/sessions")
+    _git(store.root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "talk")
+    base = _git(store.root, "rev-parse", "HEAD")
+    good, fly = turn_hash(texts[1]), turn_hash(texts[2])
+    run = {  # new pages citing one transcript from several slices; an id two of them take;
+        # a link that only a page of another slice resolves (its alias)
+        "notes/a/dup.md": _cited_note("dup", "t2", good),
+        "notes/b/dup.md": _cited_note("dup", "t3", fly),
+        "notes/c/stale.md": _cited_note("stale", "t2", fly),  # MF109
+        "notes/d/gone.md": _cited_note("gone", "t9", good),  # MF108
+        "knowledge/people/ivy.md": _page("ivy", ("Ivy Lee",), "Ivy flies [[dup]]."),
+        "notes/e/trip.md": _cited_note("trip", "t3", fly, "With [[Ivy Lee]] and [[nobody]]"),
+    }
+    for rel, text in run.items():
+        (store.memory / rel).parent.mkdir(parents=True, exist_ok=True)
+        (store.memory / rel).write_text(text)
+    changes = [
+        Change("D" if CHANGES.get(p.removeprefix("memory/"), "") is None else "M", p)
+        if p.removeprefix("memory/") in BASE
+        else Change("A", p)
+        for p in changed
+    ] + [Change("A", f"memory/{rel}") for rel in run]
+
+    def problems(slice_files: int) -> list[tuple[str, int, str, str]]:
+        monkeypatch.setattr(validation, "SLICE_FILES", slice_files)
+        report = validation.validate_stage(store, store.root, changes, base=base)
+        return [(p.path, p.line, p.code, p.message) for p in report.problems]
+
+    whole = problems(1_000)
+    codes = {(path.removeprefix("memory/"), code) for path, _, code, _ in whole}
+    assert {
+        ("notes/a/dup.md", "MF007"),
+        ("notes/b/dup.md", "MF007"),
+        ("notes/c/stale.md", "MF109"),
+        ("notes/d/gone.md", "MF108"),
+        ("notes/e/trip.md", "MF201"),  # [[nobody]]; [[Ivy Lee]] resolves
+        ("knowledge/orgs/ben.md", "MF007"),
+        ("knowledge/people/gus.md", "MF008"),
+    } <= codes, codes
+    assert not any("Ivy Lee" in message for *_, message in whole)
+    for size in (1, 2, 3):
+        assert problems(size) == whole, size

@@ -14,6 +14,11 @@ read). For whatever a run can change this gives the findings of validating the w
 tree; what it leaves out (unchanged pages' own rules, unchanged summaries, uncited
 transcripts) a run cannot break. A change to anything else (a transcript, the deletion
 log, ``memory.toml``, a symlink) validates the whole tree.
+
+A run that changes many files (a full run writes every page, note and summary) is
+validated ``SLICE_FILES`` at a time: the changed pages' keys join the page-key cache,
+each slice's pages leave it while they are read, every transcript is read once for all
+the slices, and a finding two slices make is reported once.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from dream.staging import Change
 from memoryfs.page import Page
 from memoryfs.store import Store
 from memoryfs.validate import Finding, validate_files, validate_store
+from memoryfs.validate_read import TurnHashes
 
 __all__ = ["validate_stage"]
 
@@ -52,6 +58,11 @@ _CROSS_PAGE = {"MF007", "MF008", "MF201"}  # duplicate id, alias = another id, d
 _REF_RE = re.compile(r"^sessions/transcripts/([^/#]+\.md)#")
 _SUMMARIES = "memory/sessions/summaries/"
 _TRANSCRIPTS = "memory/sessions/transcripts/"
+# Changed files validated at once. What validation keeps of a file read lasts until the
+# cross-page rules ran; a full run writes every page, note and summary (12,000 files at
+# 2,000 sessions), so it validates them a slice at a time: a peak that does not grow
+# with the store. A night's run is one slice.
+SLICE_FILES = 1_000
 
 
 def validate_stage(
@@ -64,20 +75,36 @@ def validate_stage(
         return _report(findings, checked=-1)
     plan = _plan(store, stage_root, base, changes)
     changed = {c.path for c in changes}
-    files = {c.path for c in changes if c.status != "D"} | plan.transcripts
-    files.add("memory/deletions.jsonl")
-    rels = [f.removeprefix("memory/") for f in files]
+    written = sorted(c.path for c in changes if c.status != "D")
+    pages = [path for path in written if path.startswith(_PAGE_DIRS)]
+    deletions = "memory/deletions.jsonl"
+    transcripts: dict[str, TurnHashes | None] = {}  # read once, shared by the slices
 
     def check(keys: PageKeyCache) -> tuple[list[Finding], int]:
         keys.list_tree(store, base, stage_root, changed)
-        found = validate_files(
-            store, stage_root, rels, keys, parse=parse_staged, unread_refs=plan.unseen_refs
-        )
-        for change in changes:
-            if change.status != "D" and change.path.startswith(_PAGE_DIRS):
-                keys.learn(stage_root, change.path)
+        others = keys.size()
+        keys.add_changed(stage_root, pages)
+        found: dict[Finding, None] = {}
+        first = sorted(plan.transcripts)  # read in the first slice, for every slice
+        for start in range(0, max(len(written), 1), SLICE_FILES):
+            part = written[start : start + SLICE_FILES]
+            rels = [f.removeprefix("memory/") for f in [*first, *part, deletions]]
+            for f in validate_files(
+                store,
+                stage_root,
+                rels,
+                keys,
+                parse=parse_staged,
+                unread_refs=plan.unseen_refs,
+                transcripts=transcripts,
+            ):
+                # a page of another slice, read here for the cross-page rules (as an
+                # unchanged page is), is found as its own slice finds it: once
+                found.setdefault(f, None)
+            keys.restore()
+            first = []
         keys.save()
-        return found, keys.size()
+        return sorted(found, key=lambda f: (f.path, f.line, f.code, f.message)), others
 
     findings, others = with_page_keys(store, check)
     # An unchanged page is read only for the cross-page rules (its citations' transcripts
@@ -85,7 +112,8 @@ def validate_stage(
     # of a changed page's unchanged sources read (``unread_refs``): "no transcript" for
     # those would be the gate's doing, not the run's, and is never reported.
     kept = [f for f in findings if f.path in changed or f.code in _CROSS_PAGE]
-    return _report(kept, checked=len(files) + others)
+    checked = len(written) + len(plan.transcripts - changed) + 1 + others
+    return _report(kept, checked=checked)
 
 
 @dataclass
