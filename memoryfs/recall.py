@@ -1,7 +1,8 @@
 """The Memory Agent: answer a question from the whole store within a token budget.
 
 ``recall`` searches every layer (the question, then the question expanded from
-its best items: ``memoryfs.expand``), follows one hop of ``[[links]]`` from the
+its best items: ``memoryfs.expand``, and a category word's instances:
+``memoryfs.senses``), follows one hop of ``[[links]]`` from the
 best pages, weighs what the speakers a question names said above what others
 said (``memoryfs.voice``) and, for a question asking when, items stating a date
 above others (``memoryfs.when``), follows the citations of the best claims to the
@@ -34,10 +35,11 @@ from memoryfs.ranking import excerpt, query_terms
 from memoryfs.readlog import record_reads
 from memoryfs.receipt_log import local_receipt_dir, sandbox_receipt_dir
 from memoryfs.search import Hit, SearchIndex
+from memoryfs.senses import instance_words
 from memoryfs.store import LAYERS, Store
 from memoryfs.tokens import count_tokens
 from memoryfs.units import human_date
-from memoryfs.voice import voice_weights
+from memoryfs.voice import said_by_named, voice_weights
 from memoryfs.when import when_weights
 
 __all__ = ["RecallItem", "RecallResult", "recall", "KIND_WEIGHTS"]
@@ -62,6 +64,7 @@ KIND_WEIGHTS = {
     "profile": PROFILE_WEIGHT,
 }
 FEEDBACK_WEIGHT = 0.5  # the feedback search's weight in the fusion (the question's own: 1)
+SENSES_WEIGHT = 0.5  # the weight of the search for a category's instance words (memoryfs.senses)
 # FTS5 gives a word held by more than half the units (a speaker's name, in a store of
 # two people's talk) an idf of 1e-6, so an item that matched only such words scores
 # about 1e-5, and those items come in file order: the oldest claims first, whatever
@@ -175,9 +178,21 @@ def _gather(
     # Pseudo-relevance feedback: the question plus words of its best distilled
     # items finds what the question names in other words (memoryfs.expand).
     extra = feedback_terms(hits, terms)
+    rankings, fusion = [hits], [1.0]
     if extra:
-        more = _one_head(idx.search(" ".join([question, *extra]), k=k, layers=layers), families)
-        hits = fuse([hits, more], [1.0, FEEDBACK_WEIGHT], k)
+        rankings.append(
+            _one_head(idx.search(" ".join([question, *extra]), k=k, layers=layers), families)
+        )
+        fusion.append(FEEDBACK_WEIGHT)
+    # A question asking with a category word ("Which cities ...?") also searches the
+    # words of its instances ("Rome"), which the turns answering it use (memoryfs.senses).
+    kinds = instance_words(question)
+    if kinds:
+        found = _one_head(idx.search(" ".join(kinds), k=k, layers=layers), families)
+        rankings.append(said_by_named(question, hits, found, partial(_speaker, idx)))
+        fusion.append(SENSES_WEIGHT)
+    if len(rankings) > 1:
+        hits = fuse(rankings, fusion, k)
     scored = [_Entry(h, h.score * KIND_WEIGHTS.get(h.kind, 1.0)) for h in hits]
     # A page and its archives count as one page (memoryfs.archives): the best pages
     # are the best families, their links are the main page's, and a linked page is
@@ -272,6 +287,11 @@ def _gather(
         if cites != entry.hit.citations:
             entry.hit = replace(entry.hit, citations=cites)
     return out
+
+
+def _speaker(idx: SearchIndex, ref: str) -> str:
+    turn = idx.turn(ref)
+    return turn.speaker if turn is not None else ""
 
 
 def _one_head(hits: list[Hit], families: Families) -> list[Hit]:
