@@ -11,7 +11,8 @@ A category word counts when the question asks "what" or "which" and the word is
 one of the first ``WINDOW`` words after it, before any auxiliary verb: "Which
 cities has ...", "Which city did ...", "What LGBTQ+ events has ...", "What kind
 of art does ..."; not "What are the new shoes ..." nor "What inspired her
-painting ...".
+painting ...". A question asking for a time ("What year did ...", "What month is
+...": ``memoryfs.when.asks_when``) asks when, not for kinds of years or months.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from __future__ import annotations
 import re
 from functools import cache
 from pathlib import Path
+
+from memoryfs.when import asks_when
 
 __all__ = ["instance_words", "lexicon", "category_of"]
 
@@ -69,6 +72,8 @@ def instance_words(
     "Which cities has Jon visited?" -> ["washington", "chicago", "paris", ...].
     """
     table = lexicon() if table is None else table
+    if asks_when(question):
+        return []
     text = question.lower()
     asks = _ASKED_RE.search(text)
     if asks is None:

@@ -161,6 +161,11 @@ def test_a_category_word_counts_where_the_question_asks_for_it() -> None:
     assert instance_words("What are the new shoes that Melanie got used for?", table=TABLE) == []
     assert instance_words("How did Jon like the cities?", table=TABLE) == []
     assert instance_words("What inspired Jon's trip to the cities?", table=TABLE) == []
+    # A question asking for a time asks when (memoryfs.when), even with a category word.
+    timed = {**TABLE, "month": ("may", "june"), "year": ("annum",)}
+    assert instance_words("Which months has Jon seen?", table=timed) == ["may", "june"]
+    assert instance_words("What month is the trip?", table=timed) == []
+    assert instance_words("In which year did Jon go?", table=timed) == []
     assert category_of("cities", TABLE) == "city" and category_of("city", TABLE) == "city"
     assert category_of("arts", TABLE) == "art" and category_of("class", TABLE) is None
 
