@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,11 +22,12 @@ from typing import Any
 import yaml
 from rapidfuzz import fuzz, process
 
+from memoryfs.cache_db import connect
 from memoryfs.deletions import Deletions, has_phrase
 from memoryfs.page import split_frontmatter
 from memoryfs.store import Store
 
-__all__ = ["FOLDERS", "Subject", "Registry", "slugify", "without_sources"]
+__all__ = ["FOLDERS", "Subject", "Registry", "TakenIds", "slugify", "without_sources"]
 
 FOLDERS = {
     "person": "people",
@@ -88,15 +90,38 @@ def _head_meta(text: str) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
+class TakenIds:
+    """The page and note ids in use, in a private temporary SQLite database, not in
+    memory: a full run mints an id per note (10,000 at 2,000 sessions), and a set of
+    them grew its peak with the store (issue 3)."""
+
+    def __init__(self, ids: Iterable[str] = ()) -> None:
+        self._db = connect("")  # "": a temporary database on disk, gone when closed
+        self._db.execute("CREATE TABLE ids(id TEXT PRIMARY KEY) WITHOUT ROWID")
+        self.update(ids)
+
+    def __contains__(self, sid: object) -> bool:
+        row = self._db.execute("SELECT 1 FROM ids WHERE id = ?", (sid,)).fetchone()
+        return row is not None
+
+    def add(self, sid: str) -> None:
+        self._db.execute("INSERT OR IGNORE INTO ids VALUES (?)", (sid,))
+
+    def update(self, ids: Iterable[str]) -> None:
+        self._db.executemany("INSERT OR IGNORE INTO ids VALUES (?)", ((i,) for i in ids))
+
+
 class Registry:
     """Every subject by id, title and alias; resolves names; mints ids."""
 
-    def __init__(self, subjects: list[Subject], taken: set[str], deletions: Deletions) -> None:
+    def __init__(
+        self, subjects: list[Subject], taken: Iterable[str] | TakenIds, deletions: Deletions
+    ) -> None:
         self.subjects: dict[str, Subject] = {}
         self._keys: dict[str, str] = {}  # lower-cased title / alias / id -> id
         self._choices: list[str] = []
         self._choice_ids: list[str] = []
-        self.taken = set(taken)
+        self.taken = taken if isinstance(taken, TakenIds) else TakenIds(taken)
         self.deletions = deletions
         for s in subjects:
             self._add(s)
@@ -104,7 +129,7 @@ class Registry:
     @classmethod
     def load(cls, store: Store, deletions: Deletions) -> Registry:
         subjects: list[Subject] = []
-        taken: set[str] = set()
+        taken = TakenIds()
         for layer in ("knowledge", "notes"):
             top = store.memory / layer
             for dirpath, dirnames, filenames in os.walk(top):

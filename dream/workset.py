@@ -20,10 +20,11 @@ from dream.engine import Engine
 from dream.factspill import FactSpill
 from dream.records import ConsolidationReport, Fact
 from dream.subjects import Registry, Subject
+from memoryfs.cache_db import connect
 from memoryfs.deletions import Deletions
 from memoryfs.store import Store
 
-__all__ = ["Filing", "Workset"]
+__all__ = ["FileDigests", "Filing", "Workset"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,8 +40,12 @@ class Filing:
 SPILL_CHARS = 1_000_000  # staged text held before it is written out (a full run writes ~40 MB)
 
 
-def _digest(text: str | None) -> bytes | None:
-    return None if text is None else hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+
+
+def _found(text: str | None) -> bytes | None:
+    return None if text is None else _digest(text)
 
 
 @dataclass
@@ -57,9 +62,8 @@ class Workset:
     speakers: set[str] = field(default_factory=set)  # display names of people who spoke
     registry: Registry | None = None
     # A file's text is held only while it waits to be written: what the run found, and what
-    # it wrote, are kept as digests (a full run writes every summary, page and note).
-    _found: dict[str, bytes | None] = field(default_factory=dict)  # as of the last flush
-    _disk: dict[str, bytes | None] = field(default_factory=dict)  # written since (spilled)
+    # it wrote, are digests kept on disk (a full run writes every summary, page and note).
+    _digests: FileDigests = field(default_factory=lambda: FileDigests())
     _writes: dict[str, str] = field(default_factory=dict)
     _pending: int = 0  # characters in _writes
 
@@ -78,8 +82,8 @@ class Workset:
         if rel in self._writes:
             return self._writes[rel]
         text = self._load(rel)
-        if rel not in self._found:
-            self._found[rel] = _digest(text)
+        if not self._digests.found(rel):
+            self._digests.find(rel, _found(text))
         return text
 
     def exists(self, rel: str) -> bool:
@@ -88,8 +92,8 @@ class Workset:
     def write(self, rel: str, text: str) -> None:
         """Stage ``text`` for ``rel``; it reaches the disk at ``flush``, or earlier once
         ``SPILL_CHARS`` of text wait (the files are the same either way)."""
-        if rel not in self._found:
-            self._found[rel] = _digest(self._load(rel))
+        if not self._digests.found(rel):
+            self._digests.find(rel, _found(self._load(rel)))
         self._pending += len(text) - len(self._writes.get(rel, ""))
         self._writes[rel] = text
         if self._pending > SPILL_CHARS:
@@ -100,23 +104,59 @@ class Workset:
         for rel in sorted(self._writes):
             text = self._writes[rel]
             digest = _digest(text)
-            if digest != self._disk.get(rel, self._found[rel]):
+            if digest != self._digests.on_disk(rel):
                 _replace(self.store.resolve(rel), text)
-                self._disk[rel] = digest
+                self._digests.wrote(rel, digest)
         self._writes.clear()
         self._pending = 0
 
     def flush(self) -> tuple[list[str], list[str]]:
         """Write every changed file atomically; (created, updated) paths, sorted."""
         self._spill()
+        return self._digests.settle()
+
+
+class FileDigests:
+    """Per file the run read or wrote: the digest of what it found (None: no file) and of
+    what it wrote since the last ``settle``. In a private temporary SQLite database, not
+    in memory: a full run writes 12,000 files at 2,000 sessions, and their paths and
+    digests in dictionaries grew its peak with the store (issue 3)."""
+
+    def __init__(self) -> None:
+        self._db = connect("")  # "": a temporary database on disk, gone when closed
+        self._db.execute(
+            "CREATE TABLE files(rel TEXT PRIMARY KEY, found BLOB, disk BLOB) WITHOUT ROWID"
+        )
+
+    def found(self, rel: str) -> bool:
+        """Whether what ``rel`` held is known."""
+        row = self._db.execute("SELECT 1 FROM files WHERE rel = ?", (rel,)).fetchone()
+        return row is not None
+
+    def find(self, rel: str, digest: bytes | None) -> None:
+        self._db.execute("INSERT OR IGNORE INTO files(rel, found) VALUES (?, ?)", (rel, digest))
+
+    def on_disk(self, rel: str) -> bytes | None:
+        """The digest of what ``rel`` holds now (None: no file)."""
+        row = self._db.execute(
+            "SELECT coalesce(disk, found) FROM files WHERE rel = ?", (rel,)
+        ).fetchone()
+        return None if row is None else row[0]
+
+    def wrote(self, rel: str, digest: bytes) -> None:
+        self._db.execute("UPDATE files SET disk = ? WHERE rel = ?", (digest, rel))
+
+    def settle(self) -> tuple[list[str], list[str]]:
+        """(created, updated) paths, sorted: those written since the last ``settle`` whose
+        bytes differ from what was found; what was written is what is found from now."""
         created: list[str] = []
         updated: list[str] = []
-        for rel in sorted(self._disk):
-            old = self._found[rel]
-            if self._disk[rel] != old:
-                (created if old is None else updated).append(rel)
-        self._found.update(self._disk)
-        self._disk.clear()
+        rows = self._db.execute(
+            "SELECT rel, found FROM files WHERE disk IS NOT NULL AND disk IS NOT found ORDER BY rel"
+        )
+        for rel, found in rows:
+            (created if found is None else updated).append(rel)
+        self._db.execute("UPDATE files SET found = disk, disk = NULL WHERE disk IS NOT NULL")
         return created, updated
 
 

@@ -627,3 +627,24 @@ def test_a_place_s_short_form_must_be_its_head_and_name_one_place() -> None:
     two = Registry([place("Florida Keys"), place("Marquesas Keys")], set(), Deletions())
     assert two.resolve("Keys") is None  # which Keys?
     assert two.resolve("Marquesas Keys") is not None
+
+
+def test_ids_in_use_are_a_set_kept_on_disk(tmp_path: Path) -> None:
+    """``Registry`` mints ids against ``TakenIds`` (SQLite, not a set in memory: a full
+    run mints one per note, issue 3): the store's pages and notes, then what it minted."""
+    from dream.subjects import Registry, TakenIds
+    from memoryfs.deletions import Deletions
+    from memoryfs.store import init_store
+
+    store = init_store(tmp_path / "s", "dana", "atlas")
+    note = store.memory / "notes" / "lisbon" / "2026-01-12-the-conference.md"
+    note.parent.mkdir(parents=True)
+    note.write_text("---\nid: 2026-01-12-the-conference\n---\nIn May.\n")
+    registry = Registry.load(store, Deletions())
+    assert isinstance(registry.taken, TakenIds)
+    assert "2026-01-12-the-conference" in registry.taken and "lisbon" not in registry.taken
+    assert registry.new_id("2026-01-12-the-conference") == "2026-01-12-the-conference-2"
+    assert registry.new_id("2026-01-12-the-conference") == "2026-01-12-the-conference-3"
+    assert registry.new_id("lisbon") == "lisbon" and "lisbon" in registry.taken
+    many = TakenIds(f"note-{i}" for i in range(10_000))
+    assert "note-9999" in many and "note-10000" not in many and 42 not in many
