@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from dream_fixtures import cache_behind_symlink, damage_cache
+from read_fixtures import write_transcript
 
 from dream.gates import source_entries
 from dream.gates.pagekeys import CACHE_NAME, PageKeyCache, with_page_keys
@@ -284,22 +285,10 @@ def test_a_run_validated_in_slices_gives_the_findings_of_one_pass(
     from dream.gates import validation
     from dream.staging import Change
     from memoryfs.hashing import turn_hash
-    from memoryfs.transcript import Transcript, Turn, render_transcript
 
     store, _, changed = staged
     texts = ["Hi.", "The conference is in Lisbon in May.", "We fly on Friday."]
-    turns = tuple(
-        Turn(n=i, speaker="user", ts=f"2026-01-12T10:{i:02d}", text=t)
-        for i, t in enumerate(texts, 1)
-    )
-    transcript = Transcript(
-        id="2026-01-12-lisbon",
-        started="2026-01-12T10:00",
-        participants=("dana", "atlas"),
-        scope={"user": "dana", "assistant": "atlas"},
-        turns=turns,
-    )
-    store.transcript_path(transcript.id).write_text(render_transcript(transcript))
+    write_transcript(store, "2026-01-12-lisbon", "2026-01-12T10:00", [("dana", t) for t in texts])
     _git(store.root, "add", "memory/sessions")
     _git(store.root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "talk")
     base = _git(store.root, "rev-parse", "HEAD")
