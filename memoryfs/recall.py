@@ -10,7 +10,7 @@ transcript turns they cite, and writes a compact synthesis: one line per item,
 best first, dated, with where it lives and what it cites, each line adding
 evidence or words to those above it (``memoryfs.packing``). Locations are short
 names resolved by file name (``s01#t3`` for a transcript turn, ``caroline:14``
-for a page line; see ``_Names``), so the budget goes to evidence rather than
+for a page line; see ``memoryfs.locations``), so the budget goes to evidence rather than
 repeated paths. With ``into`` the supporting files are materialized into a
 sandbox (``memoryfs.materialize``).
 Each page drawn on gets a ``recalled`` receipt at the version the index served it
@@ -24,12 +24,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Protocol
 
 from memoryfs.archives import Families, main_stem
 from memoryfs.citeorder import order_citations
 from memoryfs.errors import MemoryFSError
 from memoryfs.expand import feedback_terms, fuse
+from memoryfs.locations import FileNames
 from memoryfs.packing import Packer, content_words, covered, elide
 from memoryfs.ranking import excerpt, query_terms
 from memoryfs.readlog import record_reads
@@ -79,9 +79,7 @@ FOLLOW_CLAIMS = 1  # best claims whose cited turns are shown under them
 CITES_PER_CLAIM = 2
 MAX_MISSES = 40  # stop filling after this many items in a row did not fit
 _TRANSCRIPTS = "sessions/transcripts/"
-_SUMMARIES = "sessions/summaries/"
 _NORM_RE = re.compile(r"\W+")
-_LETTER_RE = re.compile(r"[^\W\d_]")
 
 
 @dataclass(frozen=True)
@@ -139,7 +137,7 @@ def recall(
         entries = _gather(idx, question, layers, budget_tokens, families)
         served = idx.versions([e.hit.path for e in entries])
         max_item = min(150, max(40, budget_tokens // 5))
-        items, text = _fit(entries, terms, budget_tokens, max_item, _Names(idx, families))
+        items, text = _fit(entries, terms, budget_tokens, max_item, FileNames(idx, families))
     # Supporting files: where each item lives, then the transcripts its claims cite.
     files = tuple(
         dict.fromkeys(
@@ -303,60 +301,6 @@ def _norm(text: str) -> str:
     return _NORM_RE.sub(" ", text.lower()).strip()[:240]
 
 
-class _Names:
-    """Short, unambiguous names for the files a synthesis points at.
-
-    A name resolves to the file called ``NAME.md`` if there is exactly one, else
-    to the one file whose name ends in ``-NAME.md``. A file gets the shortest
-    hyphen-separated tail of its name that holds a letter and resolves back to it
-    (``s01`` for ``2023-05-08-conv-26-s01``, ``archive-2023-03`` for
-    ``john-archive-2023-03``, ``caroline`` for ``knowledge/people/caroline.md``);
-    a session's transcript and summary share one name (``#tN`` says turn, ``:L``
-    says line). A file name shared by two files in different folders keeps its
-    path (without ``.md``). So a location costs a few tokens, on the line it
-    belongs to, and no legend is needed. A claim rolled into an archive is cited
-    under its page's name (``page``): the page links its archives, and an archive's
-    name would cost eight tokens on every line. Each name costs a few indexed lookups
-    (``SearchIndex.named`` / ``name_taken``), not a pass over every indexed path.
-    """
-
-    def __init__(self, files: _FileNames, families: Families | None = None) -> None:
-        self._files = files
-        self._families = families or Families(())
-        self._cache: dict[str, str] = {}
-
-    def __call__(self, path: str) -> str:
-        name = self._cache.get(path)
-        if name is None:
-            name = self._cache[path] = self._name(path)
-        return name
-
-    def page(self, path: str) -> str:
-        """The name of the page ``path`` is part of (an archive's main page: memoryfs.archives)."""
-        return self(self._families.main_of(path))
-
-    def _name(self, path: str) -> str:
-        stem = _stem(path)
-        if not stem or len({_session_key(p) for p in self._files.named(stem)}) > 1:
-            return path.removesuffix(".md")
-        parts = stem.split("-")
-        for n in range(1, len(parts)):
-            tail = "-".join(parts[-n:])
-            if not _LETTER_RE.search(tail):
-                continue  # "12" or "2022-12" would read as a number or a date
-            if not self._files.name_taken(tail, stem):
-                return tail
-        return stem
-
-
-class _FileNames(Protocol):
-    """What naming asks of the file list (``SearchIndex``: indexed lookups, not a scan)."""
-
-    def named(self, stem: str) -> list[str]: ...
-
-    def name_taken(self, tail: str, stem: str) -> bool: ...
-
-
 def _families(idx: SearchIndex) -> Families:
     """Archives and their pages among the indexed files, asked of the index by name."""
     archives = idx.paths_named_like("-archive-")
@@ -364,20 +308,8 @@ def _families(idx: SearchIndex) -> Families:
     return Families([*archives, *idx.versions(mains)])
 
 
-def _stem(path: str) -> str:
-    return path.rsplit("/", 1)[-1].removesuffix(".md")
-
-
-def _session_key(path: str) -> str:
-    """Transcript and summary of one session count as one file for naming."""
-    for folder in (_TRANSCRIPTS, _SUMMARIES):
-        if path.startswith(folder):
-            return "sessions/" + path[len(folder) :]
-    return path
-
-
 def _fit(
-    entries: list[_Entry], terms: list[str], budget: int, max_item: int, name: _Names
+    entries: list[_Entry], terms: list[str], budget: int, max_item: int, name: FileNames
 ) -> tuple[list[RecallItem], str]:
     """Greedy, best first: every line that fits and adds something goes in (memoryfs.packing)."""
     pack = Packer(budget)
@@ -433,7 +365,7 @@ def _fit(
     return items, "\n".join(p.line for p in pack.lines)
 
 
-def _render(hit: Hit, shown: str, entry: _Entry, name: _Names) -> str:
+def _render(hit: Hit, shown: str, entry: _Entry, name: FileNames) -> str:
     if hit.anchor:
         where = f"{name(hit.path)}#{hit.anchor}"
     else:

@@ -16,9 +16,10 @@ from typer.testing import CliRunner
 from cli.memoryfs_app import app
 from memoryfs.errors import MemoryFSError
 from memoryfs.expand import feedback_terms
+from memoryfs.locations import FileNames
 from memoryfs.materialize import MANIFEST
 from memoryfs.ranking import query_terms
-from memoryfs.recall import _Names, recall
+from memoryfs.recall import recall
 from memoryfs.search import SearchIndex
 from memoryfs.store import Store, init_store
 from memoryfs.tokens import count_tokens
@@ -85,7 +86,7 @@ def test_short_names_resolve_to_exactly_one_file(tmp_path: Path) -> None:
         (store.memory / rel).write_text(f"# {Path(rel).stem}\n\nplain text\n", encoding="utf-8")
     with SearchIndex.open(store) as idx:
         idx.refresh()
-        names = _Names(idx)
+        names = FileNames(idx)
         assert names("knowledge/people/john-archive-2023-03.md") == "archive-2023-03"  # not "03"
         # the exact file name wins over names that merely end in "-caroline"
         assert names("knowledge/people/caroline.md") == "caroline"
@@ -276,7 +277,7 @@ def test_a_turn_its_shown_claim_already_says_is_not_printed_again(shared: Store)
     )  # fmt: skip
     other = dataclasses.replace(turn, text="Running is great for my headspace and my knees.")
     with SearchIndex.open(shared) as idx:
-        name = _Names(idx)
+        name = FileNames(idx)
         items, text = _fit([_Entry(claim, 2.0), _Entry(turn, 1.0)], ["running"], 500, 150, name)
         assert [i.kind for i in items] == ["claim"] and text.count("\n") == 0
         # nor as the claim's follower; without the claim it is shown
