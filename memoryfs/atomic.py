@@ -8,19 +8,22 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import IO, Any
 
 __all__ = ["atomic_write_bytes", "atomic_write_chunks", "atomic_write_text", "remove_temp_files"]
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically, creating parent folders."""
+@contextlib.contextmanager
+def _replacing(path: Path, mode: str, encoding: str | None = None) -> Iterator[IO[Any]]:
+    """A temp file beside ``path``, open in ``mode``; synced and moved onto ``path`` when
+    the block ends, deleted if it raises."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+        with os.fdopen(fd, mode, encoding=encoding, newline="" if encoding else None) as fh:
+            yield fh
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -28,23 +31,19 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically, creating parent folders."""
+    with _replacing(path, "wb") as fh:
+        fh.write(data)
 
 
 def atomic_write_chunks(path: Path, chunks: Iterable[str]) -> None:
     """Write the text of ``chunks`` as UTF-8, atomically, without joining it first."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            for chunk in chunks:
-                fh.write(chunk)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    with _replacing(path, "w", encoding="utf-8") as fh:
+        for chunk in chunks:
+            fh.write(chunk)
 
 
 def atomic_write_text(path: Path, text: str) -> None:
