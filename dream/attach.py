@@ -30,16 +30,21 @@ _TYPE_ORDER = ("person", "org", "place", "project")
 def run(ctx: EngineContext, ws: Workset) -> None:
     ws.registry = registry = Registry.load(ws.store, ws.deletions)
     votes: dict[str, Counter[str]] = defaultdict(Counter)
-    seen_in: dict[str, set[str]] = defaultdict(set)
+    # the number of sessions each name is seen in, and the last one: the facts come a
+    # session at a time, so a name's sessions need not be held (a set of them per name
+    # grew the run's memory with the store, issue 3)
+    seen_in: Counter[str] = Counter()
+    last_in: dict[str, str] = {}
     weak: Counter[str] = Counter()  # sessions whose vote rests on a weak cue ("moved to X")
     preferring: dict[str, None] = {}  # names with a preference, in order of first one
     for sid in ws.facts:
         for f in _facts_of(ws, sid):
             kind = "person" if f.subject_type == "preference" else f.subject_type
-            if sid not in seen_in[f.subject]:
+            if last_in.get(f.subject) != sid:
+                last_in[f.subject] = sid
+                seen_in[f.subject] += 1
                 votes[f.subject][kind] += 1
                 weak[f.subject] += f.weak
-            seen_in[f.subject].add(sid)
             if f.subject_type == "preference":
                 preferring.setdefault(f.subject)
     subjects = _resolve_all(ws, registry, votes, seen_in, weak)
@@ -121,7 +126,7 @@ def _resolve_all(
     ws: Workset,
     registry: Registry,
     votes: dict[str, Counter[str]],
-    seen_in: dict[str, set[str]],
+    seen_in: Counter[str],
     weak: Counter[str],
 ) -> dict[str, Subject | None]:
     """Name -> subject page, longest names first so "Priya" finds "Priya Natarajan"."""
@@ -130,7 +135,7 @@ def _resolve_all(
     lonely_topics = [
         n
         for n in names
-        if _decide_type(votes[n]) == "topic" and len(seen_in[n]) < 2 and registry.resolve(n) is None
+        if _decide_type(votes[n]) == "topic" and seen_in[n] < 2 and registry.resolve(n) is None
     ]
     recurring = recurring_in_store(ws, lonely_topics)
     for name in names:
@@ -149,7 +154,7 @@ def _resolve_all(
                 registry.add_alias(subject, name)
             out[name] = subject
             continue
-        if kind == "topic" and len(seen_in[name]) < 2 and name not in recurring:
+        if kind == "topic" and seen_in[name] < 2 and name not in recurring:
             out[name] = None  # said once: a word in a claim, not a subject of its own
             continue
         out[name] = registry.create(name, kind)

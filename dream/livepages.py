@@ -24,7 +24,9 @@ from dream.workset import Workset
 __all__ = ["PAGE_BUDGET", "LivePages"]
 
 # Claim entries held open (a claim line, its indexes and keys: ~1 KB each). The pages one
-# night's sessions touch fit; a full run of a large store lets its cold pages go.
+# night's sessions touch fit; a full run of a large store lets its cold pages go. (Counting
+# the pages' source entries too, or 4,000 claims, let pages go so often that a full run of
+# 2,000 sessions took twice as long.)
 PAGE_BUDGET = 6_000
 TRIM_EVERY = 200  # edits between two looks at the total (``step``)
 
@@ -45,6 +47,7 @@ class LivePages:
         self._dated: set[str] = set()  # pages let go after a dated claim this run
         self._subjects: dict[str, Subject] = {}  # every page opened this run
         self._steps = 0
+        self._loaded = 0  # the size of the pages opened since the last trim
 
     def get(self, subject: Subject) -> WikiPage:
         """The page of ``subject``, opened on first use (a new subject: a new page)."""
@@ -57,6 +60,7 @@ class LivePages:
         text = None if fresh else self._ws.read(subject.path)
         page = WikiPage(subject, text, self._ws.speakers, memo=not staged)
         page.keys_of = self._keys_of
+        self._loaded += page.size
         self._open[subject.id] = page
         self._subjects[subject.id] = subject
         return page
@@ -78,15 +82,17 @@ class LivePages:
         return list(self._open.values())
 
     def step(self) -> None:
-        """One edit done (the caller holds no page): every ``TRIM_EVERY``, ``trim``."""
+        """One edit done (the caller holds no page): every ``TRIM_EVERY``, or once the
+        pages opened since add up to a quarter of the budget, ``trim``."""
         self._steps += 1
-        if self._steps % TRIM_EVERY == 0:
+        if self._steps % TRIM_EVERY == 0 or self._loaded > PAGE_BUDGET // 4:
             self.trim()
 
     def trim(self) -> None:
         """Let go of the least recently used pages while over the budget, down to half of
         it. Only between two edits: a page let go while a caller still edits it would lose
         the edit."""
+        self._loaded = 0
         total = sum(p.size for p in self._open.values())
         if total <= PAGE_BUDGET:
             return

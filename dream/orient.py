@@ -13,7 +13,8 @@ names exact content, so the cache is never stale; one that cannot be read is reb
 one that cannot be used now is replaced by an in-memory one; deleting it only costs
 one slow run; the JSON file of the earlier design is deleted when seen). The commit's
 listing streams from ``git ls-tree`` into a temporary table and the pending sessions
-are asked in SQL, so only they are ever held in memory, whatever the store's size.
+are asked in SQL, into a ``DiskList``: a full run's pending list (one entry per session)
+is kept on disk, not in memory, whatever the store's size (issue 3).
 
 Also here: the stop conditions (``memory.toml`` ``[dream]`` or the command line)
 and the deletion log. (The skill check is ``dream.skills``.)
@@ -24,11 +25,12 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from dream.blobcache import ls_tree, with_blob_cache
+from dream.disklist import DiskList
 from dream.errors import DreamError
 from dream.records import PendingSession
 from dream.staging import run_git
@@ -91,7 +93,7 @@ class StopConditions:
 class Orientation:
     base: str  # the base commit
     target: str  # the branch the run lands on (the one the store root has checked out)
-    pending: tuple[PendingSession, ...]  # every pending session, oldest first
+    pending: Sequence[PendingSession]  # every pending session, oldest first (on disk)
     sessions_total: int
     deletions: tuple[dict[str, Any], ...] = field(default=())
 
@@ -155,7 +157,7 @@ def orient(
     return Orientation(
         base=base,
         target=target,
-        pending=tuple(pending),
+        pending=pending,
         sessions_total=total,
         deletions=tuple(read_deletions(store, base)),
     )
@@ -164,7 +166,7 @@ def orient(
 # -- pending sessions ------------------------------------------------------------
 
 
-def find_pending(store: Store, commit: str) -> tuple[list[PendingSession], int]:
+def find_pending(store: Store, commit: str) -> tuple[DiskList[PendingSession], int]:
     """Pending sessions at ``commit`` (oldest first) and the number of sessions there."""
     return with_blob_cache(
         store,
@@ -177,10 +179,12 @@ def find_pending(store: Store, commit: str) -> tuple[list[PendingSession], int]:
     )
 
 
-def _pending(store: Store, db: sqlite3.Connection, commit: str) -> tuple[list[PendingSession], int]:
+def _pending(
+    store: Store, db: sqlite3.Connection, commit: str
+) -> tuple[DiskList[PendingSession], int]:
     db.executemany("INSERT OR REPLACE INTO tree VALUES (?, ?, ?)", _listing(store, commit))
     _learn(store, db)
-    pending = [
+    pending = DiskList(
         PendingSession(
             id=sid,
             path=f"sessions/transcripts/{sid}.md",
@@ -189,7 +193,7 @@ def _pending(store: Store, db: sqlite3.Connection, commit: str) -> tuple[list[Pe
             reason="new" if new else "grown",
         )
         for sid, digest, turns, new in db.execute(_PENDING)
-    ]
+    )
     (total,) = db.execute("SELECT count(*) FROM tree WHERE kind = 0").fetchone()
     for table, kind in (("transcripts", 0), ("summaries", 1)):
         # Keep what is live now once the rest outgrows it: a few superseded blobs do no

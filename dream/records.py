@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dream.disklist import DiskList
+
 __all__ = ["Evidence", "Fact", "KeyPoint", "SummaryDraft", "PendingSession", "ConsolidationReport"]
 
 
@@ -71,15 +73,16 @@ class PendingSession:
 
 @dataclass
 class ConsolidationReport:
-    """What an engine did in the staged tree (mutable while the run builds it)."""
+    """What an engine did in the staged tree (mutable while the run builds it). The lists
+    of sessions and files are ``DiskList``s: a full run lists every file of the store."""
 
-    sessions_summarized: list[str] = field(default_factory=list)
-    pages_created: list[str] = field(default_factory=list)  # relative to memory/
-    pages_updated: list[str] = field(default_factory=list)
+    sessions_summarized: DiskList[str] = field(default_factory=DiskList)
+    pages_created: DiskList[str] = field(default_factory=DiskList)  # relative to memory/
+    pages_updated: DiskList[str] = field(default_factory=DiskList)
     claims_added: int = 0
     claims_merged: int = 0
     claims_superseded: int = 0
-    notes_written: list[str] = field(default_factory=list)
+    notes_written: DiskList[str] = field(default_factory=DiskList)
     rejected: list[str] = field(default_factory=list)  # "path:line: reason"
     stopped_early: str = ""  # why the run stopped before all pending sessions ("deadline", ...)
     tokens: int = 0  # model tokens spent (engines that use a model)

@@ -22,10 +22,11 @@ import contextlib
 import datetime as dt
 import importlib
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from dream.disklist import DiskList
 from dream.engine import Engine, EngineContext
 from dream.errors import DreamError
 from dream.gates import Problem
@@ -45,7 +46,7 @@ from dream.staging import (
     run_git,
     stage_changes,
 )
-from dream.sync import MAX_ATTEMPTS, SyncConflict, commit_message, describe, sync
+from dream.sync import MAX_ATTEMPTS, SyncConflict, changed_files, commit_message, describe, sync
 from memoryfs.errors import LockedError
 from memoryfs.hashing import content_hash
 from memoryfs.links import clear_parse_cache as clear_links_cache
@@ -102,9 +103,9 @@ class RunResult:
     target: str = ""
     engine: str = ""
     skill: str = ""
-    sessions: tuple[str, ...] = ()
-    pages_created: tuple[str, ...] = ()
-    pages_updated: tuple[str, ...] = ()
+    sessions: Sequence[str] = ()  # these three: ``DiskList``s once a run lists them
+    pages_created: Sequence[str] = ()
+    pages_updated: Sequence[str] = ()
     claims_superseded: int = 0
     pending_before: int = 0
     pending_after: int = 0
@@ -133,8 +134,8 @@ def _camel(name: str) -> str:
 
 
 def record(result: RunResult) -> dict[str, Any]:
-    """The run record of ``result`` (JSON-ready)."""
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(result).items()}
+    """The run record of ``result`` (JSON-ready; not ``asdict``: it deep-copies DiskLists)."""
+    return {k: list(v) if isinstance(v, tuple | DiskList) else v for k, v in vars(result).items()}
 
 
 def now_utc() -> str:
@@ -227,11 +228,10 @@ def stage_receipts(
     a gate failure: ``validated`` failed for every session of the batch.
     """
     done = {s: sessions[s] for s in result.sessions if s in sessions} if passed else sessions
-    summaries = [f"sessions/summaries/{sid}.md" for sid in result.sessions]
     memory = stage.path / "memory"
 
-    def pages() -> Iterator[tuple[str, str]]:  # hashed as written: one at a time
-        for rel in sorted({*summaries, *result.pages_created, *result.pages_updated}):
+    def pages() -> Iterator[tuple[str, str]]:  # hashed as written, in order, one at a time
+        for rel in changed_files(result.sessions, result.pages_created, result.pages_updated):
             with contextlib.suppress(OSError):
                 yield rel, content_hash((memory / rel).read_bytes())
 
@@ -331,7 +331,7 @@ class _Attempt:
             return replace(
                 result, status="nothing-pending", message="dream: nothing pending; no commit"
             )
-        batch = list(o.pending[: self.max_sessions] if self.max_sessions else o.pending)
+        batch = DiskList(o.pending[: self.max_sessions]) if self.max_sessions else o.pending
         result = replace(
             result,
             pending_after=len(o.pending),
@@ -354,7 +354,7 @@ class _Attempt:
             remove_stage(self.store, stage, keep_branch=keep)
 
     def _staged(
-        self, result: RunResult, stage: Stage, batch: list[PendingSession]
+        self, result: RunResult, stage: Stage, batch: Sequence[PendingSession]
     ) -> tuple[RunResult, bool]:
         ctx = EngineContext(
             store=self.store,
@@ -372,7 +372,7 @@ class _Attempt:
         rejected = (*report.rejected, *recited.unsupported)
         result = replace(result, rejected=rejected, tokens=report.tokens, cost=report.cost)
         stopped = report.stopped_early or result.stopped
-        changes = stage_changes(stage)
+        changes = DiskList(stage_changes(stage))  # a full run: every file of the store
         if not changes:
             return replace(
                 result,

@@ -15,8 +15,10 @@ costs the whole run. The gate stays strict as the last line of defence.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from dream.disklist import DiskList
 from dream.engine import EngineContext
 from dream.errors import DreamError
 from dream.extract import speaker_names
@@ -51,9 +53,13 @@ def _read(ws: Workset, rel: str) -> tuple[Transcript, str] | None:
         return None
 
 
-def load_pending(ctx: EngineContext, ws: Workset) -> list[_Readable]:
-    """Pending transcripts that parse, oldest first (ties by id)."""
-    out: list[_Readable] = []
+def load_pending(ctx: EngineContext, ws: Workset) -> Sequence[_Readable]:
+    """Pending transcripts that parse, oldest first (ties by id). On disk (``DiskList``):
+    one entry per session; orient lists them in that order already, so they are sorted in
+    memory only when they are not."""
+    out: DiskList[_Readable] = DiskList()
+    last: tuple[str, str] | None = None
+    in_order = True
     for p in ctx.pending:
         if p.id in ws.deletions.sessions:
             continue
@@ -64,8 +70,9 @@ def load_pending(ctx: EngineContext, ws: Workset) -> list[_Readable]:
             continue
         t, digest = read
         out.append(_Readable(t.started, t.id, rel, digest))
-    out.sort(key=lambda x: (x.started, x.id))
-    return out
+        in_order = in_order and (last is None or last <= (t.started, t.id))
+        last = (t.started, t.id)
+    return out if in_order else sorted(out, key=lambda x: (x.started, x.id))
 
 
 def run(ctx: EngineContext, ws: Workset) -> None:

@@ -20,9 +20,12 @@ checked out, normally ``main``):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from heapq import merge
+from itertools import groupby
 
+from dream.disklist import DiskList
 from dream.errors import DreamError
 from dream.gates import Problem
 from dream.staging import Change, Stage, author_env, git_proc, run_git, stage_changes
@@ -34,6 +37,7 @@ __all__ = [
     "SyncConflict",
     "SyncOutcome",
     "describe",
+    "changed_files",
     "commit_message",
     "advance",
     "rebase_stage",
@@ -50,10 +54,12 @@ class SyncConflict(DreamError):
 
 @dataclass(frozen=True)
 class ChangeSummary:
-    sessions: tuple[str, ...]  # session ids whose summary was written or rewritten
-    created: tuple[str, ...]  # pages added under knowledge/ or notes/ (relative to memory/)
-    updated: tuple[str, ...]  # pages changed there
-    removed: tuple[str, ...]
+    """What a run changed. The lists are ``DiskList``s (sorted): a full run lists every file."""
+
+    sessions: Sequence[str]  # session ids whose summary was written or rewritten
+    created: Sequence[str]  # pages added under knowledge/ or notes/ (relative to memory/)
+    updated: Sequence[str]  # pages changed there
+    removed: Sequence[str]
     superseded: int  # claims newly marked superseded
 
     def headline(self) -> str:
@@ -78,23 +84,32 @@ class SyncOutcome:
         return not self.problems
 
 
-def describe(changes: list[Change], superseded: int) -> ChangeSummary:
-    sessions: list[str] = []
-    created: list[str] = []
-    updated: list[str] = []
-    removed: list[str] = []
+def describe(changes: Sequence[Change], superseded: int) -> ChangeSummary:
+    sessions: DiskList[str] = DiskList()
+    created: DiskList[str] = DiskList()
+    updated: DiskList[str] = DiskList()
+    removed: DiskList[str] = DiskList()
     for change in changes:
         rel = change.rel
         if rel.startswith("sessions/summaries/") and rel.endswith(".md") and change.status != "D":
             sessions.append(rel.rsplit("/", 1)[1][:-3])
         elif rel.startswith(("knowledge/", "notes/")) and rel.endswith(".md"):
             {"A": created, "M": updated, "D": removed}.get(change.status, updated).append(rel)
-    return ChangeSummary(
-        tuple(sessions), tuple(created), tuple(updated), tuple(removed), superseded
-    )
+    return ChangeSummary(sessions, created, updated, removed, superseded)
 
 
-def _listing(title: str, items: tuple[str, ...]) -> list[str]:
+def changed_files(
+    sessions: Iterable[str], created: Iterable[str], updated: Iterable[str]
+) -> Iterator[str]:
+    """The files a run wrote (relative to ``memory/``), each once, in order: the summaries
+    of ``sessions``, and the pages ``created`` and ``updated``, each sorted (``describe``),
+    merged as they are read: a full run lists every file of the store."""
+    summaries = (f"sessions/summaries/{sid}.md" for sid in sessions)
+    for rel, _ in groupby(merge(summaries, created, updated)):
+        yield rel
+
+
+def _listing(title: str, items: Sequence[str]) -> list[str]:
     if not items:
         return []
     lines = [f"{title}:"]

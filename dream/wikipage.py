@@ -123,6 +123,7 @@ class WikiPage:
         body = self.page.body if self.page else new_subject_body(subject.title)
         self.meta: dict[str, Any] = dict(self.page.meta) if self.page else {}
         self.outline = Outline(body)
+        self.page = self.page and self.page.with_body("")  # rendered from the outline
         self.sources = Sources(self.meta.get("sources"))
         self.names = [subject.title, subject.title.split()[0], *subject.aliases]
         if subject.type == "person" and subject.title in speakers:

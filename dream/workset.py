@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dream.disklist import DiskList
 from dream.engine import Engine
 from dream.factspill import FactSpill
 from dream.records import ConsolidationReport, Fact
@@ -54,7 +55,7 @@ class Workset:
     store: Store  # the staged tree (root = stage_root)
     report: ConsolidationReport
     deletions: Deletions
-    sessions: list[str] = field(default_factory=list)  # ids of the sessions summarized
+    sessions: DiskList[str] = field(default_factory=DiskList)  # ids of the sessions summarized
     facts: FactSpill = field(default_factory=FactSpill)  # session id -> its facts, on disk
     # what the wiki phase files, in order: the attach phase makes it an iterable that reads
     # the facts back a session at a time, so the run's facts are never all held at once
@@ -110,7 +111,7 @@ class Workset:
         self._writes.clear()
         self._pending = 0
 
-    def flush(self) -> tuple[list[str], list[str]]:
+    def flush(self) -> tuple[DiskList[str], DiskList[str]]:
         """Write every changed file atomically; (created, updated) paths, sorted."""
         self._spill()
         return self._digests.settle()
@@ -146,11 +147,11 @@ class FileDigests:
     def wrote(self, rel: str, digest: bytes) -> None:
         self._db.execute("UPDATE files SET disk = ? WHERE rel = ?", (digest, rel))
 
-    def settle(self) -> tuple[list[str], list[str]]:
+    def settle(self) -> tuple[DiskList[str], DiskList[str]]:
         """(created, updated) paths, sorted: those written since the last ``settle`` whose
         bytes differ from what was found; what was written is what is found from now."""
-        created: list[str] = []
-        updated: list[str] = []
+        created: DiskList[str] = DiskList()
+        updated: DiskList[str] = DiskList()
         rows = self._db.execute(
             "SELECT rel, found FROM files WHERE disk IS NOT NULL AND disk IS NOT found ORDER BY rel"
         )

@@ -86,3 +86,40 @@ def test_a_hub_page_is_rolled_as_it_grows_not_at_the_end(
     archives = list((store.memory / "knowledge" / "people").glob("dana-archive-*.md"))
     assert len(archives) >= 3
     assert rollover.ROLL_AT - 10 <= most[0] <= rollover.ROLL_AT
+
+
+def test_pages_opened_between_two_looks_count_toward_the_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A burst of pages opened between two looks at the total is let go before the next
+    ``TRIM_EVERY`` (issue 3: the open set overshot the budget by pages opened whole), and a
+    page opened from its text does not hold its body twice; the tree is the same as holding
+    every page."""
+    from dream.subjects import Subject
+    from dream.wikipage import WikiPage
+
+    def build(root: Path) -> Store:  # a second run: its pages are opened from their text
+        store = _synthetic_store(root, 30)
+        consolidate(store)
+        _synthetic().write_sessions(store, 30, 40)
+        consolidate(store)
+        return store
+
+    held = build(tmp_path / "held")
+    monkeypatch.setattr(livepages, "PAGE_BUDGET", 40)
+    monkeypatch.setattr(livepages, "TRIM_EVERY", 10**9)  # only what was opened triggers it
+    released: list[str] = []
+    release = livepages.LivePages._release
+
+    def counting(self: livepages.LivePages, sid: str, final: bool) -> None:
+        if not final:
+            released.append(sid)
+        release(self, sid, final)
+
+    monkeypatch.setattr(livepages.LivePages, "_release", counting)
+    bounded = build(tmp_path / "bounded")
+    assert released and tree_bytes(bounded) == tree_bytes(held)
+    text = "---\nid: kelp\ntitle: Kelp\nsources:\n- id: 1\n  ref: a.md#t1\n"
+    text += "- id: 2\n  ref: b.md#t2\n---\n"
+    page = WikiPage(Subject("kelp", "Kelp", "org", "knowledge/orgs/kelp.md"), text, set())
+    assert page.page is not None and page.page.body == "" and page.sources.entries

@@ -36,7 +36,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
@@ -91,7 +91,7 @@ class CommandSettings:
         return argv
 
 
-def forbidden_changes(changes: list[Change]) -> list[str]:
+def forbidden_changes(changes: Sequence[Change]) -> list[str]:
     """Paths of ``changes`` Dream may not write: outside ``memory/``, transcripts, deletions."""
     return [
         c.path for c in changes if not c.path.startswith("memory/") or c.path.startswith(_FORBIDDEN)

@@ -5,6 +5,9 @@ Shared by a run (``dream.run``), a rebase onto a moved ``main`` and ``dream appl
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from dream.disklist import DiskList
 from dream.gates import (
     GENERATED,
     GateReport,
@@ -24,14 +27,15 @@ __all__ = ["run_gates", "problems_of"]
 
 
 def run_gates(
-    store: Store, stage: Stage, changes: list[Change], full: bool = False
+    store: Store, stage: Stage, changes: Sequence[Change], full: bool = False
 ) -> tuple[GateReport, GateReport]:
     """Validation, then verification, of the stage's changes against its base.
 
     The gates are a run's last readers of its pages: the base texts they fetched and the
     pages parsed since the run began (``memoryfs.page``, ``memoryfs.links``) are let go
     as they end, not held through the sync (~10 MB at 2,000 sessions)."""
-    changes = [c for c in changes if not c.path.startswith(".dream/")]  # receipts: no memory
+    # receipts are no memory; a full run changes every file: the list is kept on disk
+    changes = DiskList(c for c in changes if not c.path.startswith(".dream/"))
     # the base side of the changed pages (the generated indexes, as big as the store
     # is, are never compared)
     pages = [c.path for c in changes if c.status == "M" and c.path.endswith(".md")]

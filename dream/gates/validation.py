@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,7 +69,7 @@ SLICE_FILES = 1_000
 
 
 def validate_stage(
-    store: Store, stage_root: Path, changes: list[Change], full: bool = False, base: str = ""
+    store: Store, stage_root: Path, changes: Sequence[Change], full: bool = False, base: str = ""
 ) -> GateReport:
     """Validate the staged tree at ``stage_root`` (which started from ``base``); only the
     changed part unless ``full``."""
@@ -124,7 +125,7 @@ class _Plan:
     unseen_refs: set[str] = field(default_factory=set)  # unchanged sources left unchecked
 
 
-def _plan(store: Store, stage_root: Path, base: str, changes: list[Change]) -> _Plan:
+def _plan(store: Store, stage_root: Path, base: str, changes: Sequence[Change]) -> _Plan:
     """Which transcripts the changed files need.
 
     A changed page needs the transcripts of its new or changed sources; an entry
@@ -170,7 +171,7 @@ def _report(findings: list[Finding], checked: int) -> GateReport:
     return GateReport(gate=GATE, problems=problems, checked=checked)
 
 
-def _incremental_ok(stage_root: Path, changes: list[Change]) -> bool:
+def _incremental_ok(stage_root: Path, changes: Sequence[Change]) -> bool:
     for change in changes:
         if not change.path.startswith(_INCREMENTAL):
             return False

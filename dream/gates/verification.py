@@ -25,7 +25,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -310,7 +310,9 @@ def _claim_key(sources: dict[int, str], claim: Claim) -> tuple[str, tuple[str, .
     return _core(claim), tuple(sorted(_resolve(sources, claim)))
 
 
-def verify_stage(store: Store, stage_root: Path, base: str, changes: list[Change]) -> GateReport:
+def verify_stage(
+    store: Store, stage_root: Path, base: str, changes: Sequence[Change]
+) -> GateReport:
     """Check the new and changed claims of the changed pages, and their slots."""
     check = _Check(store, base, _Transcripts(stage_root))
     for change in changes:

@@ -1,0 +1,64 @@
+"""``DiskList``: what a run lists one entry per session, page or changed file is kept on
+disk in order (issue 3), and reads back equal."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from dream.disklist import DiskList
+from dream.records import PendingSession
+
+
+def _pending(i: int) -> PendingSession:
+    return PendingSession(f"s{i:05d}", f"sessions/transcripts/s{i:05d}.md", f"h{i}", i, "new")
+
+
+def test_items_keep_their_order_and_content_on_disk() -> None:
+    items = DiskList(_pending(i) for i in range(1_000))
+    items.append(_pending(1_000))
+    items.extend(_pending(i) for i in range(1_001, 1_300))
+    assert len(items) == 1_300 and items
+    got = list(items)
+    assert got == [_pending(i) for i in range(1_300)]
+    assert got[5] is not items[5]  # read back from the database, not held
+    assert items[0] == _pending(0) and items[-1] == _pending(1_299)
+    assert items[255:258] == [_pending(255), _pending(256), _pending(257)]
+    assert items[:3] == got[:3] and items[1_298:5_000] == got[1_298:]
+    assert items[10:2] == [] and items[::500] == got[::500] and items[::-400] == got[::-400]
+    with pytest.raises(IndexError):
+        items[1_300]
+    assert items.index(_pending(700)) == 700 and _pending(3) in items
+
+
+def test_appending_while_iterating_reads_the_new_items_too() -> None:
+    items = DiskList(["a", "b"])
+    seen = []
+    for item in items:
+        seen.append(item)
+        if item == "a":
+            items.append("c")
+    assert seen == ["a", "b", "c"]
+
+
+def test_an_empty_or_cleared_list_is_empty() -> None:
+    items: DiskList[str] = DiskList()
+    assert len(items) == 0 and not items and list(items) == [] and items[:5] == []
+    items.extend(["x", "y"])
+    items.clear()
+    assert len(items) == 0 and list(items) == []
+    items.append("z")
+    assert list(items) == ["z"]
+
+
+def test_lists_share_one_database_and_a_list_let_go_drops_its_table() -> None:
+    first, second = DiskList(["a"]), DiskList(["b"])
+    assert first._db is second._db  # one connection (and page cache) for every list
+    table = second._table
+    tables = "SELECT name FROM sqlite_master WHERE type = 'table'"
+    assert table in {name for (name,) in first._db.execute(tables)}
+    del second
+    gc.collect()
+    assert table not in {name for (name,) in first._db.execute(tables)}
+    assert list(first) == ["a"]
