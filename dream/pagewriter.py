@@ -164,9 +164,15 @@ class Sources:
 
     def __init__(self, raw: Any) -> None:
         self.entries: list[Any] = list(raw) if isinstance(raw, list) else []
+        self._by_id: dict[Any, dict[str, Any]] | None = None  # built when first needed
+        self._index()
+        self.changed = False
+
+    def _index(self) -> None:
+        """Lookups and the next id, from the entries alone: a page held open since it was
+        read and the same page written and read again number new citations alike."""
         self._by_ref: dict[str, int] = {}
         self._refs: dict[int, str] = {}
-        self._by_id: dict[Any, dict[str, Any]] | None = None  # built when first needed
         self._next = 1
         for e in self.entries:
             if isinstance(e, dict) and isinstance(e.get("id"), int):
@@ -174,7 +180,6 @@ class Sources:
                 if isinstance(e.get("ref"), str):
                     self._by_ref.setdefault(f"{e['ref']}@{e.get('hash', '')}", e["id"])
                     self._refs.setdefault(e["id"], e["ref"])
-        self.changed = False
 
     def cite(self, ev: Evidence) -> int:
         ref = ev.ref  # one string for the entry and the lookup (a property: a new one per call)
@@ -210,11 +215,17 @@ class Sources:
         return self._by_id.get(n)
 
     def keep_only(self, used: set[int]) -> None:
-        """Drop the entries no citation names any more (ids are kept, gaps allowed)."""
+        """Drop the entries no citation names any more (ids are kept, gaps allowed).
+
+        A dropped entry leaves the lookups too: citing its turn again adds an entry
+        (else the citation would name none), and the next id is what the page's text
+        says, as when the page is read again (else letting a page go and reopening it
+        would change what is written)."""
         kept = [e for e in self.entries if not isinstance(e, dict) or e.get("id") in used]
         if len(kept) != len(self.entries):
             self.entries = kept
             self._by_id = None
+            self._index()
             self.changed = True
 
     def ref_of(self, n: int) -> str:
