@@ -37,6 +37,20 @@ def _bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(livepages, "TRIM_EVERY", 1)
 
 
+def _count_releases(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The pages let go mid-run (not at the end), appended to as the run goes."""
+    released: list[str] = []
+    release = livepages.LivePages._release
+
+    def counting(self: livepages.LivePages, sid: str, final: bool) -> None:
+        if not final:
+            released.append(sid)
+        release(self, sid, final)
+
+    monkeypatch.setattr(livepages.LivePages, "_release", counting)
+    return released
+
+
 @pytest.mark.parametrize("kind", ["sample", "synthetic"])
 def test_pages_let_go_and_opened_again_write_the_same_tree(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
@@ -47,15 +61,7 @@ def test_pages_let_go_and_opened_again_write_the_same_tree(
     held = build(tmp_path / "held")
     held_report = consolidate(held)
     _bounded(monkeypatch)
-    released: list[str] = []
-    release = livepages.LivePages._release
-
-    def counting(self: livepages.LivePages, sid: str, final: bool) -> None:
-        if not final:
-            released.append(sid)
-        release(self, sid, final)
-
-    monkeypatch.setattr(livepages.LivePages, "_release", counting)
+    released = _count_releases(monkeypatch)
     bounded = build(tmp_path / "bounded")
     bounded_report = consolidate(bounded)
     assert len(released) > 20  # pages were let go mid-run and opened again
@@ -108,15 +114,7 @@ def test_pages_opened_between_two_looks_count_toward_the_budget(
     held = build(tmp_path / "held")
     monkeypatch.setattr(livepages, "PAGE_BUDGET", 40)
     monkeypatch.setattr(livepages, "TRIM_EVERY", 10**9)  # only what was opened triggers it
-    released: list[str] = []
-    release = livepages.LivePages._release
-
-    def counting(self: livepages.LivePages, sid: str, final: bool) -> None:
-        if not final:
-            released.append(sid)
-        release(self, sid, final)
-
-    monkeypatch.setattr(livepages.LivePages, "_release", counting)
+    released = _count_releases(monkeypatch)
     bounded = build(tmp_path / "bounded")
     assert released and tree_bytes(bounded) == tree_bytes(held)
     text = "---\nid: kelp\ntitle: Kelp\nsources:\n- id: 1\n  ref: a.md#t1\n"
