@@ -8,10 +8,10 @@ phase that made them to the end of the run, were megabytes of its peak. Items ar
 pickled; reading them back gives equal, not identical, objects.
 
 Boundary: the process's own temporary database (``cache_db.connect("")``: on disk, gone
-when the process ends), like ``subjects.TakenIds`` and ``workset.FileDigests``; nothing
-under the store. The lists share one database (per process and thread), a table each,
-dropped with its list: a connection apiece cost ~150 KB even for an empty list, and a
-page cache apiece once full.
+when the process ends); nothing under the store. The lists share one database (per
+process and thread), a table each, dropped with its list: a connection apiece cost ~150
+KB even for an empty list, and a page cache apiece once full. ``FactSpill``,
+``subjects.TakenIds`` and ``workset.FileDigests`` keep their tables there too.
 """
 
 from __future__ import annotations
@@ -51,12 +51,15 @@ def _drop(db: sqlite3.Connection, table: str) -> None:
         db.execute(f"DROP TABLE IF EXISTS {table}")
 
 
-def scratch_table(owner: object, columns: str) -> tuple[sqlite3.Connection, str]:
+def scratch_table(
+    owner: object, columns: str, without_rowid: bool = False
+) -> tuple[sqlite3.Connection, str]:
     """A new table ``(columns)`` in the scratch database, dropped when ``owner`` is let go:
-    the connection and the table's name."""
+    the connection and the table's name. Every scratch structure of a run shares it
+    (``DiskList``, ``FactSpill``, ``subjects.TakenIds``, ``workset.FileDigests``)."""
     db = _scratch()
     table = f"scratch{next(_tables)}"
-    db.execute(f"CREATE TABLE {table}({columns})")
+    db.execute(f"CREATE TABLE {table}({columns}){' WITHOUT ROWID' if without_rowid else ''}")
     weakref.finalize(owner, _drop, db, table)
     return db, table
 

@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 from rapidfuzz import fuzz, process
 
-from memoryfs.cache_db import connect
+from dream.disklist import scratch_table
 from memoryfs.deletions import Deletions, has_phrase
 from memoryfs.page import split_frontmatter
 from memoryfs.store import Store
@@ -96,19 +96,18 @@ class TakenIds:
     them grew its peak with the store (issue 3)."""
 
     def __init__(self, ids: Iterable[str] = ()) -> None:
-        self._db = connect("")  # "": a temporary database on disk, gone when closed
-        self._db.execute("CREATE TABLE ids(id TEXT PRIMARY KEY) WITHOUT ROWID")
+        self._db, self._ids = scratch_table(self, "id TEXT PRIMARY KEY", without_rowid=True)
         self.update(ids)
 
     def __contains__(self, sid: object) -> bool:
-        row = self._db.execute("SELECT 1 FROM ids WHERE id = ?", (sid,)).fetchone()
+        row = self._db.execute(f"SELECT 1 FROM {self._ids} WHERE id = ?", (sid,)).fetchone()
         return row is not None
 
     def add(self, sid: str) -> None:
-        self._db.execute("INSERT OR IGNORE INTO ids VALUES (?)", (sid,))
+        self._db.execute(f"INSERT OR IGNORE INTO {self._ids} VALUES (?)", (sid,))
 
     def update(self, ids: Iterable[str]) -> None:
-        self._db.executemany("INSERT OR IGNORE INTO ids VALUES (?)", ((i,) for i in ids))
+        self._db.executemany(f"INSERT OR IGNORE INTO {self._ids} VALUES (?)", ((i,) for i in ids))
 
 
 class Registry:

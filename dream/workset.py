@@ -16,12 +16,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dream.disklist import DiskList
+from dream.disklist import DiskList, scratch_table
 from dream.engine import Engine
 from dream.factspill import FactSpill
 from dream.records import ConsolidationReport, Fact
 from dream.subjects import Registry, Subject
-from memoryfs.cache_db import connect
 from memoryfs.deletions import Deletions
 from memoryfs.store import Store
 
@@ -45,7 +44,7 @@ def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
 
 
-def _found(text: str | None) -> bytes | None:
+def _digest_of(text: str | None) -> bytes | None:
     return None if text is None else _digest(text)
 
 
@@ -84,7 +83,7 @@ class Workset:
             return self._writes[rel]
         text = self._load(rel)
         if not self._digests.found(rel):
-            self._digests.find(rel, _found(text))
+            self._digests.find(rel, _digest_of(text))
         return text
 
     def exists(self, rel: str) -> bool:
@@ -94,7 +93,7 @@ class Workset:
         """Stage ``text`` for ``rel``; it reaches the disk at ``flush``, or earlier once
         ``SPILL_CHARS`` of text wait (the files are the same either way)."""
         if not self._digests.found(rel):
-            self._digests.find(rel, _found(self._load(rel)))
+            self._digests.find(rel, _digest_of(self._load(rel)))
         self._pending += len(text) - len(self._writes.get(rel, ""))
         self._writes[rel] = text
         if self._pending > SPILL_CHARS:
@@ -124,28 +123,29 @@ class FileDigests:
     digests in dictionaries grew its peak with the store (issue 3)."""
 
     def __init__(self) -> None:
-        self._db = connect("")  # "": a temporary database on disk, gone when closed
-        self._db.execute(
-            "CREATE TABLE files(rel TEXT PRIMARY KEY, found BLOB, disk BLOB) WITHOUT ROWID"
+        self._db, self._files = scratch_table(
+            self, "rel TEXT PRIMARY KEY, found BLOB, disk BLOB", without_rowid=True
         )
 
     def found(self, rel: str) -> bool:
         """Whether what ``rel`` held is known."""
-        row = self._db.execute("SELECT 1 FROM files WHERE rel = ?", (rel,)).fetchone()
+        row = self._db.execute(f"SELECT 1 FROM {self._files} WHERE rel = ?", (rel,)).fetchone()
         return row is not None
 
     def find(self, rel: str, digest: bytes | None) -> None:
-        self._db.execute("INSERT OR IGNORE INTO files(rel, found) VALUES (?, ?)", (rel, digest))
+        self._db.execute(
+            f"INSERT OR IGNORE INTO {self._files}(rel, found) VALUES (?, ?)", (rel, digest)
+        )
 
     def on_disk(self, rel: str) -> bytes | None:
         """The digest of what ``rel`` holds now (None: no file)."""
         row = self._db.execute(
-            "SELECT coalesce(disk, found) FROM files WHERE rel = ?", (rel,)
+            f"SELECT coalesce(disk, found) FROM {self._files} WHERE rel = ?", (rel,)
         ).fetchone()
         return None if row is None else row[0]
 
     def wrote(self, rel: str, digest: bytes) -> None:
-        self._db.execute("UPDATE files SET disk = ? WHERE rel = ?", (digest, rel))
+        self._db.execute(f"UPDATE {self._files} SET disk = ? WHERE rel = ?", (digest, rel))
 
     def settle(self) -> tuple[DiskList[str], DiskList[str]]:
         """(created, updated) paths, sorted: those written since the last ``settle`` whose
@@ -153,11 +153,14 @@ class FileDigests:
         created: DiskList[str] = DiskList()
         updated: DiskList[str] = DiskList()
         rows = self._db.execute(
-            "SELECT rel, found FROM files WHERE disk IS NOT NULL AND disk IS NOT found ORDER BY rel"
+            f"SELECT rel, found FROM {self._files}"
+            " WHERE disk IS NOT NULL AND disk IS NOT found ORDER BY rel"
         )
         for rel, found in rows:
             (created if found is None else updated).append(rel)
-        self._db.execute("UPDATE files SET found = disk, disk = NULL WHERE disk IS NOT NULL")
+        self._db.execute(
+            f"UPDATE {self._files} SET found = disk, disk = NULL WHERE disk IS NOT NULL"
+        )
         return created, updated
 
 

@@ -62,3 +62,17 @@ def test_lists_share_one_database_and_a_list_let_go_drops_its_table() -> None:
     gc.collect()
     assert table not in {name for (name,) in first._db.execute(tables)}
     assert list(first) == ["a"]
+
+
+def test_a_runs_other_scratch_structures_use_the_same_database() -> None:
+    from dream.factspill import FactSpill
+    from dream.subjects import TakenIds
+    from dream.workset import FileDigests
+
+    items: DiskList[str] = DiskList()
+    ids, digests, spill = TakenIds(["a"]), FileDigests(), FactSpill()
+    assert ids._db is digests._db is spill._db is items._db
+    digests.find("notes/x.md", None)
+    digests.wrote("notes/x.md", b"1")
+    assert "a" in ids and list(digests.settle()[0]) == ["notes/x.md"]
+
