@@ -75,4 +75,3 @@ def test_a_runs_other_scratch_structures_use_the_same_database() -> None:
     digests.find("notes/x.md", None)
     digests.wrote("notes/x.md", b"1")
     assert "a" in ids and list(digests.settle()[0]) == ["notes/x.md"]
-
