@@ -61,8 +61,17 @@ def _error_roots() -> tuple[type[Exception], ...]:
     return tuple(roots)
 
 
+def _os_message(exc: OSError) -> str:
+    """``path: reason`` for a file system error ("demo/x: Not a directory")."""
+    reason = exc.strerror or str(exc)
+    return f"{exc.filename}: {reason}" if exc.filename else reason
+
+
 def handle_errors(func: F) -> F:
-    """Turn library errors into one stderr line: exit 2 for a missing store, else 1."""
+    """Turn library errors into one stderr line: exit 2 for a missing store, else 1.
+
+    An ``OSError`` the library did not turn into its own error (a folder that cannot
+    be created, a full disk) is one line too, with the path it was about."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -76,5 +85,7 @@ def handle_errors(func: F) -> F:
             raise fail("interrupted", 130) from None
         except BrokenPipeError:
             raise typer.Exit(1) from None
+        except OSError as exc:  # the file system said no: a folder that cannot be made, a full disk
+            raise fail(_os_message(exc), 1) from None
 
     return wrapper  # type: ignore[return-value]

@@ -132,6 +132,7 @@ def target_branch(store: Store) -> str:
     """The branch checked out in the store root: the one Dream moves."""
     out = run_git(store.root, "symbolic-ref", "--quiet", "--short", "HEAD", check=False).strip()
     if not out:
+        store.repo  # noqa: B018 - raises StoreNotFoundError when there is no repository at all
         raise DreamError(
             f"{store.root} has a detached HEAD; check out the store's branch (git checkout main)"
         )

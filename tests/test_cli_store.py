@@ -85,6 +85,17 @@ def test_index_is_deterministic(runner: CliRunner, tmp_path: Path) -> None:
         ),
         (["validate", "--store", "{tmp}/nostore"], 2, "no store at"),
         (["index", "--store", "{store}", "--max-tokens", "10"], 2, "only applies with --prompt"),
+        # a folder under a file cannot be made: the file system's reason, no traceback
+        (
+            ["init", "{tmp}/bad.jsonl/s", "--user", "dana", "--assistant", "atlas"],
+            1,
+            "bad.jsonl/s: Not a directory",
+        ),
+        (
+            ["materialize", "--store", "{store}", "--to", "{tmp}/bad.jsonl/box"],
+            1,
+            "bad.jsonl/box: Not a directory",
+        ),
     ],
 )
 def test_bad_input_is_one_line_on_stderr(

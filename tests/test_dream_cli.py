@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -156,6 +157,14 @@ def test_unapproved_skill_is_refused_unless_allowed(runner: CliRunner, tmp_path:
 def test_missing_store_exits_2(runner: CliRunner, tmp_path: Path) -> None:
     r = runner.invoke(app, ["status", "--store", str(tmp_path / "nowhere")])
     assert r.exit_code == 2 and r.stderr.startswith("error: no store")
+
+
+def test_a_store_without_its_repository_exits_2(runner: CliRunner, store: Store) -> None:
+    shutil.rmtree(store.root / ".git")
+    for command in ("run", "status"):
+        r = dream(runner, store, command, *ENGINE[: 2 if command == "run" else 0])
+        assert r.exit_code == 2, (command, r.output)
+        assert r.stderr.count("\n") == 1 and "is not a Git repository" in r.stderr
 
 
 def test_version_and_help(runner: CliRunner) -> None:

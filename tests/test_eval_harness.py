@@ -400,6 +400,10 @@ def test_cli_missing_or_bad_file(tmp_path: Path) -> None:
     bad.write_text("{", encoding="utf-8")
     r = CliRunner().invoke(_app(), ["eval", "locomo", str(bad), "--arms", "bm25-turns"])
     assert r.exit_code == 1 and "not a readable LoCoMo JSON" in r.stderr
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]", encoding="utf-8")
+    r = CliRunner().invoke(_app(), ["eval", "locomo", str(empty), "--arms", "bm25-turns"])
+    assert r.exit_code == 1 and "no LoCoMo conversation in it" in r.stderr and r.stdout == ""
 
 
 @pytest.mark.slow

@@ -329,8 +329,10 @@ def evaluate_locomo(
         dream_fn = dream_fn or default_dream(engine)
     convs: list[tuple[str, Conversation]] = []
     for path in paths:
-        for conv in load_locomo(Path(path), SCOPE):
-            convs.append((str(path), conv))
+        found = load_locomo(Path(path), SCOPE)
+        if not found:  # an empty list would score nothing and print an empty report
+            raise EvalError(f"{path}: no LoCoMo conversation in it")
+        convs.extend((str(path), conv) for conv in found)
     ids = [c.id for _, c in convs]
     if len(set(ids)) != len(ids):
         raise EvalError("two conversations share an id; pass each file once")
