@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 
 from memoryfs import cache_db
 from memoryfs.errors import MemoryFSError
-from memoryfs.git_changes import Anchor, anchor_of, changed_between
+from memoryfs.git_changes import Untold, anchor_of, changed_between
 from memoryfs.index_facts import KNOWLEDGE, NOTE, SUMMARY, TRANSCRIPT, Facts, facts_of
 from memoryfs.store import Store
 
@@ -83,6 +83,10 @@ _SCHEMA = (
     "CREATE TEMP TABLE IF NOT EXISTS before (k TEXT PRIMARY KEY, t TEXT)",
     "CREATE TEMP TABLE IF NOT EXISTS ckeys (k TEXT PRIMARY KEY)",
     "CREATE TEMP TABLE IF NOT EXISTS todo (rel TEXT PRIMARY KEY)",  # pages to re-link
+    # this pass's anchor: the files that differ from its commit (``dirty`` once it is done)
+    "CREATE TEMP TABLE IF NOT EXISTS fresh (rel TEXT PRIMARY KEY) WITHOUT ROWID",
+    # the files this pass looks at (by Git); those ``store.files`` does not list now
+    "CREATE TEMP TABLE IF NOT EXISTS maybe (rel TEXT PRIMARY KEY, listed INTEGER) WITHOUT ROWID",
 )
 
 
@@ -233,19 +237,18 @@ class IndexCache:
         look at are those Git says may differ from what the last pass saw
         (``memoryfs.git_changes``), when that pass left an anchor; else every file."""
         db = self.db
-        for temp in ("before", "ckeys", "todo"):
+        for temp in ("before", "ckeys", "todo", "fresh", "maybe"):
             db.execute(f"DELETE FROM {temp}")
-        anchor = anchor_of(self.store.root) if by_git and self.on_disk else None
-        candidates = self._candidates(anchor) if anchor is not None else None
-        if candidates is None:
+        commit = self._anchor() if by_git and self.on_disk else None
+        if commit is None or not self._candidates(commit):
             self._scan_all()
         else:
-            self._scan(*candidates)
+            self._scan()
         db.execute("DELETE FROM anchor")
         db.execute("DELETE FROM dirty")
-        if anchor is not None:
-            db.execute("INSERT INTO anchor VALUES (?)", (anchor.commit,))
-            db.executemany("INSERT INTO dirty VALUES (?)", [(r,) for r in sorted(anchor.dirty)])
+        if commit is not None:
+            db.execute("INSERT INTO anchor VALUES (?)", (commit,))
+            db.execute("INSERT INTO dirty SELECT rel FROM fresh ORDER BY rel")
         # links are resolved again where they are new, or name a key that moved
         db.execute(f"INSERT INTO ckeys SELECT k FROM before WHERE t IS NOT ({_target('before.k')})")
         db.execute("INSERT OR IGNORE INTO todo SELECT rel FROM link WHERE target IN ckeys")
@@ -269,43 +272,65 @@ class IndexCache:
                 self._compare(chunk, kind, stored)
                 lo = chunk[-1] if chunk else lo
 
-    def _candidates(self, anchor: Anchor) -> tuple[list[str], set[str]] | None:
-        """The files that may differ from what the last pass saw (sorted) and those of
-        them ``store.files`` lists now; None when only looking at every file will do (no
-        anchor stored, Git cannot tell, a folder of the store is a link, or a candidate
-        is a folder)."""
-        row = self.db.execute("SELECT head FROM anchor").fetchone()
+    def _anchor(self) -> str | None:
+        """The commit of the work tree, with the files that differ from it now in ``fresh``
+        (read before this pass looks at any file); None when Git cannot tell."""
+        found = anchor_of(self.store.root)
+        if found is None:
+            return None
+        commit, dirty = found
+        try:
+            self.db.executemany("INSERT OR IGNORE INTO fresh VALUES (?)", ((r,) for r in dirty))
+        except Untold:
+            self.db.execute("DELETE FROM fresh")
+            return None
+        return commit
+
+    def _candidates(self, commit: str) -> bool:
+        """Gather in ``maybe`` the files that may differ from what the last pass saw (those
+        the last pass's anchor and this one's name, and what changed between their commits),
+        marking those ``store.files`` does not list now; False when only looking at every
+        file will do (no anchor stored, Git cannot tell, a folder of the store is a link, or
+        a candidate is a folder). In SQLite, not in memory: after a full Dream run they are
+        every file of the store."""
+        db = self.db
+        row = db.execute("SELECT head FROM anchor").fetchone()
         if row is None or not all(c in "0123456789abcdef" for c in row[0]):
-            return None
-        moved = changed_between(self.store.root, row[0], anchor.commit)
-        if moved is None:
-            return None
+            return False
         memory = str(self.store.memory)
         tops = [memory, *(f"{memory}/{sub}" for sub in ("sessions", *(g for g, _ in _GROUPS)))]
         if any(os.path.islink(top) for top in tops):
-            return None
-        was = {r for (r,) in self.db.execute("SELECT rel FROM dirty")}
-        rels = sorted(moved | was | anchor.dirty)
-        listed: set[str] = set()
-        for rel in rels:
+            return False
+        insert = "INSERT OR IGNORE INTO maybe VALUES (?, 1)"
+        try:
+            db.executemany(insert, ((r,) for r in changed_between(self.store.root, row[0], commit)))
+        except Untold:
+            return False
+        db.execute("INSERT OR IGNORE INTO maybe SELECT rel, 1 FROM dirty")
+        db.execute("INSERT OR IGNORE INTO maybe SELECT rel, 1 FROM fresh")
+        unlisted: list[str] = []
+        for (rel,) in self.rows("SELECT rel FROM maybe"):
             found = self.store.lists(rel)
             if found is None:
-                return None
-            if found:
-                listed.add(rel)
-        return rels, listed
+                return False
+            if not found:
+                unlisted.append(rel)
+        db.executemany("UPDATE maybe SET listed = 0 WHERE rel = ?", ((r,) for r in unlisted))
+        return True
 
-    def _scan(self, rels: list[str], listed: set[str]) -> None:
-        """Compare the files of ``rels`` (sorted) with their stored stamps; a stored file
-        not ``listed`` is gone."""
+    def _scan(self) -> None:
+        """Compare the files of ``maybe`` with their stored stamps, a chunk at a time; a
+        stored file not listed now is gone."""
+        query = "SELECT rel, listed FROM maybe WHERE rel > ? AND rel < ? ORDER BY rel LIMIT ?"
         for sub, kind in _GROUPS:
-            group = [r for r in rels if r.startswith(f"{sub}/")]
-            for i in range(0, len(group), _CHUNK):
-                chunk = group[i : i + _CHUNK]
-                marks = ", ".join("?" * len(chunk))
-                query = f"SELECT rel, size, mtime, ino, key FROM stats WHERE rel IN ({marks})"
-                stored = {r[0]: r[1:] for r in self.db.execute(query, chunk)}
-                self._compare([r for r in chunk if r in listed], kind, stored)
+            lo, hi = f"{sub}/", f"{sub}0"  # '0' follows '/'
+            while chunk := self.db.execute(query, (lo, hi, _CHUNK)).fetchall():
+                rels = [rel for rel, _ in chunk]
+                marks = ", ".join("?" * len(rels))
+                query_stats = f"SELECT rel, size, mtime, ino, key FROM stats WHERE rel IN ({marks})"
+                stored = {r[0]: r[1:] for r in self.db.execute(query_stats, rels)}
+                self._compare([rel for rel, listed in chunk if listed], kind, stored)
+                lo = rels[-1]
 
     def _compare(self, chunk: list[str], kind: int, stored: dict[str, tuple[Any, ...]]) -> None:
         """Compare a chunk of the listing with its stored stamps (and stored files between
