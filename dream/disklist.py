@@ -7,6 +7,8 @@ order, so that a run's peak memory does not grow with the store (issue 3): a ful
 phase that made them to the end of the run, were megabytes of its peak. Items are
 pickled; reading them back gives equal, not identical, objects.
 
+``DiskSet`` is the same for a set of strings asked ``in``.
+
 Boundary: the process's own temporary database (``cache_db.connect("")``: on disk, gone
 when the process ends); nothing under the store. The lists share one database (per
 process and thread), a table each, dropped with its list: a connection apiece cost ~150
@@ -23,12 +25,12 @@ import pickle
 import sqlite3
 import threading
 import weakref
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from typing import Generic, TypeVar, overload
 
 from memoryfs.cache_db import connect
 
-__all__ = ["DiskList", "scratch_table"]
+__all__ = ["DiskList", "DiskSet", "scratch_table"]
 
 T = TypeVar("T")
 
@@ -132,6 +134,33 @@ class DiskList(Sequence[T], Generic[T]):
     def clear(self) -> None:
         self._db.execute(f"DELETE FROM {self._table}")
         self._len = 0
+
+
+class DiskSet(Container[str]):
+    """A set of strings on disk: add, ``in`` and len (what a gate asks of a full run's
+    changed paths, every file of the store: as a set of strings, 2 MB at 2,000 sessions
+    and twice that at 4,000)."""
+
+    def __init__(self, items: Iterable[str] = ()) -> None:
+        self._db, self._table = scratch_table(self, "item TEXT PRIMARY KEY", without_rowid=True)
+        self.update(items)
+
+    def update(self, items: Iterable[str]) -> None:
+        self._db.executemany(
+            f"INSERT OR IGNORE INTO {self._table} VALUES (?)", ((item,) for item in items)
+        )
+
+    def __contains__(self, item: object) -> bool:
+        if not isinstance(item, str):
+            return False
+        found = self._db.execute(f"SELECT 1 FROM {self._table} WHERE item = ?", (item,))
+        return found.fetchone() is not None
+
+    def __len__(self) -> int:
+        return int(self._db.execute(f"SELECT count(*) FROM {self._table}").fetchone()[0])
+
+    def __repr__(self) -> str:
+        return f"DiskSet({len(self)} items)"
 
 
 def _dump(item: object) -> bytes:

@@ -75,3 +75,14 @@ def test_a_runs_other_scratch_structures_use_the_same_database() -> None:
     digests.find("notes/x.md", None)
     digests.wrote("notes/x.md", b"1")
     assert "a" in ids and list(digests.settle()[0]) == ["notes/x.md"]
+
+
+def test_a_disk_set_answers_in_and_len_from_disk() -> None:
+    from dream.disklist import DiskSet
+
+    paths = DiskSet(f"memory/notes/n{i:05d}.md" for i in range(2_000))
+    paths.update(["memory/notes/n00001.md", "memory/INDEX.md"])  # one already there
+    assert len(paths) == 2_001
+    assert "memory/notes/n01999.md" in paths and "memory/INDEX.md" in paths
+    assert "memory/notes/n02000.md" not in paths and 3 not in paths
+    assert paths._db is DiskList()._db  # the run's one scratch database

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import sqlite3
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Container, Iterable
 from pathlib import Path
 from typing import TypeVar
 
@@ -85,7 +85,7 @@ class PageKeyCache:
 
     # -- this run's tree -------------------------------------------------------------
 
-    def list_tree(self, store: Store, base: str, stage_root: Path, changed: set[str]) -> None:
+    def list_tree(self, store: Store, base: str, stage_root: Path, changed: Container[str]) -> None:
         """The base's pages but ``changed`` (paths relative to the root); the keys of
         those the cache does not know are read from ``stage_root``."""
         rows = (
