@@ -288,7 +288,7 @@ def run_dream(
                 finished=now_utc(),
                 timings={**result.timings, "total": total},
             )
-            write_record(store, record(result))
+            write_record(store, vars(result))  # its DiskLists written an item at a time
             return result
         error = DreamError(f"the run kept conflicting with new commits on {target}; try again")
         _record_error(store, draft, error)
