@@ -45,6 +45,7 @@ from dream.staging import (
     remove_stage,
     run_git,
     stage_changes,
+    stage_changes_on_disk,
 )
 from dream.sync import MAX_ATTEMPTS, SyncConflict, changed_files, commit_message, describe, sync
 from memoryfs.errors import LockedError
@@ -372,7 +373,7 @@ class _Attempt:
         rejected = (*report.rejected, *recited.unsupported)
         result = replace(result, rejected=rejected, tokens=report.tokens, cost=report.cost)
         stopped = report.stopped_early or result.stopped
-        changes = DiskList(stage_changes(stage))  # a full run: every file of the store
+        changes = stage_changes_on_disk(stage)  # a full run: every file of the store
         if not changes:
             return replace(
                 result,

@@ -18,16 +18,20 @@ business; whether it may land is the gates'; moving ``main`` is ``sync``'s.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shutil
 import sqlite3
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from dream.disklist import DiskList
 from dream.errors import DreamError, RunNotFound
 from dream.runlog import read_record
 from memoryfs.errors import MemoryFSError
+from memoryfs.git_changes import Untold, git_entries
 from memoryfs.hashing import content_hash
 from memoryfs.index import refresh_facts, write_indexes
 from memoryfs.store import DEFAULT_AUTHOR, Store, remove_stale_lock
@@ -41,6 +45,7 @@ __all__ = [
     "reopen_stage",
     "remove_stage",
     "stage_changes",
+    "stage_changes_on_disk",
     "commit_stage",
     "kept_runs",
     "cleanup_stale",
@@ -269,13 +274,28 @@ def remove_stage(store: Store, stage: Stage, keep_branch: bool) -> None:
 
 def stage_changes(stage: Stage, against: str | None = None) -> list[Change]:
     """Stage every change in the worktree's index; list the files that differ from the base."""
+    return sorted(_staged_diff(stage, against), key=lambda c: c.path)
+
+
+def stage_changes_on_disk(stage: Stage, against: str | None = None) -> DiskList[Change]:
+    """``stage_changes`` on disk, read from Git as it prints them (by path): a full run
+    changes every file of the store, and Git's whole output and the list were ~2 MB
+    more of its peak at 4,000 sessions."""
+    found: DiskList[Change] = DiskList(_staged_diff(stage, against))
+    if any(a.path >= b.path for a, b in itertools.pairwise(found)):
+        found = DiskList(sorted(found, key=lambda c: c.path))
+    return found
+
+
+def _staged_diff(stage: Stage, against: str | None) -> Iterator[Change]:
     run_git(stage.path, "add", "-A", "--", ".")
-    out = run_git(
-        stage.path, "diff", "--cached", "--name-status", "--no-renames", "-z", against or stage.base
-    )
-    parts = out.split("\0")
-    changes = [Change(parts[i][:1], parts[i + 1]) for i in range(0, len(parts) - 1, 2) if parts[i]]
-    return sorted(changes, key=lambda c: c.path)
+    args = ("diff", "--cached", "--name-status", "--no-renames", "-z", against or stage.base)
+    entries = git_entries(stage.path, *_GIT_CONFIG, *args)
+    try:
+        for status in entries:
+            yield Change(status[:1], next(entries))
+    except (Untold, StopIteration):
+        raise DreamError(f"git {' '.join(args)} failed in {stage.path}") from None
 
 
 def commit_stage(store: Store, stage: Stage, message: str) -> str:

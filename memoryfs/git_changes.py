@@ -21,7 +21,7 @@ import subprocess
 from collections.abc import Generator, Iterator
 from pathlib import Path
 
-__all__ = ["Untold", "anchor_of", "changed_between"]
+__all__ = ["Untold", "anchor_of", "changed_between", "git_entries"]
 
 _PREFIX = "memory/"
 _ENV = {"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
@@ -35,7 +35,7 @@ class Untold(Exception):
 _READ = 1 << 16  # bytes of Git's output read at a time
 
 
-def _entries(root: Path, *args: str) -> Generator[str, None, None]:
+def git_entries(root: Path, *args: str) -> Generator[str, None, None]:
     """The NUL-separated entries Git prints for ``args``, as Git prints them: read a
     block at a time, never the whole output (a full Dream run changes every file of a
     large store, and its listing was megabytes of the run's peak). Raises ``Untold``
@@ -83,7 +83,7 @@ def anchor_of(root: Path) -> tuple[str, Iterator[str]] | None:
     it (staged, unstaged, untracked or ignored), streamed from Git: iterate them once, at
     once (they are what differs now), catching ``Untold``. None when Git cannot tell the
     commit."""
-    entries = _entries(
+    entries = git_entries(
         root,
         "status",
         "--porcelain=v2",
@@ -136,7 +136,7 @@ def changed_between(root: Path, old: str, new: str) -> Iterator[str]:
     Git; raises ``Untold`` (as it goes) when Git cannot tell (a commit it does not have)."""
     if old == new:
         return
-    for entry in _entries(
+    for entry in git_entries(
         root, "diff", "--name-only", "-z", "--no-renames", old, new, "--", "memory"
     ):
         yield _rel(entry)
