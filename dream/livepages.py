@@ -26,8 +26,12 @@ __all__ = ["PAGE_BUDGET", "LivePages"]
 # Claim entries held open (a claim line, its indexes and keys: ~1 KB each). The pages one
 # night's sessions touch fit; a full run of a large store lets its cold pages go. (Counting
 # the pages' source entries too, or 4,000 claims, let pages go so often that a full run of
-# 2,000 sessions took twice as long.)
-PAGE_BUDGET = 6_000
+# 2,000 sessions took twice as long; so did source entries at half a claim, +24% of the
+# summarize-to-wiki time.) 5,000, a trim keeping 3/4 of it and a look once an eighth of it
+# was opened: the open set peaks at ~5,600 claims, not ~7,500 as with 6,000, half and a
+# quarter, in about the same time (4,000 sessions: wiki peak 57.9 -> 56.6 MB).
+PAGE_BUDGET = 5_000
+KEEP = 3 / 4  # of the budget kept open by a trim: what was let go is opened again less
 TRIM_EVERY = 200  # edits between two looks at the total (``step``)
 
 
@@ -83,21 +87,21 @@ class LivePages:
 
     def step(self) -> None:
         """One edit done (the caller holds no page): every ``TRIM_EVERY``, or once the
-        pages opened since add up to a quarter of the budget, ``trim``."""
+        pages opened since add up to an eighth of the budget, ``trim``."""
         self._steps += 1
-        if self._steps % TRIM_EVERY == 0 or self._loaded > PAGE_BUDGET // 4:
+        if self._steps % TRIM_EVERY == 0 or self._loaded > PAGE_BUDGET // 8:
             self.trim()
 
     def trim(self) -> None:
-        """Let go of the least recently used pages while over the budget, down to half of
-        it. Only between two edits: a page let go while a caller still edits it would lose
+        """Let go of the least recently used pages while over the budget, down to ``KEEP``
+        of it. Only between two edits: a page let go while a caller still edits it would lose
         the edit."""
         self._loaded = 0
         total = sum(p.size for p in self._open.values())
         if total <= PAGE_BUDGET:
             return
         for sid in list(self._open):
-            if total <= PAGE_BUDGET // 2:
+            if total <= PAGE_BUDGET * KEEP:
                 return
             total -= self._open[sid].size
             self._release(sid, final=False)

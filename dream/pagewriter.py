@@ -171,19 +171,21 @@ class Sources:
     def _index(self) -> None:
         """Lookups and the next id, from the entries alone: a page held open since it was
         read and the same page written and read again number new citations alike."""
-        self._by_ref: dict[str, int] = {}
+        # (ref, hash) -> id: a tuple of the entry's own strings, not a joined copy of them
+        # (a full run's open pages cite thousands of turns)
+        self._by_ref: dict[tuple[str, str], int] = {}
         self._refs: dict[int, str] = {}
         self._next = 1
         for e in self.entries:
             if isinstance(e, dict) and isinstance(e.get("id"), int):
                 self._next = max(self._next, e["id"] + 1)
                 if isinstance(e.get("ref"), str):
-                    self._by_ref.setdefault(f"{e['ref']}@{e.get('hash', '')}", e["id"])
+                    self._by_ref.setdefault((e["ref"], str(e.get("hash", ""))), e["id"])
                     self._refs.setdefault(e["id"], e["ref"])
 
     def cite(self, ev: Evidence) -> int:
         ref = ev.ref  # one string for the entry and the lookup (a property: a new one per call)
-        key = f"{ref}@{ev.hash}"
+        key = (ref, str(ev.hash))
         if key in self._by_ref:
             return self._by_ref[key]
         n = self._next
@@ -197,7 +199,7 @@ class Sources:
 
     def copy(self, entry: dict[str, Any]) -> int:
         """Cite what another page's source ``entry`` names (an archived claim's evidence)."""
-        key = f"{entry.get('ref')}@{entry.get('hash', '')}"
+        key = (str(entry.get("ref")), str(entry.get("hash", "")))
         if key in self._by_ref:
             return self._by_ref[key]
         n = self._next
