@@ -121,3 +121,28 @@ def test_pages_opened_between_two_looks_count_toward_the_budget(
     text += "- id: 2\n  ref: b.md#t2\n---\n"
     page = WikiPage(Subject("kelp", "Kelp", "org", "knowledge/orgs/kelp.md"), text, set())
     assert page.page is not None and page.page.body == "" and page.sources.entries
+
+
+def test_a_trim_keeps_three_quarters_of_the_budget_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A trim lets go of the least recently used pages down to ``KEEP`` of the budget, not
+    half of it: what was let go is opened again less often, so the budget can be smaller
+    (issue 3: the open pages set a large store's peak)."""
+    monkeypatch.setattr(livepages, "PAGE_BUDGET", 40)
+    monkeypatch.setattr(livepages, "TRIM_EVERY", 10)
+    trims: list[tuple[int, int, int]] = []  # (total before, total after, largest page)
+    trim = livepages.LivePages.trim
+
+    def watching(self: livepages.LivePages) -> None:
+        sizes = [p.size for p in self.live()]
+        trim(self)
+        trims.append((sum(sizes), sum(p.size for p in self.live()), max(sizes, default=0)))
+
+    monkeypatch.setattr(livepages.LivePages, "trim", watching)
+    consolidate(_synthetic_store(tmp_path / "s", 40))
+    cut = [(before, after, big) for before, after, big in trims if after < before]
+    assert len(cut) >= 3
+    keep = livepages.PAGE_BUDGET * livepages.KEEP
+    for _, after, big in cut:
+        assert keep - big < after <= keep
