@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from dream.crashed import cleanup_stale
 from dream.disklist import DiskList
 from dream.engine import Engine, EngineContext
 from dream.errors import DreamError
@@ -38,7 +39,6 @@ from dream.runlog import new_run_id, run_source, write_receipts, write_record
 from dream.skills import check_skill
 from dream.staging import (
     Stage,
-    cleanup_stale,
     commit_stage,
     create_stage,
     git_proc,

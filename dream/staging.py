@@ -29,12 +29,11 @@ from pathlib import Path
 
 from dream.disklist import DiskList
 from dream.errors import DreamError, RunNotFound
-from dream.runlog import read_record
 from memoryfs.errors import MemoryFSError
 from memoryfs.git_changes import Untold, git_entries
 from memoryfs.hashing import content_hash
 from memoryfs.index import refresh_facts, write_indexes
-from memoryfs.store import DEFAULT_AUTHOR, Store, remove_stale_lock
+from memoryfs.store import DEFAULT_AUTHOR, Store
 
 __all__ = [
     "BRANCH_PREFIX",
@@ -48,7 +47,10 @@ __all__ = [
     "stage_changes_on_disk",
     "commit_stage",
     "kept_runs",
-    "cleanup_stale",
+    "worktrees_dir",
+    "owned",
+    "drop_worktree",
+    "branch_tip",
     "run_git",
     "git_proc",
     "is_ancestor",
@@ -150,13 +152,13 @@ def author_env(store: Store) -> dict[str, str]:
     }
 
 
-def _worktrees_dir(store: Store) -> Path:
+def worktrees_dir(store: Store) -> Path:
     return store.dream_dir / "worktrees"
 
 
 def create_stage(store: Store, run_id: str, base: str) -> Stage:
     """Check out ``base`` on a new branch ``dream/<run-id>`` under ``.dream/worktrees/``."""
-    path = _worktrees_dir(store) / run_id
+    path = worktrees_dir(store) / run_id
     if not _checkout_spare(store, path, "-B", branch_name(run_id), base):
         path.parent.mkdir(parents=True, exist_ok=True)
         run_git(
@@ -173,32 +175,32 @@ def _checkout_spare(store: Store, path: Path, *checkout: str) -> bool:
     incremental run costs what it changes. ``checkout -f`` plus ``clean -ffdx``
     leave exactly the commit's tree, as a fresh worktree would.
     """
-    spare = _worktrees_dir(store) / SPARE
-    if not _owned(store, spare):
-        _drop_worktree(store, spare)
+    spare = worktrees_dir(store) / SPARE
+    if not owned(store, spare):
+        drop_worktree(store, spare)
         return False
     if git_proc(store.root, "worktree", "move", str(spare), str(path)).returncode != 0:
-        _drop_worktree(store, spare)
+        drop_worktree(store, spare)
         return False
     if (
         git_proc(path, "checkout", "--quiet", "--force", *checkout).returncode == 0
         and git_proc(path, "clean", "--quiet", "-ffdx").returncode == 0
     ):
         return True
-    _drop_worktree(store, path)
+    drop_worktree(store, path)
     return False
 
 
-def _drop_worktree(store: Store, path: Path) -> None:
+def drop_worktree(store: Store, path: Path) -> None:
     if path.exists():
-        if _owned(store, path):  # else only the folder goes: git would act on its owner
+        if owned(store, path):  # else only the folder goes: git would act on its owner
             git_proc(store.root, "worktree", "remove", "--force", str(path))
         if path.exists():
             shutil.rmtree(path, ignore_errors=True)
     git_proc(store.root, "worktree", "prune")
 
 
-def _owned(store: Store, path: Path) -> bool:
+def owned(store: Store, path: Path) -> bool:
     """Whether the worktree at ``path`` is this store's: its ``.git`` file names an entry
     of this repository's ``.git/worktrees`` that names it back. Not so while ``git
     worktree move`` is half done (it renames the folder first, then the entry), nor in a
@@ -216,7 +218,7 @@ def _owned(store: Store, path: Path) -> bool:
         return False
 
 
-def _branch_tip(store: Store, run_id: str) -> str:
+def branch_tip(store: Store, run_id: str) -> str:
     ref = f"refs/heads/{branch_name(run_id)}"
     return run_git(store.root, "rev-parse", "--verify", "--quiet", ref, check=False).strip()
 
@@ -227,16 +229,16 @@ def reopen_stage(store: Store, run_id: str, target: str) -> Stage:
     The base is where the branch left ``target`` (their merge base), so a branch a
     human added fix-up commits to is still applied whole.
     """
-    tip = _branch_tip(store, run_id)
+    tip = branch_tip(store, run_id)
     if not tip:
         raise RunNotFound(
             f"no kept run {run_id!r} (no branch {branch_name(run_id)}); "
             "'dream status' lists the kept runs"
         )
     base = run_git(store.root, "merge-base", target, tip).strip()
-    path = _worktrees_dir(store) / run_id
-    if not _owned(store, path) and not _checkout_spare(store, path, branch_name(run_id)):
-        _drop_worktree(store, path)
+    path = worktrees_dir(store) / run_id
+    if not owned(store, path) and not _checkout_spare(store, path, branch_name(run_id)):
+        drop_worktree(store, path)
         path.parent.mkdir(parents=True, exist_ok=True)
         run_git(store.root, "worktree", "add", "--quiet", str(path), branch_name(run_id))
     return Stage(run_id=run_id, path=path, base=base)
@@ -250,7 +252,7 @@ def remove_stage(store: Store, stage: Stage, keep_branch: bool) -> None:
     HEAD at the commit it has checked out (what ``checkout --detach`` does, without
     reading and rewriting the index of every file in the store).
     """
-    spare = _worktrees_dir(store) / SPARE
+    spare = worktrees_dir(store) / SPARE
     if (stage.path / ".git").is_file():
         # the facts cache anchored at what the stage holds now (the run's commit): the next
         # run looks at what changed since, not at everything this run wrote
@@ -265,10 +267,10 @@ def remove_stage(store: Store, stage: Stage, keep_branch: bool) -> None:
             == 0
         )
         if not parked:
-            _drop_worktree(store, stage.path)
+            drop_worktree(store, stage.path)
     else:
-        _drop_worktree(store, stage.path)
-    if not keep_branch and _branch_tip(store, stage.run_id):
+        drop_worktree(store, stage.path)
+    if not keep_branch and branch_tip(store, stage.run_id):
         run_git(store.root, "branch", "-D", "--quiet", stage.branch)
 
 
@@ -341,129 +343,3 @@ def kept_runs(store: Store) -> list[str]:
     return sorted(
         line[len(BRANCH_PREFIX) :] for line in out.splitlines() if line.startswith(BRANCH_PREFIX)
     )
-
-
-def _forget_copied_entries(store: Store) -> None:
-    """A store copied with its ``.git`` (``cp -a``, a restored backup) lists the
-    original's Dream worktrees as its own: git would let a command on the copy change
-    or remove the original's folders. Forget those entries (only the copy's records;
-    the folders are the original's). A worktree a user added elsewhere is left alone."""
-    entries = store.root / ".git" / "worktrees"
-    if not entries.is_dir():
-        return
-    mine = _worktrees_dir(store).resolve()
-    for admin in entries.iterdir():
-        try:
-            where = Path((admin / "gitdir").read_text().strip()).parent
-        except OSError:
-            continue
-        dreams = where.parent.name == "worktrees" and where.parent.parent.name == ".dream"
-        if dreams and where.parent.resolve() != mine and not _owned(store, where):
-            shutil.rmtree(admin, ignore_errors=True)
-
-
-def cleanup_stale(store: Store, target: str) -> list[str]:
-    """Remove what crashed runs left (call with the run lock held): their worktrees,
-    and their branches when those hold no commit of their own or the run died
-    before it could keep one. Returns the run ids whose worktrees were removed."""
-    folder = _worktrees_dir(store)
-    stale = {p.name: p for p in folder.iterdir()} if folder.is_dir() else {}
-    listing = run_git(store.root, "worktree", "list", "--porcelain")
-    for line in listing.splitlines():  # also those killed before their folder was made
-        path = Path(line.removeprefix("worktree "))
-        if line.startswith("worktree ") and path.parent == folder:
-            stale.setdefault(path.name, path)
-    stale.pop(SPARE, None)
-    _forget_copied_entries(store)
-    removed = sorted(stale)
-    for run_id in removed:
-        # 'git worktree add' keeps a worktree locked until it is set up: unlock, or
-        # prune would keep it (and its branch checked out) forever.
-        if _owned(store, stale[run_id]) or not stale[run_id].exists():
-            git_proc(store.root, "worktree", "unlock", str(stale[run_id]))
-        _drop_worktree(store, stale[run_id])
-    git_proc(store.root, "worktree", "prune")
-    spare = folder / SPARE
-    if spare.exists() and not _owned(store, spare):  # killed while being parked, or copied
-        _drop_worktree(store, spare)
-    tips = {run_id: _branch_tip(store, run_id) for run_id in removed}
-    interrupted = [t for t in tips.values() if t and not is_ancestor(store.root, t, target)]
-    locks = _git_locks(store)
-    if interrupted or locks:
-        with store.lock("write"):
-            for lock in locks:  # a git killed with the run leaves its lock files
-                remove_stale_lock(lock)
-            _undo_interrupted_sync(store, interrupted)
-    for run_id in kept_runs(store):
-        tip = _branch_tip(store, run_id)
-        # A branch kept on purpose (review, gate failure, an error after the commit)
-        # always has its run record; a run killed before writing one is redone by
-        # the next run, so its commit is not worth keeping. A branch the target
-        # already contains holds nothing of its own (killed before deleting it).
-        crashed = run_id in removed and read_record(store, run_id) is None
-        if tip and (crashed or is_ancestor(store.root, tip, target)):
-            run_git(store.root, "branch", "-D", "--quiet", branch_name(run_id), check=False)
-    return removed
-
-
-_NO_BLOB = "0" * 40
-
-
-def _undo_interrupted_sync(store: Store, tips: list[str]) -> None:
-    """Put back the live files a killed sync left half-moved (hold the write lock).
-
-    ``git merge --ff-only`` writes the working tree and the index before it moves
-    the branch, one file at a time and not atomically, so a sync killed midway
-    leaves ``.git/index.lock`` and files of the run's commit (whole, cut short or
-    not yet re-created) in the live tree while the target stays where it was;
-    every later fast-forward would refuse them as local edits. A file goes back
-    to ``HEAD`` only when it is missing or holds a prefix of what one of ``tips``
-    (the commits of crashed runs) has there, so a user's own edits stay.
-    """
-    odb = store.repo.odb
-    for tip in tips:
-        out = run_git(store.root, "diff", "--raw", "-z", "--no-renames", "--no-abbrev", "HEAD", tip)
-        fields = out.split("\0")
-        restore: list[str] = []
-        drop: list[str] = []
-        for meta, path in zip(fields[0::2], fields[1::2], strict=False):
-            parts = meta.split()
-            if len(parts) < 5:
-                continue
-            old, new = parts[2], parts[3]
-            live = _live_bytes(store.root / path)
-            if live is None:
-                left = old != _NO_BLOB  # removed before being written again
-            else:
-                left = new != _NO_BLOB and odb.stream(bytes.fromhex(new)).read().startswith(live)
-            if left:
-                (drop if old == _NO_BLOB else restore).append(path)
-        for path in drop:
-            (store.root / path).unlink(missing_ok=True)
-        for i in range(0, len(drop), 500):
-            run_git(
-                store.root, "rm", "--cached", "-q", "--ignore-unmatch", "--", *drop[i : i + 500]
-            )
-        for i in range(0, len(restore), 500):
-            run_git(store.root, "checkout", "HEAD", "--", *restore[i : i + 500])
-
-
-def _git_locks(store: Store) -> list[Path]:
-    """Lock files of the store's index and refs (``index.lock``, ``refs/heads/main.lock``),
-    and ``packed-refs.new``: the packed refs a git killed while rewriting them (deleting a
-    branch) left half written, which makes every later ref deletion fail."""
-    git_dir = store.root / ".git"
-    locks = sorted(git_dir.glob("*.lock"))
-    if (git_dir / "packed-refs.new").exists():
-        locks.append(git_dir / "packed-refs.new")
-    for dirpath, _, names in os.walk(git_dir / "refs"):
-        locks += [Path(dirpath, n) for n in sorted(names) if n.endswith(".lock")]
-    return locks
-
-
-def _live_bytes(path: Path) -> bytes | None:
-    """The file at ``path`` (never through a symlink); None when there is none."""
-    try:
-        return None if path.is_symlink() or not path.is_file() else path.read_bytes()
-    except OSError:
-        return None
