@@ -81,7 +81,9 @@ class _Shared:
     chars = 0  # text the shared pages were parsed from, at most SHARE_CHARS
 
 
-SHARE_CHARS = 1_000_000  # a 500-session incremental run changes ~1 MB of pages, 2,000 ~2 MB
+# a 500-session incremental run changes ~1 MB of pages, 2,000 ~1.6 MB, 4,000 ~1.9 MB (the
+# pages grow until they roll over): half of 1 MB, with the parse memos (``memoryfs.page``)
+SHARE_CHARS = 500_000
 
 
 @contextlib.contextmanager
