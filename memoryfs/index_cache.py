@@ -19,7 +19,8 @@ The cache is a cache: deleting it loses nothing. One that cannot be read, of ano
 version, or whose row counts are not those it recorded (rows lost or added behind its
 back: counted when another writer moved the file's commit counter since this code's
 last pass sealed it) is started anew; one that cannot be used at all (a symlink, locked too long) is
-replaced by an in-memory database, so the output never depends on the cache.
+replaced by an in-memory database, so the output never depends on the cache. Its tables
+and the SQL that resolves a link are ``memoryfs.index_cache_schema``.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from typing import Any, TypeVar
 from memoryfs import cache_db
 from memoryfs.errors import MemoryFSError
 from memoryfs.git_changes import Untold, anchor_of, changed_between
+from memoryfs.index_cache_schema import RELINK, SCHEMA, TABLES, link_target
 from memoryfs.index_facts import KNOWLEDGE, NOTE, SUMMARY, TRANSCRIPT, Facts, facts_of
 from memoryfs.store import Store
 
@@ -51,60 +53,6 @@ _GROUPS = (
     ("notes", NOTE),
     ("sessions/summaries", SUMMARY),
     ("sessions/transcripts", TRANSCRIPT),
-)
-_TABLES = ("stats", "page", "alias", "link", "edge", "session")
-_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS stats (rel TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, "
-    "ino INTEGER, key TEXT) WITHOUT ROWID",
-    # pages (knowledge, notes, summaries) with facts; ``folder`` is a note's folder
-    "CREATE TABLE IF NOT EXISTS page (rel TEXT PRIMARY KEY, kind INTEGER, id TEXT, "
-    "title TEXT, type TEXT, summary TEXT, updated TEXT, pref INTEGER, folder TEXT) WITHOUT ROWID",
-    "CREATE INDEX IF NOT EXISTS page_id ON page (id, kind)",
-    "CREATE INDEX IF NOT EXISTS page_kind ON page (kind, folder)",
-    # lower-cased aliases and link targets of knowledge pages and notes
-    "CREATE TABLE IF NOT EXISTS alias (alias TEXT, rel TEXT, id TEXT, "
-    "PRIMARY KEY (alias, rel)) WITHOUT ROWID",
-    "CREATE INDEX IF NOT EXISTS alias_rel ON alias (rel)",
-    "CREATE TABLE IF NOT EXISTS link (rel TEXT, target TEXT, low TEXT, "
-    "PRIMARY KEY (rel, target)) WITHOUT ROWID",
-    "CREATE INDEX IF NOT EXISTS link_target ON link (target)",
-    "CREATE INDEX IF NOT EXISTS link_low ON link (low)",
-    "CREATE TABLE IF NOT EXISTS edge (rel TEXT, tid TEXT, PRIMARY KEY (rel, tid)) WITHOUT ROWID",
-    "CREATE INDEX IF NOT EXISTS edge_tid ON edge (tid)",
-    "CREATE TABLE IF NOT EXISTS session (rel TEXT PRIMARY KEY, id TEXT, date TEXT, "
-    "title TEXT, turns INTEGER) WITHOUT ROWID",
-    "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER)",
-    # the anchor of the last pass (``memoryfs.git_changes``): its commit (one row, none
-    # when that pass looked at every file without one) and the files that differed then
-    "CREATE TABLE IF NOT EXISTS anchor (head TEXT)",
-    "CREATE TABLE IF NOT EXISTS dirty (rel TEXT PRIMARY KEY) WITHOUT ROWID",
-    # the ids and aliases a pass touches, with what each named before it; those naming
-    # something else after it
-    "CREATE TEMP TABLE IF NOT EXISTS before (k TEXT PRIMARY KEY, t TEXT)",
-    "CREATE TEMP TABLE IF NOT EXISTS ckeys (k TEXT PRIMARY KEY)",
-    "CREATE TEMP TABLE IF NOT EXISTS todo (rel TEXT PRIMARY KEY)",  # pages to re-link
-    # this pass's anchor: the files that differ from its commit (``dirty`` once it is done)
-    "CREATE TEMP TABLE IF NOT EXISTS fresh (rel TEXT PRIMARY KEY) WITHOUT ROWID",
-    # the files this pass looks at (by Git); those ``store.files`` does not list now
-    "CREATE TEMP TABLE IF NOT EXISTS maybe (rel TEXT PRIMARY KEY, listed INTEGER) WITHOUT ROWID",
-)
-
-
-def _target(k: str) -> str:
-    """SQL for what link key ``k`` names: a page id, else the first page (by path) with
-    that lower-cased alias (``memoryfs.pages.page_index``'s rule)."""
-    return (
-        f"CASE WHEN EXISTS (SELECT 1 FROM page WHERE id = {k} AND kind < 2) THEN {k} "
-        f"ELSE (SELECT a.id FROM alias a WHERE a.alias = {k} ORDER BY a.rel LIMIT 1) END"
-    )
-
-
-_RELINK = (
-    "INSERT OR IGNORE INTO edge SELECT rel, tid FROM ("
-    f"SELECT l.rel AS rel, p.id AS pid, COALESCE(NULLIF({_target('l.target')}, ''), "
-    f"{_target('l.low')}) "
-    "AS tid FROM todo JOIN link l ON l.rel = todo.rel JOIN page p ON p.rel = l.rel"
-    ") WHERE tid IS NOT NULL AND tid != pid"
 )
 
 
@@ -180,7 +128,7 @@ class IndexCache:
             if version not in (0, 3, _VERSION):
                 raise sqlite3.DatabaseError("another cache version")
             db.execute("BEGIN IMMEDIATE")  # held until close: refresh and queries see one state
-            for statement in _SCHEMA:
+            for statement in SCHEMA:
                 db.execute(statement)
             if version != _VERSION:  # new, or version 3: its tables are this version's
                 db.execute(f"PRAGMA user_version = {_VERSION}")
@@ -189,7 +137,7 @@ class IndexCache:
             if seal is not None and seal == _commits(self.path):
                 self._rows = recorded  # nothing wrote to it since this code's last pass did
                 return db
-            self._rows = {t: db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in _TABLES}
+            self._rows = {t: db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in TABLES}
             if recorded and recorded != self._rows:
                 raise sqlite3.DatabaseError("row counts differ from those recorded")
         except BaseException:
@@ -250,11 +198,12 @@ class IndexCache:
             db.execute("INSERT INTO anchor VALUES (?)", (commit,))
             db.execute("INSERT INTO dirty SELECT rel FROM fresh ORDER BY rel")
         # links are resolved again where they are new, or name a key that moved
-        db.execute(f"INSERT INTO ckeys SELECT k FROM before WHERE t IS NOT ({_target('before.k')})")
+        moved = link_target("before.k")
+        db.execute(f"INSERT INTO ckeys SELECT k FROM before WHERE t IS NOT ({moved})")
         db.execute("INSERT OR IGNORE INTO todo SELECT rel FROM link WHERE target IN ckeys")
         db.execute("INSERT OR IGNORE INTO todo SELECT rel FROM link WHERE low IN ckeys")
         self._change("edge", "DELETE FROM edge WHERE rel IN todo")
-        self._change("edge", _RELINK)
+        self._change("edge", RELINK)
 
     def _scan_all(self) -> None:
         """Compare every file listed with its stored stamp, a chunk at a time."""
@@ -377,18 +326,18 @@ class IndexCache:
         linked = [(rel, f) for rel, kind, f in added if kind in (KNOWLEDGE, NOTE)]
         # what the ids and aliases of dropped and new pages name, before they change
         db.executemany(
-            f"INSERT OR IGNORE INTO before SELECT o.id, {_target('o.id')} FROM page o "
+            f"INSERT OR IGNORE INTO before SELECT o.id, {link_target('o.id')} FROM page o "
             "WHERE o.rel = ? AND o.kind < 2",
             rels,
         )
         db.executemany(
-            f"INSERT OR IGNORE INTO before SELECT o.alias, {_target('o.alias')} FROM alias o "
+            f"INSERT OR IGNORE INTO before SELECT o.alias, {link_target('o.alias')} FROM alias o "
             "WHERE o.rel = ?",
             rels,
         )
         keys = {k: None for _, f in linked for k in (f.row[0], *f.aliases)}
         db.executemany(
-            f"INSERT OR IGNORE INTO before SELECT ?1, {_target('?1')}", [(k,) for k in keys]
+            f"INSERT OR IGNORE INTO before SELECT ?1, {link_target('?1')}", [(k,) for k in keys]
         )
         db.executemany("INSERT OR IGNORE INTO todo VALUES (?)", rels)
         for table in ("page", "alias", "link", "session"):
