@@ -14,6 +14,7 @@ __all__ = [
     "MONTH_NAMES",
     "add_months",
     "after",
+    "as_date",
     "before",
     "format_date",
     "last_weekend",
@@ -25,6 +26,14 @@ MONTH_NAMES = (
     "January", "February", "March", "April", "May", "June",
     "July", "August", "September", "October", "November", "December",
 )  # fmt: skip
+
+
+def as_date(iso: str) -> datetime.date | str:
+    """An ISO date as a ``date`` (YAML writes it bare: ``at: 2026-01-05``)."""
+    try:
+        return datetime.date.fromisoformat(iso[:10])
+    except ValueError:
+        return iso
 
 
 def format_date(d: datetime.date) -> str:

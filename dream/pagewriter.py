@@ -20,8 +20,9 @@ from typing import Any
 
 import yaml
 
-from dream.calendar_dates import format_date
+from dream.calendar_dates import as_date, format_date
 from dream.records import Evidence, KeyPoint, SummaryDraft
+from dream.sources import Sources
 from memoryfs import sources_yaml
 from memoryfs.errors import PageError
 from memoryfs.page import KEY_ORDER, Page, parse_page, render_page, split_frontmatter
@@ -32,7 +33,6 @@ __all__ = [
     "Claim",
     "Outline",
     "Section",
-    "Sources",
     "parse_claim",
     "render_claim",
     "render_summary",
@@ -112,10 +112,13 @@ def load_page_text(text: str, path: str, memo: bool = True) -> Page:
     return Page(meta=meta, body=body, path=path, raw_meta=raw, body_line=body_line)
 
 
-def page_text(page: Page, meta: dict[str, Any], body: str) -> str:
-    """``page`` with ``meta`` and ``body``; frontmatter that did not change keeps its bytes."""
-    if meta == page.meta and page.raw_meta is not None:
+def page_text(page: Page | None, meta: dict[str, Any], body: str, sources: Sources) -> str:
+    """``page`` with ``meta`` and ``body``, ``sources`` held apart from both metas and
+    written when it has entries; frontmatter that did not change keeps its bytes."""
+    if page is not None and page.raw_meta is not None and not sources.changed and meta == page.meta:
         return render_page(page.with_body(body))
+    if len(sources):
+        meta = {**meta, "sources": sources.as_meta()}
     return "---\n" + dump_meta(meta) + "---\n" + body
 
 
@@ -130,14 +133,6 @@ def day_title(iso: str) -> str:
     write it, so a question that says "on 3 June 2023" finds what was said that day."""
     day = as_date(iso)
     return f"{iso} ({format_date(day)})" if isinstance(day, datetime.date) else iso
-
-
-def as_date(iso: str) -> datetime.date | str:
-    """An ISO date as a ``date`` (YAML writes it bare: ``at: 2026-01-05``)."""
-    try:
-        return datetime.date.fromisoformat(iso[:10])
-    except ValueError:
-        return iso
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,81 +152,6 @@ def parse_claim(line: str) -> Claim | None:
 
 def render_claim(c: Claim) -> str:
     return f"- {c.text} " + "".join(f"[cite:{n}]" for n in c.cites) + c.tail
-
-
-class Sources:
-    """A page's ``sources`` list: existing entries kept as they are, new ones appended."""
-
-    def __init__(self, raw: Any) -> None:
-        self.entries: list[Any] = list(raw) if isinstance(raw, list) else []
-        self._by_id: dict[Any, dict[str, Any]] | None = None  # built when first needed
-        self._index()
-        self.changed = False
-
-    def _index(self) -> None:
-        """Lookups and the next id, from the entries alone: a page held open since it was
-        read and the same page written and read again number new citations alike."""
-        # (ref, hash) -> id: a tuple of the entry's own strings, not a joined copy of them
-        # (a full run's open pages cite thousands of turns)
-        self._by_ref: dict[tuple[str, str], int] = {}
-        self._refs: dict[int, str] = {}
-        self._next = 1
-        for e in self.entries:
-            if isinstance(e, dict) and isinstance(e.get("id"), int):
-                self._next = max(self._next, e["id"] + 1)
-                if isinstance(e.get("ref"), str):
-                    self._by_ref.setdefault((e["ref"], str(e.get("hash", ""))), e["id"])
-                    self._refs.setdefault(e["id"], e["ref"])
-
-    def cite(self, ev: Evidence) -> int:
-        ref = ev.ref  # one string for the entry and the lookup (a property: a new one per call)
-        key = (ref, str(ev.hash))
-        if key in self._by_ref:
-            return self._by_ref[key]
-        n = self._next
-        self._next += 1
-        self.entries.append({"id": n, "ref": ref, "at": as_date(ev.date), "hash": ev.hash})
-        self._by_id = None
-        self._by_ref[key] = n
-        self._refs[n] = ref
-        self.changed = True
-        return n
-
-    def copy(self, entry: dict[str, Any]) -> int:
-        """Cite what another page's source ``entry`` names (an archived claim's evidence)."""
-        key = (str(entry.get("ref")), str(entry.get("hash", "")))
-        if key in self._by_ref:
-            return self._by_ref[key]
-        n = self._next
-        self._next += 1
-        self.entries.append({"id": n, **{k: v for k, v in entry.items() if k != "id"}})
-        self._by_id = None
-        self._by_ref[key] = n
-        self._refs[n] = str(entry.get("ref", ""))
-        self.changed = True
-        return n
-
-    def entry(self, n: int) -> dict[str, Any] | None:
-        if self._by_id is None:
-            self._by_id = {e["id"]: e for e in self.entries if isinstance(e, dict) and "id" in e}
-        return self._by_id.get(n)
-
-    def keep_only(self, used: set[int]) -> None:
-        """Drop the entries no citation names any more (ids are kept, gaps allowed).
-
-        A dropped entry leaves the lookups too: citing its turn again adds an entry
-        (else the citation would name none), and the next id is what the page's text
-        says, as when the page is read again (else letting a page go and reopening it
-        would change what is written)."""
-        kept = [e for e in self.entries if not isinstance(e, dict) or e.get("id") in used]
-        if len(kept) != len(self.entries):
-            self.entries = kept
-            self._by_id = None
-            self._index()
-            self.changed = True
-
-    def ref_of(self, n: int) -> str:
-        return self._refs.get(n, "")
 
 
 class Section:
@@ -414,8 +334,8 @@ def render_summary(draft: SummaryDraft, names: list[str], transcript_hash: str, 
         "transcript_hash": transcript_hash,
         "turns": turns,
     }
-    if sources.entries:
-        meta["sources"] = sources.entries
+    if len(sources):
+        meta["sources"] = sources.as_meta()
     return "---\n" + dump_meta(meta) + "---\n" + "\n".join(body) + "\n"
 
 
@@ -433,7 +353,7 @@ def render_note(
         "summary": title,
         "created": as_date(dates[0]),
         "updated": as_date(dates[-1]),
-        "sources": sources.entries,
+        "sources": sources.as_meta(),
     }
     body = f"# {title}\n\n- {claim} {cites}\n\nAbout: [[{about[0]}|{about[1]}]]\n"
     return "---\n" + dump_meta(meta) + "---\n" + body

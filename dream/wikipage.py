@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rapidfuzz import fuzz
@@ -28,7 +28,6 @@ from dream.pagewriter import (
     Claim,
     Outline,
     Section,
-    Sources,
     as_date,
     day_of,
     day_title,
@@ -40,6 +39,7 @@ from dream.pagewriter import (
 )
 from dream.profile import PROFILE, carried, profile_lines
 from dream.records import Fact
+from dream.sources import Sources
 from dream.subjects import Subject
 from memoryfs.archives import main_stem
 from memoryfs.errors import PageError
@@ -123,8 +123,16 @@ class WikiPage:
         body = self.page.body if self.page else new_subject_body(subject.title)
         self.meta: dict[str, Any] = dict(self.page.meta) if self.page else {}
         self.outline = Outline(body)
-        self.page = self.page and self.page.with_body("")  # rendered from the outline
-        self.sources = Sources(self.meta.get("sources"))
+        # the sources list is held apart, compactly (``dream.sources``), and not as the
+        # parsed dicts: the page's text, its claims and its citations are what stays open
+        listed = self.meta.get("sources")
+        if isinstance(listed, list) and listed:
+            del self.meta["sources"]
+        else:
+            listed = None
+        self.sources = Sources(listed)
+        # rendered from the outline; ``meta`` is the page's, less its sources list
+        self.page = self.page and replace(self.page, body="", meta=self.meta)
         self.names = [subject.title, subject.title.split()[0], *subject.aliases]
         if subject.type == "person" and subject.title in speakers:
             self.names.append("We")
@@ -359,7 +367,7 @@ class WikiPage:
             return
         sec = self.outline.get(PROFILE)
         cited = {n for e in self._all for n in e.cites}
-        known = {e["id"] for e in self.sources.entries if isinstance(e, dict) and "id" in e}
+        known = set(self.sources.ids())
         kept = carried(sec.lines, cited, known) if sec is not None else {}
         claims = [(e.claim.text, e.cites) for e in self._current_in_order()]
         lines = profile_lines(claims, kept, self.names, self._session_of, self._names_it)
@@ -403,13 +411,11 @@ class WikiPage:
         if not meta.get("updated"):
             # A page that got no dated claim this run (e.g. created as a link target) still
             # needs 'updated': the newest evidence it holds, else when it was created.
-            ats = [str(e.get("at")) for e in self.sources.entries if e.get("at")]
+            ats = list(self.sources.days())
             fallback = max(ats) if ats else str(meta.get("created") or "")
             if fallback:
                 meta["updated"] = as_date(fallback)
-        if self.sources.entries:
-            meta["sources"] = self.sources.entries
-        return page_text(self.page or Page(meta={}, body=""), meta, self.outline.render())
+        return page_text(self.page, meta, self.outline.render(), self.sources)
 
     def _current_in_order(self) -> list[_Entry]:
         """The claims of the dated sections in page order, each as its indexed entry (whose

@@ -120,7 +120,7 @@ def test_pages_opened_between_two_looks_count_toward_the_budget(
     text = "---\nid: kelp\ntitle: Kelp\nsources:\n- id: 1\n  ref: a.md#t1\n"
     text += "- id: 2\n  ref: b.md#t2\n---\n"
     page = WikiPage(Subject("kelp", "Kelp", "org", "knowledge/orgs/kelp.md"), text, set())
-    assert page.page is not None and page.page.body == "" and page.sources.entries
+    assert page.page is not None and page.page.body == "" and len(page.sources) == 2
 
 
 def test_a_trim_keeps_three_quarters_of_the_budget_open(

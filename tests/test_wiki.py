@@ -256,9 +256,9 @@ def test_rollover_keeps_a_hub_page_bounded() -> None:
     assert page.current_count() == rollover.ROLL_AT + 21 - rollover.VOLUME
     assert not rollover.needs_roll(page)
     cited = {n for _, _, c in page.outline.claims() for n in c.cites}
-    assert {e["id"] for e in page.sources.entries} == cited
+    assert set(page.sources.ids()) == cited
     for a in archives.values():
-        refs = {e["ref"] for e in a.sources.entries}
+        refs = {e["ref"] for e in a.sources.as_meta()}
         assert all(c.cites for _, _, c in a.outline.claims()) and refs
 
 
