@@ -19,6 +19,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
+from dream.claimentry import ClaimEntry, blocking_keys, norm
 from dream.cues import slot_parts
 from dream.extract import CHANGE_RE, claim_slot
 from dream.facets import profile
@@ -27,7 +28,6 @@ from dream.pagewriter import (
     RELATED,
     Claim,
     Outline,
-    Section,
     as_date,
     day_of,
     day_title,
@@ -55,17 +55,6 @@ _SUMMARY_CHARS = 140
 _PERSON_SUMMARY_CHARS = 200
 
 
-def _norm(text: str) -> str:
-    return " ".join(text.lower().split()).rstrip(".!;,: ")
-
-
-def _keys(norm: str) -> tuple[str, str]:
-    """Blocking keys for near-duplicates: two claims 92% alike share their first or their
-    last three words, so only those are compared (a page may hold thousands of claims)."""
-    words = norm.split()
-    return "^" + " ".join(words[:3]), "$" + " ".join(words[-3:])
-
-
 @dataclass(frozen=True, slots=True)
 class Retired:
     """A claim a page just superseded: its text, the day it was said, the day it was
@@ -75,32 +64,6 @@ class Retired:
     said: str
     on: str
     refs: frozenset[str]
-
-
-class _Entry:
-    """A claim line of the page, with what the indexes need. The claim's text is the slice
-    of its line after "- " (where it is: nearly always), so it is not held twice."""
-
-    __slots__ = ("sec", "line", "norm", "slot", "cites", "tail", "_text")
-
-    def __init__(self, sec: Section, line: str, claim: Claim) -> None:
-        self.sec, self.line = sec, line
-        self.cites, self.tail = claim.cites, claim.tail
-        text = claim.text
-        # where the text ends in the line, else the text itself
-        self._text: int | str = 2 + len(text) if line.startswith(text, 2) else text
-        self.norm = _norm(text)
-        self.slot: str | None = None
-
-    @property
-    def claim(self) -> Claim:
-        at = self._text
-        text = self.line[2:at] if isinstance(at, int) else at
-        return Claim(text, self.cites, self.tail)
-
-    @property
-    def current(self) -> bool:
-        return bool(day_of(self.sec.title))
 
 
 class WikiPage:
@@ -143,13 +106,13 @@ class WikiPage:
         # claims this page just superseded, for their notes and their copies on other pages
         self.retired: list[Retired] = []
         # norm -> its entry, or its entries when several share it (most norms have one)
-        self._by_norm: dict[str, _Entry | list[_Entry]] = {}
-        self._by_key: dict[str, list[_Entry]] = {}
-        self._by_slot: dict[str, list[_Entry]] | None = None
-        self._all: dict[_Entry, None] = {}  # every entry, in the order indexed
+        self._by_norm: dict[str, ClaimEntry | list[ClaimEntry]] = {}
+        self._by_key: dict[str, list[ClaimEntry]] = {}
+        self._by_slot: dict[str, list[ClaimEntry]] | None = None
+        self._all: dict[ClaimEntry, None] = {}  # every entry, in the order indexed
         for sec, line, claim in self.outline.claims():
             if sec.title != PROFILE:  # generated from the claims (dream.profile)
-                self._index(_Entry(sec, line, claim))
+                self._index(ClaimEntry(sec, line, claim))
         # ref -> the cited turn's speaker and thing keys (None: unknown); the wiki phase
         # answers from ``dream.turnkeys``
         self.keys_of: Callable[[str], tuple[str, frozenset[str]] | None] = lambda ref: None
@@ -165,18 +128,18 @@ class WikiPage:
     def history_count(self) -> int:
         return sum(1 for e in self._all if e.sec.title == HISTORY)
 
-    def _ordered(self, keep: Callable[[_Entry], bool]) -> list[_Entry]:
+    def _ordered(self, keep: Callable[[ClaimEntry], bool]) -> list[ClaimEntry]:
         entries = [e for e in self._all if keep(e)]
         return sorted(entries, key=lambda e: (e.sec.title, e.sec.lines.index(e.line)))
 
-    def current_entries(self) -> list[_Entry]:
+    def current_entries(self) -> list[ClaimEntry]:
         """Current claims, oldest section first, in page order within a section."""
         return self._ordered(lambda e: e.current)
 
-    def history_entries(self) -> list[_Entry]:
+    def history_entries(self) -> list[ClaimEntry]:
         return self._ordered(lambda e: e.sec.title == HISTORY)
 
-    def slot_of(self, e: _Entry) -> str:
+    def slot_of(self, e: ClaimEntry) -> str:
         if e.slot is None:
             e.slot = claim_slot(e.claim.text, self.names, self.kind)
         return e.slot
@@ -185,12 +148,12 @@ class WikiPage:
         dated = [d for sec in self.outline.sections if (d := day_of(sec.title))]
         return min(dated) if dated else ""
 
-    def take(self, e: _Entry) -> None:
+    def take(self, e: ClaimEntry) -> None:
         self._unindex(e)
         self.outline.remove(e.sec, e.line)
 
     def put(self, title: str, claim: Claim) -> None:
-        if not any(e.claim.cites == claim.cites for e in self._exact(_norm(claim.text))):
+        if not any(e.claim.cites == claim.cites for e in self._exact(norm(claim.text))):
             self._append(title, claim)
             if day_of(title):
                 self._dated(day_of(title))
@@ -202,11 +165,11 @@ class WikiPage:
 
     # -- indexes -------------------------------------------------------------------
 
-    def _exact(self, norm: str) -> list[_Entry]:
+    def _exact(self, norm: str) -> list[ClaimEntry]:
         got = self._by_norm.get(norm, [])
         return got if isinstance(got, list) else [got]
 
-    def _index(self, e: _Entry) -> None:
+    def _index(self, e: ClaimEntry) -> None:
         self._all[e] = None
         got = self._by_norm.setdefault(e.norm, e)
         if isinstance(got, list):
@@ -215,26 +178,26 @@ class WikiPage:
             self._by_norm[e.norm] = [got, e]
         if not e.current:
             return
-        for key in _keys(e.norm):
+        for key in blocking_keys(e.norm):
             self._by_key.setdefault(key, []).append(e)
         if self._by_slot is not None:
             self._slot_index(e)
 
-    def _slot_index(self, e: _Entry) -> None:
+    def _slot_index(self, e: ClaimEntry) -> None:
         assert self._by_slot is not None
         if e.slot is None:
             e.slot = claim_slot(e.claim.text, self.names, self.kind)
         for part in slot_parts(e.slot):
             self._by_slot.setdefault(part, []).append(e)
 
-    def _unindex(self, e: _Entry) -> None:
+    def _unindex(self, e: ClaimEntry) -> None:
         del self._all[e]
         got = self._by_norm[e.norm]
         if isinstance(got, list):
             got.remove(e)
         else:
             del self._by_norm[e.norm]
-        for key in _keys(e.norm):
+        for key in blocking_keys(e.norm):
             bucket = self._by_key.get(key, [])
             if e in bucket:
                 bucket.remove(e)
@@ -242,7 +205,7 @@ class WikiPage:
             for part in slot_parts(e.slot or ""):
                 self._by_slot[part].remove(e)
 
-    def _slots(self, slot: str) -> list[_Entry]:
+    def _slots(self, slot: str) -> list[ClaimEntry]:
         """Current claims sharing a slot with ``slot`` ("city+role" shares both), page order."""
         if self._by_slot is None:  # built on first need: most pages never supersede
             self._by_slot = {}
@@ -257,16 +220,19 @@ class WikiPage:
         result = self._add(fact)
         if result != "duplicate":
             self._dated(fact.evidence[0].date)
+        if self.sources.changed and self.page is not None and self.page.raw_meta is not None:
+            # new sources: the frontmatter will be written anew, its old text is not needed
+            self.page = replace(self.page, raw_meta=None)
         return result
 
     def _append(self, title: str, claim: Claim) -> None:
         line = render_claim(claim)
         sec = self.outline.append(title, line)
-        self._index(_Entry(sec, line, claim))
+        self._index(ClaimEntry(sec, line, claim))
 
     def _add(self, fact: Fact) -> str:
         refs = {e.ref for e in fact.evidence}
-        new = _norm(fact.text)
+        new = norm(fact.text)
         day = fact.evidence[0].date
         exact = self._exact(new)
         for e in exact:
@@ -274,7 +240,7 @@ class WikiPage:
                 return "duplicate"  # filed before (a session read again after it grew)
         near = {id(e): (100.0, e) for e in exact if e.current}  # id -> (how alike, entry)
         numbers = _NUMBER_RE.findall(new)
-        for key in _keys(new):
+        for key in blocking_keys(new):
             for e in self._by_key.get(key, []):
                 if id(e) in near or _NUMBER_RE.findall(e.norm) != numbers:
                     continue  # "0.8 has 2465 recordings" is not "0.8 has 2459 recordings"
@@ -290,7 +256,7 @@ class WikiPage:
             self._unindex(e)
             line = render_claim(merged)
             self.outline.replace(e.sec, e.line, line)
-            self._index(_Entry(e.sec, line, merged))
+            self._index(ClaimEntry(e.sec, line, merged))
             return "merged"
         claim = Claim(fact.text, tuple(dict.fromkeys(self.sources.cite(e) for e in fact.evidence)))
         if fact.slot and (not fact.slot.startswith("preference") or CHANGE_RE.search(fact.text)):
@@ -312,20 +278,20 @@ class WikiPage:
         self._append(day_title(day), claim)
         return "added"
 
-    def _closest(self, near: list[tuple[float, _Entry]]) -> _Entry:
+    def _closest(self, near: list[tuple[float, ClaimEntry]]) -> ClaimEntry:
         """The near-duplicate a claim merges into: the most alike, then the first in page
         order, so the choice depends on the page, not on the order claims were filed in."""
         order = {id(sec): i for i, sec in enumerate(self.outline.sections)}
         at = {id(e): (order.get(id(e.sec), len(order)), e.sec.lines.index(e.line)) for _, e in near}
         return min(near, key=lambda pair: (-pair[0], at[id(pair[1])]))[1]
 
-    def _refs(self, c: Claim | _Entry) -> frozenset[str]:
+    def _refs(self, c: Claim | ClaimEntry) -> frozenset[str]:
         return frozenset(self.sources.ref_of(n) for n in c.cites)
 
     def retire_copy(self, old: Retired) -> bool:
         """Supersede this page's current copy of a claim another page superseded (the same
         text citing one of the same turns: a claim is filed on each subject it names)."""
-        copies = [e for e in self._exact(_norm(old.text)) if e.current and self._refs(e) & old.refs]
+        copies = [e for e in self._exact(norm(old.text)) if e.current and self._refs(e) & old.refs]
         for e in copies:
             self._unindex(e)
             self.outline.remove(e.sec, e.line)
@@ -417,18 +383,18 @@ class WikiPage:
                 meta["updated"] = as_date(fallback)
         return page_text(self.page, meta, self.outline.render(), self.sources)
 
-    def _current_in_order(self) -> list[_Entry]:
+    def _current_in_order(self) -> list[ClaimEntry]:
         """The claims of the dated sections in page order, each as its indexed entry (whose
         slot is worked out once), so a page of hundreds of claims is not parsed again."""
         by_line = {e.line: e for e in self._all}  # one line, one claim and slot
-        out: list[_Entry] = []
+        out: list[ClaimEntry] = []
         for sec in self.outline.sections:
             if not day_of(sec.title):
                 continue
             for line in sec.lines:
                 e = by_line.get(line)
                 if e is None and (claim := parse_claim(line)) is not None:
-                    e = _Entry(sec, line, claim)
+                    e = ClaimEntry(sec, line, claim)
                 if e is not None:
                     out.append(e)
         return out

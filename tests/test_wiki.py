@@ -648,3 +648,26 @@ def test_ids_in_use_are_a_set_kept_on_disk(tmp_path: Path) -> None:
     assert registry.new_id("lisbon") == "lisbon" and "lisbon" in registry.taken
     many = TakenIds(f"note-{i}" for i in range(10_000))
     assert "note-9999" in many and "note-10000" not in many and 42 not in many
+
+
+def test_a_page_keeps_its_frontmatter_bytes_until_its_sources_change() -> None:
+    """A page whose sources did not change keeps its frontmatter as written (quoting, key
+    order); once a claim cites a new turn, the old text is let go and the frontmatter is
+    written anew with every source, old and new (issue 3: open pages held both)."""
+    text = (
+        "---\nid: kelp\ntitle: 'Kelp'\ntype: org\nsummary: Kelp hired Dana.\n"
+        "updated: 2026-01-05\nsources:\n"
+        "- id: 1\n  ref: sessions/transcripts/2026-01-05-s.md#t1\n  at: 2026-01-05\n"
+        "  hash: '00000001'\n---\n# Kelp\n\n## 2026-01-05 (5 January 2026)\n\n"
+        "- Kelp hired Dana. [cite:1]\n"
+    )
+    subject = Subject("kelp", "Kelp", "org", "knowledge/orgs/kelp.md")
+    page = WikiPage(subject, text, set())
+    page.link([("dana", "Dana")])  # the body changes, the sources do not
+    assert page.render(profile=False).startswith(text[: text.index("---\n#") + 4])
+    assert page.page is not None and page.page.raw_meta is not None
+    assert page.add(_fact("Kelp opened an office in Porto.", "2026-02-01", 4)) == "added"
+    assert page.page.raw_meta is None  # no longer needed: the frontmatter changes
+    rendered = parse_page(page.render(profile=False))
+    assert [e["id"] for e in rendered.meta["sources"]] == [1, 2]
+    assert rendered.meta["title"] == "Kelp" and "[[dana|Dana]]" in rendered.body
