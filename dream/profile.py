@@ -156,7 +156,7 @@ def profile_lines(
     return [line for *_key, line in sorted(ranked)]
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 12)
 def _word(w: str) -> tuple[str, str | None]:
     """(thing key, facet) of a claim's word: a page's claims repeat their words."""
     return thing_key(w), facet_of(w)
