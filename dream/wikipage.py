@@ -95,7 +95,7 @@ class WikiPage:
             listed = None
         self.sources = Sources(listed)
         # rendered from the outline; ``meta`` is the page's, less its sources list
-        self.page = self.page and replace(self.page, body="", meta=self.meta)
+        self.page = self.page and replace(self.page, body="", meta=dict(self.meta))
         self.names = [subject.title, subject.title.split()[0], *subject.aliases]
         if subject.type == "person" and subject.title in speakers:
             self.names.append("We")
@@ -165,8 +165,8 @@ class WikiPage:
 
     # -- indexes -------------------------------------------------------------------
 
-    def _exact(self, norm: str) -> list[ClaimEntry]:
-        got = self._by_norm.get(norm, [])
+    def _exact(self, normed: str) -> list[ClaimEntry]:
+        got = self._by_norm.get(normed, [])
         return got if isinstance(got, list) else [got]
 
     def _index(self, e: ClaimEntry) -> None:
