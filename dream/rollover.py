@@ -11,8 +11,9 @@ claims that fill a functional slot (role, city, ...) stay, so supersession still
 them, and so do the newest ``KEEP_HISTORY`` history lines. A later roll starts after the
 days an earlier one took, so it makes a new archive instead of rewriting an old one (the
 monthly archives this replaces were rewritten by every roll in their month): an archive
-is written once. The main page links its archives under Related and drops the sources
-nothing cites any more.
+is written once. The main page links its newest archives under Related (``dream.wiki``
+``LINKED_ARCHIVES``), each archive its page and the archive before it, and the main page
+drops the sources nothing cites any more.
 
 The bound is low: a run that files a claim on a hub page loads, renders and re-checks at
 most ``ROLL_AT`` current claims (it was 400). Rolling early used to cost recall, which

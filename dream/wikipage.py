@@ -48,6 +48,7 @@ from memoryfs.page import Page
 __all__ = ["MAX_CITES", "Retired", "WikiPage"]
 
 _LINK_RE = re.compile(r"\[\[([^\[\]|\n]+)")
+_RELATED_LINE_RE = re.compile(r"- \[\[([^\[\]|\n]+)\|([^\[\]\n]+)\]\]")  # a Related line
 _NUMBER_RE = re.compile(r"\d+(?:[.,:]\d+)*")
 _MERGE_RATIO = 92
 MAX_CITES = 8  # citations kept on one claim; later repetitions do not touch the page
@@ -308,6 +309,25 @@ class WikiPage:
             for line in sec.lines
             if (m := _LINK_RE.search(line))
         ]
+
+    def archive_links(self) -> list[tuple[str, str]]:
+        """(id, title) of this page's own archives linked under Related, in page order."""
+        sec = self.outline.get(RELATED)
+        found = [_RELATED_LINE_RE.fullmatch(line) for line in (sec.lines if sec else [])]
+        return [
+            (m.group(1), m.group(2))
+            for m in found
+            if m and m.group(1).startswith(f"{self.subject.id}-archive-")
+        ]
+
+    def unlink(self, sid: str) -> None:
+        """Drop the Related line Dream wrote for ``sid`` (``- [[sid|title]]``)."""
+        sec = self.outline.get(RELATED)
+        if sec is None:
+            return
+        for line in list(sec.lines):
+            if (m := _RELATED_LINE_RE.fullmatch(line)) and m.group(1) == sid:
+                self.outline.remove(sec, line)
 
     def link(self, targets: list[tuple[str, str]]) -> None:
         """Add ``[[id|title]]`` lines under Related for targets not linked yet."""

@@ -146,3 +146,42 @@ def test_a_trim_keeps_three_quarters_of_the_budget_open(
     keep = livepages.PAGE_BUDGET * livepages.KEEP
     for _, after, big in cut:
         assert keep - big < after <= keep
+
+
+def test_a_hub_page_links_its_newest_archives_and_each_archive_the_one_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page rolled again and again links only its newest ``LINKED_ARCHIVES`` archives
+    (issue 3: the user's page gained a Related line per roll, 642 at 8,000 sessions), and
+    every archive is still reached from it, one link hop after another."""
+    import re
+
+    from dream.wiki import LINKED_ARCHIVES
+    from memoryfs.validate import validate_store
+
+    monkeypatch.setattr(rollover, "ROLL_AT", 8)
+    monkeypatch.setattr(rollover, "ROLL_KEEP", 4)
+    monkeypatch.setattr(rollover, "VOLUME", 4)
+    store = _synthetic_store(tmp_path / "s", 30)
+    consolidate(store)
+    _synthetic().write_sessions(store, 30, 40)
+    consolidate(store)  # a later run prunes what the first left as well
+    people = store.memory / "knowledge" / "people"
+    archives = {p.stem for p in people.glob("dana-archive-*.md")}
+    assert len(archives) > 2 * LINKED_ARCHIVES
+
+    def links(stem: str) -> list[str]:
+        text = (people / f"{stem}.md").read_text(encoding="utf-8")
+        return re.findall(r"^- \[\[([^|\]]+)\|", text.split("## Related", 1)[-1], re.MULTILINE)
+
+    linked = [x for x in links("dana") if x in archives]
+    assert linked == sorted(archives)[-LINKED_ARCHIVES:]
+    reached, todo = set(), ["dana"]
+    while todo:
+        for x in links(todo.pop()):
+            if x in archives and x not in reached:
+                reached.add(x)
+                todo.append(x)
+    assert reached == archives
+    assert all("dana" in links(a) for a in archives)
+    assert validate_store(store) == []
