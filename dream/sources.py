@@ -126,9 +126,7 @@ class Sources:
         found = self._find(ref, str(ev.hash))
         if found is not None:
             return found
-        at = self._day(as_date(ev.date))
-        row = _Row(self._next, ref, at, ev.hash) if type(ev.hash) is str else None
-        return self._append(row or {"id": self._next, "ref": ref, "at": at, "hash": ev.hash}, ref)
+        return self._append(_Row(self._next, ref, self._day(as_date(ev.date)), ev.hash), ref)
 
     def copy(self, entry: dict[str, Any]) -> int:
         """Cite what another page's source ``entry`` names (an archived claim's evidence)."""
