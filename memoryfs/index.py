@@ -165,17 +165,30 @@ def _session_line(r: SessionRow) -> str:
     return f"| {r.id} | {r.date} | {_cell(r.title)} | {r.turns} | {link} |"
 
 
-def _entry_line(e: IndexEntry) -> str:
-    summary = f" — {e.summary}" if e.summary else ""
-    return f"- [{_cell(e.title)}]({e.path}){summary} ({e.links} links)"
+# INDEX.md's page sections, in order: a preference page wherever it is, then a section per
+# knowledge folder, then the pages in none of them
+_FOLDERS = tuple(f for f in KNOWLEDGE_FOLDERS if f != "preferences")
+_PAGE_SECTIONS = ("Preferences", *(f.capitalize() for f in _FOLDERS), "Other pages")
+# the knowledge pages of one section, most useful first: by inbound links, recency, title
+# (``_section_of``, ``_by_date`` and ``_by_title`` are this connection's, ``_ranking``). What
+# SQLite sorts is the keys (each summary is read as its line is written), and the rows come a
+# chunk at a time: INDEX.md is written without holding every page's entry
+_SECTION = (
+    "SELECT rel, COALESCE(NULLIF(title, ''), id) AS name, "
+    "(SELECT COUNT(*) FROM edge WHERE tid = p.id) AS n, updated FROM page p "
+    "WHERE kind = 0 AND substr(rel, 1, 10) = 'knowledge/' AND index_section(rel, pref) = ? "
+    "ORDER BY n DESC, updated COLLATE index_date, name COLLATE index_title, rel"
+)
 
 
-def _ranked(entries: list[IndexEntry]) -> list[IndexEntry]:
-    """Most useful first: preferences, then by inbound links, recency, title."""
-    return sorted(
-        entries,
-        key=lambda e: (not e.preference, -e.links, _neg_date(e.updated), e.title.lower(), e.path),
-    )
+def _section_of(rel: str, pref: int) -> int | None:
+    """The section (of ``_PAGE_SECTIONS``) of the knowledge page at ``rel``."""
+    if pref:
+        return 0
+    folder = (rel.split("/")[1:2] or [""])[0]
+    if folder in _FOLDERS:
+        return 1 + _FOLDERS.index(folder)
+    return None if folder == "preferences" else len(_PAGE_SECTIONS) - 1
 
 
 def _neg_date(date: str) -> tuple[int, ...]:
@@ -183,43 +196,48 @@ def _neg_date(date: str) -> tuple[int, ...]:
     return tuple(-d for d in digits)
 
 
-def _sections(
-    entries: list[IndexEntry], recent: list[SessionRow], notes: list[str]
-) -> list[tuple[str, list[str]]]:
-    """``recent``: the newest sessions, newest first."""
-    knowledge = [e for e in entries if e.path.startswith("knowledge/")]
-    sections: list[tuple[str, list[str]]] = []
-    prefs = [e for e in knowledge if e.preference]
-    if prefs:
-        sections.append(("Preferences", [_entry_line(e) for e in _ranked(prefs)]))
-    for folder in KNOWLEDGE_FOLDERS:
-        if folder == "preferences":
-            continue
-        group = [e for e in knowledge if not e.preference and e.path.split("/")[1:2] == [folder]]
-        if group:
-            sections.append((folder.capitalize(), [_entry_line(e) for e in _ranked(group)]))
-    other = [
-        e
-        for e in knowledge
-        if not e.preference and (e.path.split("/")[1:2] or [""])[0] not in KNOWLEDGE_FOLDERS
+def _by_date(a: str, b: str) -> int:
+    """Newest first (a collation)."""
+    ka, kb = _neg_date(a), _neg_date(b)
+    return (ka > kb) - (ka < kb)
+
+
+def _by_title(a: str, b: str) -> int:
+    """Case-insensitively, as Python lower-cases (a collation; SQLite's folds ASCII only)."""
+    ka, kb = a.lower(), b.lower()
+    return (ka > kb) - (ka < kb)
+
+
+def _ranking(cache: IndexCache) -> None:
+    cache.db.create_function("index_section", 2, _section_of, deterministic=True)
+    cache.db.create_collation("index_date", _by_date)
+    cache.db.create_collation("index_title", _by_title)
+
+
+def _section_lines(cache: IndexCache, section: int) -> Iterator[str]:
+    for rel, name, links, _ in cache.rows(_SECTION, (section,)):
+        summary = cache.value("SELECT summary FROM page WHERE rel = ?", (rel,))
+        yield _entry_line(rel, name, summary, links)
+
+
+def _entry_line(path: str, title: str, summary: str | None, links: int) -> str:
+    tail = f" — {summary}" if summary else ""
+    return f"- [{_cell(title)}]({path}){tail} ({links} links)"
+
+
+def _sections(cache: IndexCache) -> list[tuple[str, Iterator[str]]]:
+    """Each section's title and lines (read as they are used); a section with no lines
+    has no heading."""
+    _ranking(cache)
+    sections = [(title, _section_lines(cache, i)) for i, title in enumerate(_PAGE_SECTIONS)]
+    recent = [
+        f"- {r.date} [{_cell(r.title)}](sessions/summaries/{r.id}.md)"
+        if r.summary_path
+        else f"- {r.date} {r.id} (transcript only: sessions/transcripts/{r.id}.md)"
+        for r in _rows(cache, "DESC", RECENT_SESSIONS)  # the newest, newest first
     ]
-    if other:
-        sections.append(("Other pages", [_entry_line(e) for e in _ranked(other)]))
-    if recent:
-        sections.append(
-            (
-                "Recent sessions",
-                [
-                    f"- {r.date} [{_cell(r.title)}](sessions/summaries/{r.id}.md)"
-                    if r.summary_path
-                    else f"- {r.date} {r.id} (transcript only: sessions/transcripts/{r.id}.md)"
-                    for r in recent
-                ],
-            )
-        )
-    if notes:
-        sections.append(("Notes", [f"- notes/{n}/" for n in notes]))
-    return sections
+    notes = [f"- notes/{n}/" for n in _note_folders(_notes(cache))]
+    return [*sections, ("Recent sessions", iter(recent)), ("Notes", iter(notes))]
 
 
 def _note_folders(notes: Counter[str]) -> list[str]:
@@ -228,29 +246,16 @@ def _note_folders(notes: Counter[str]) -> list[str]:
 
 
 def render_index(store: Store) -> str:
-    return IndexCache.use(store, None, lambda cache: _index_text(store, cache, None))
+    return IndexCache.use(store, None, lambda cache: "".join(_index_chunks(store, cache)))
 
 
-def _index_text(store: Store, cache: IndexCache, max_tokens: int | None) -> str:
-    entries = _entries(cache, "= 0")
-    recent = list(_rows(cache, "DESC", RECENT_SESSIONS))
+def _header(store: Store, cache: IndexCache) -> list[str]:
+    n_knowledge = cache.value(
+        "SELECT COUNT(*) FROM page WHERE kind = 0 AND substr(rel, 1, 10) = 'knowledge/'"
+    )
+    n_notes = sum(_notes(cache).values())
     sessions = cache.value("SELECT COUNT(*) FROM session")
-    return _render(store, entries, recent, sessions, _notes(cache), max_tokens)
-
-
-def _render(
-    store: Store,
-    entries: list[IndexEntry],
-    recent: list[SessionRow],
-    sessions: int,
-    notes: Counter[str],
-    max_tokens: int | None,
-) -> str:
-    """``entries``: the knowledge pages; ``recent``: the newest sessions, newest first, of
-    ``sessions``; ``notes``: notes by folder."""
-    n_knowledge = sum(1 for e in entries if e.path.startswith("knowledge/"))
-    n_notes = sum(notes.values())
-    header = [
+    return [
         "# Memory index",
         "",
         GENERATED,
@@ -260,33 +265,43 @@ def _render(
         "Paths are relative to `memory/`; grep `notes/` for quick facts, read `knowledge/` for "
         "subjects, follow `[cite:N]` to `sessions/transcripts/`.",
     ]
-    sections = _sections(entries, recent, _note_folders(notes))
-    if max_tokens is None:
-        out = list(header)
-        for title, lines in sections:
-            out += ["", f"## {title}", "", *lines]
-        return "\n".join(out) + "\n"
-    # Within a budget: take entries round-robin by section priority so every kind
-    # of memory gets some room, stopping at the first entry that does not fit.
-    # The "generated" marker is for humans editing files, not for an agent's prompt.
-    header = [line for line in header if line != GENERATED][:1] + header[3:]
-    text = truncate_to_tokens("\n".join(header), max_tokens)
+
+
+def _index_chunks(store: Store, cache: IndexCache) -> Iterator[str]:
+    """INDEX.md, a line at a time (a store of thousands of pages is never held whole)."""
+    yield "\n".join(_header(store, cache))
+    for title, lines in _sections(cache):
+        heading = f"\n\n## {title}\n\n"
+        for line in lines:
+            yield heading + line
+            heading = "\n"
+    yield "\n"
+
+
+def _prompt_text(store: Store, cache: IndexCache, max_tokens: int) -> str:
+    """INDEX.md within ``max_tokens``: entries taken round-robin by section priority so
+    every kind of memory gets some room, each section stopping at its first entry that
+    does not fit. The "generated" marker is for humans editing files, not for an agent's
+    prompt."""
+    header = _header(store, cache)
+    text = truncate_to_tokens("\n".join(header[:1] + header[3:]), max_tokens)
     used = count_tokens(text)
+    sections = _sections(cache)
     chosen: dict[str, list[str]] = {t: [] for t, _ in sections}
-    cursors = {t: 0 for t, _ in sections}
+    done: set[str] = set()
     progress = True
     while progress:
         progress = False
         for title, lines in sections:
-            i = cursors[title]
-            if i >= len(lines):
+            line = None if title in done else next(lines, None)
+            if line is None:
+                done.add(title)
                 continue
-            cost = count_tokens(lines[i]) + (count_tokens(f"## {title}") if i == 0 else 0)
+            cost = count_tokens(line) + (0 if chosen[title] else count_tokens(f"## {title}"))
             if used + cost > max_tokens:
-                cursors[title] = len(lines)
+                done.add(title)
                 continue
-            chosen[title].append(lines[i])
-            cursors[title] = i + 1
+            chosen[title].append(line)
             used += cost
             progress = True
     out = [text]
@@ -298,7 +313,7 @@ def _render(
 
 def prompt_index(store: Store, max_tokens: int) -> str:
     """INDEX.md content cut to ``max_tokens`` (see ``memoryfs.tokens``), most useful first."""
-    return IndexCache.use(store, None, lambda cache: _index_text(store, cache, max_tokens))
+    return IndexCache.use(store, None, lambda cache: _prompt_text(store, cache, max_tokens))
 
 
 def write_indexes(store: Store, cache_path: Path | None = None, by_git: bool = False) -> list[str]:
@@ -315,10 +330,9 @@ def write_indexes(store: Store, cache_path: Path | None = None, by_git: bool = F
     changed: dict[str, None] = {}  # over every attempt of ``use``: each write is the same
 
     def write(cache: IndexCache) -> None:
-        # sessions/index.md has a line per session: compared and written a line at a time
-        index = _index_text(store, cache, None)
+        # both have a line per page or session: compared and written a line at a time
         for rel, text in (
-            ("INDEX.md", lambda: iter([index])),
+            ("INDEX.md", lambda: _index_chunks(store, cache)),
             ("sessions/index.md", lambda: _sessions_index(_rows(cache))),
         ):
             if not _holds(paths[rel], text()):

@@ -35,6 +35,8 @@ SCHEMA = (
     "CREATE INDEX IF NOT EXISTS edge_tid ON edge (tid)",
     "CREATE TABLE IF NOT EXISTS session (rel TEXT PRIMARY KEY, id TEXT, date TEXT, "
     "title TEXT, turns INTEGER) WITHOUT ROWID",
+    # sessions/index.md lists them in this order: read along it, not sorted in memory
+    "CREATE INDEX IF NOT EXISTS session_order ON session (date, id, rel)",
     "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER)",
     # the anchor of the last pass (``memoryfs.git_changes``): its commit (one row, none
     # when that pass looked at every file without one) and the files that differed then

@@ -174,3 +174,34 @@ def test_the_sessions_index_is_compared_and_written_a_line_at_a_time(tmp_path: P
     path.write_bytes(want.replace("\n", "\r\n").encode())
     assert write_indexes(store) == []  # the same text, as read
     assert path.read_bytes() == want.replace("\n", "\r\n").encode()
+
+
+def test_index_pages_rank_by_links_then_newest_then_title_as_python_folds_it(
+    tmp_path: Path,
+) -> None:
+    """Within a section: most inbound links first, then the newest ``updated`` (its numbers
+    compared), then the title lower-cased as Python does (SQLite's lower() leaves É as it
+    is); an empty title is the id."""
+    store = init_store(tmp_path / "s", "dana", "atlas")
+    people = store.memory / "knowledge/people"
+    people.mkdir(parents=True, exist_ok=True)
+    pages = {  # id: (title, updated, links out)
+        "p1": ("Émile", "2026-01-05", ""),
+        "p2": ("éa", "2026-01-05", ""),
+        "p3": ("Zed", "2026-01-05", ""),
+        "p4": ("", "2026-01-05", ""),
+        "p5": ("Old", "2026-1-9", ""),
+        "p6": ("New", "2026-01-10", ""),
+        "p7": ("Linked", "2020-01-01", ""),
+        "p8": ("Linker", "2026-01-05", "[[p7]]"),
+    }
+    for pid, (title, updated, body) in pages.items():
+        (people / f"{pid}.md").write_text(
+            f"---\nid: {pid}\ntitle: '{title}'\ntype: person\nupdated: '{updated}'\n---\n\n{body}\n"
+        )
+    lines = [line for line in render_index(store).splitlines() if line.startswith("- [")]
+    order = [line.split("](knowledge/people/")[1].split(".md")[0] for line in lines]
+    # p7 has a link; then by date as numbers (2026-01-10, 2026-1-9, 2026-01-05: as strings
+    # 2026-1-9 would come first); the 2026-01-05 pages by folded title: "linker" < "p4" (no
+    # title) < "zed" < "éa" < "émile" (SQLite's lower() would put "Émile" before "éa")
+    assert order == ["p7", "p6", "p5", "p8", "p4", "p3", "p2", "p1"]

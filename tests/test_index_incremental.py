@@ -15,23 +15,25 @@ from dream_fixtures import git_out
 
 from memoryfs import index_cache
 from memoryfs.index import (
+    GENERATED,
     RECENT_SESSIONS,
     IndexEntry,
     SessionRow,
-    _render,
     inbound_links,
     render_sessions_index,
     write_indexes,
 )
 from memoryfs.ingest import ingest
 from memoryfs.pages import iter_pages
-from memoryfs.store import Store, init_store
+from memoryfs.store import KNOWLEDGE_FOLDERS, Store, init_store
 from memoryfs.transcript import parse_transcript
 
 SAMPLE = sorted(
     (Path(__file__).resolve().parents[1] / "sample_memory" / "transcripts").glob("*.md")
 )
 IDS = [f"p{i}" for i in range(14)]
+# ties in case only, and in case outside ASCII (which SQLite's own lower() would not fold)
+TITLES = ["", "a|b", "Zoë", "Émile", "éa", "emile", "eMILE"]
 FOLDERS = [
     "knowledge/people",
     "knowledge/topics",
@@ -50,7 +52,7 @@ def _page(rnd: random.Random, pid: str) -> str:
     kind = rnd.choice(["person", "topic", "preference"])
     day = rnd.choice(["2026-01-05", "2026-02-01", "2025-12-31", "", "2026-02"])
     return (
-        f"---\nid: {pid}\ntitle: {rnd.choice(['', pid.upper(), 'a|b', 'Zoë'])}\ntype: {kind}\n"
+        f"---\nid: {pid}\ntitle: {rnd.choice(TITLES + [pid.upper()])}\ntype: {kind}\n"
         f"aliases: [{', '.join(aliases)}]\nsummary: s {rnd.randint(0, 3)}  x\n"
         f"updated: '{day}'\n---\n\n{body}\n"
     )
@@ -133,11 +135,71 @@ def _reference(store: Store) -> tuple[str, str]:
     for p in notes:
         folder = p.path.split("/")[1] if p.path.count("/") >= 2 else ""
         by_folder[folder] = by_folder.get(folder, 0) + 1
-    from collections import Counter
-
     recent = list(reversed(rows))[:RECENT_SESSIONS]
-    text = _render(store, entries, recent, len(rows), Counter(by_folder), None)
-    return text, render_sessions_index(rows)
+    return _index_rule(store, entries, recent, len(rows), by_folder), render_sessions_index(rows)
+
+
+def _index_rule(
+    store: Store,
+    entries: list[IndexEntry],
+    recent: list[SessionRow],
+    sessions: int,
+    notes: dict[str, int],
+) -> str:
+    """INDEX.md as its rule reads, sorted in Python (the code sorts in SQLite)."""
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    def ranked(group: list[IndexEntry]) -> list[str]:
+        def newest(date: str) -> tuple[int, ...]:
+            return tuple(-int(x) for x in date[:10].split("-") if x.isdigit())
+
+        key = lambda e: (-e.links, newest(e.updated), e.title.lower(), e.path)  # noqa: E731
+        return [
+            f"- [{cell(e.title)}]({e.path})"
+            + (f" — {e.summary}" if e.summary else "")
+            + f" ({e.links} links)"
+            for e in sorted(group, key=key)
+        ]
+
+    knowledge = sorted(entries, key=lambda e: e.path)
+    sections = [("Preferences", ranked([e for e in knowledge if e.preference]))]
+    rest = [e for e in knowledge if not e.preference]
+    for folder in KNOWLEDGE_FOLDERS[:-1]:
+        sections.append(
+            (folder.capitalize(), ranked([e for e in rest if e.path.split("/")[1:2] == [folder]]))
+        )
+    sections.append(
+        ("Other pages", ranked([e for e in rest if e.path.split("/")[1] not in KNOWLEDGE_FOLDERS]))
+    )
+    sections.append(
+        (
+            "Recent sessions",
+            [
+                f"- {r.date} [{cell(r.title)}](sessions/summaries/{r.id}.md)"
+                if r.summary_path
+                else f"- {r.date} {r.id} (transcript only: sessions/transcripts/{r.id}.md)"
+                for r in recent
+            ],
+        )
+    )
+    folders = sorted((f for f in notes if f), key=lambda f: (-notes[f], f))
+    sections.append(("Notes", [f"- notes/{f}/" for f in folders]))
+    out = [
+        "# Memory index",
+        "",
+        GENERATED,
+        "",
+        f"Scope: user `{store.config.user}`, assistant `{store.config.assistant}`. "
+        f"{len(entries)} knowledge pages, {sum(notes.values())} notes, {sessions} sessions. "
+        "Paths are relative to `memory/`; grep `notes/` for quick facts, read `knowledge/` for "
+        "subjects, follow `[cite:N]` to `sessions/transcripts/`.",
+    ]
+    for title, lines in sections:
+        if lines:
+            out += ["", f"## {title}", "", *lines]
+    return "\n".join(out) + "\n"
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])

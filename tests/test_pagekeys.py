@@ -220,10 +220,18 @@ def test_old_keys_are_dropped_once_they_outnumber_the_tree(
             "INSERT INTO pages VALUES (?, ?, ?)", [(f"{i:040x}", "x", "x") for i in range(100)]
         )
         db.commit()
-    _with_sqlite(store, base, changed)
+    present = [rel for rel in changed if (store.root / rel).is_file()]
+
+    def work(keys: PageKeyCache) -> None:  # as the gate does: the changed pages learned too
+        keys.list_tree(store, base, store.root, set(changed))
+        keys.add_changed(store.root, present)
+        keys.save()
+
+    with_page_keys(store, work)
     with closing(sqlite3.connect(path)) as db:
         blobs = {b for (b,) in db.execute("SELECT blob FROM pages")}
-    assert _git(store.root, "rev-parse", "HEAD:memory/notes/fay.md") in blobs
+    assert _git(store.root, "rev-parse", "HEAD:memory/notes/fay.md") in blobs  # the tree's
+    assert {_git(store.root, "hash-object", rel) for rel in present} <= blobs  # learned
     assert not any(b.startswith("0000000000") for b in blobs)
 
 
