@@ -650,6 +650,41 @@ def test_ids_in_use_are_a_set_kept_on_disk(tmp_path: Path) -> None:
     assert "note-9999" in many and "note-10000" not in many and 42 not in many
 
 
+def test_archives_are_asked_for_not_held(tmp_path: Path) -> None:
+    """Archive pages are most of a large store's pages and no name resolves to one: the
+    registry keeps them on disk (issue 3), gives an existing one as it was read and mints a
+    new one on first use."""
+    from dream.subjects import Registry
+    from memoryfs.deletions import Deletions
+    from memoryfs.store import init_store
+
+    store = init_store(tmp_path / "s", "dana", "atlas")
+    people = store.memory / "knowledge" / "people"
+    people.mkdir(parents=True, exist_ok=True)
+    (people / "ana.md").write_text("---\nid: ana\ntitle: Ana Ruiz\ntype: person\n---\n")
+    (people / "ana-archive-2026-01-05.md").write_text(
+        "---\nid: ana-archive-2026-01-05\ntitle: Ana (old name)\ntype: person\n---\n"
+    )
+    registry = Registry.load(store, Deletions())
+    assert set(registry.subjects) == {"ana"}
+    ana = registry.subjects["ana"]
+    assert registry.resolve("Ana (old name)") is None  # an archive is never a name's page
+    old = registry.archive_of(ana, "2026-01-05")
+    assert (old.title, old.path, old.new) == (
+        "Ana (old name)",
+        "knowledge/people/ana-archive-2026-01-05.md",
+        False,
+    )
+    fresh = registry.archive_of(ana, "2026-02")
+    assert (fresh.id, fresh.title, fresh.new) == (
+        "ana-archive-2026-02",
+        "Ana Ruiz (2026-02 archive)",
+        True,
+    )
+    assert registry.archive_of(ana, "2026-02") == fresh and "ana-archive-2026-02" in registry.taken
+    assert set(registry.subjects) == {"ana"}
+
+
 def test_a_page_keeps_its_frontmatter_bytes_until_its_sources_change() -> None:
     """A page whose sources did not change keeps its frontmatter as written (quoting, key
     order); once a claim cites a new turn, the old text is let go and the frontmatter is
