@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from dream import notes, rollover, turnkeys
 from dream.engine import EngineContext
-from dream.livepages import LivePages
+from dream.livepages import LivePages, budget_for
 from dream.staging import Stage
 from dream.subjects import Registry, Subject
 from dream.turnkeys import TurnKeys
@@ -44,7 +44,7 @@ def _run(ctx: EngineContext, ws: Workset, turns: TurnKeys) -> None:
         if page.changed and rollover.needs_roll(page):
             _roll(page, pages, registry)
 
-    pages = LivePages(ws, turns.named)
+    pages = LivePages(ws, turns.named, budget_for(len(ws.sessions)))
     # what _link_pages needs of the filings: the subjects each page's claims named
     named: dict[str, dict[str, None]] = {}
     filed = 0

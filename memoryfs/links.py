@@ -70,10 +70,10 @@ class _Parsed:
     cites: tuple[Citation, ...]
 
 
-# about 500 KB of bodies kept parsed (~2.2 MB: each line is kept as a segment; a bound,
-# halved with the page memo's: see memoryfs.page), keyed
+# about 200 KB of bodies kept parsed (~0.9 MB: each line is kept as a segment; a bound,
+# cut with the page memo's: see memoryfs.page), keyed
 # by the body's digest, not the body: a key holding the text kept every body parsed alive
-_memo: TextMemo[tuple[bytes, int], _Parsed] = TextMemo(500_000)
+_memo: TextMemo[tuple[bytes, int], _Parsed] = TextMemo(200_000)
 
 
 @lru_cache(maxsize=1)

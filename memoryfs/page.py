@@ -60,15 +60,17 @@ _YAML = YAMLHandler()
 _MAX_META_CHARS = 200_000
 # the closing ``---`` line of frontmatter (trailing carriage returns allowed)
 _CLOSE_RE = re.compile(r"^---\r*$", re.MULTILINE)
-# page texts kept parsed: 500 KB of text (~3 MB parsed: a hub page's sources are dicts). A
-# run's changed pages grow with the store until they roll over (``dream.rollover``); a
-# bound the smallest stores already fill keeps a run's peak memory from growing with them
-# (it was 3 MB of text, then 1 MB, which an incremental run filled from ~1,000 sessions
-# on: with this memo, the body memo of ``memoryfs.links`` and ``dream.gates.SHARE_CHARS``
-# at half, its peak at 4,000 sessions went 53.8 -> ~51 MB, in the same time)
+# page texts kept parsed: 200 KB of text (~1.2 MB parsed: a hub page's sources are dicts).
+# A run's changed pages grow with the store until they roll over (``dream.rollover``); a
+# bound the smallest stores already fill keeps a run's peak memory from growing with them.
+# It was 3 MB of text, then 1 MB (filled from ~1,000 sessions on), then 500 KB; at 200 KB,
+# with the body memo of ``memoryfs.links``, ``dream.gates.SHARE_CHARS``,
+# ``dream.workset.SPILL_CHARS`` and the gate's parsed transcripts cut with it, an
+# incremental run at 2,000 synthetic sessions peaks at 46.5 MB, not 47.7, and a full run
+# at 49.1, not 52.5 (82 s, not 74)
 # keyed by the text's digest, not the text: a key holding the text kept every page text
 # parsed alive beside its ``Page`` (body and frontmatter are copies of it)
-_memo: TextMemo[tuple[bytes, int, str], Page] = TextMemo(500_000)
+_memo: TextMemo[tuple[bytes, int, str], Page] = TextMemo(200_000)
 
 
 class _Dumper(yaml.SafeDumper):

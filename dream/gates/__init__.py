@@ -82,8 +82,8 @@ class _Shared:
 
 
 # a 500-session incremental run changes ~1 MB of pages, 2,000 ~1.6 MB, 4,000 ~1.9 MB (the
-# pages grow until they roll over): half of 1 MB, with the parse memos (``memoryfs.page``)
-SHARE_CHARS = 500_000
+# pages grow until they roll over): a fifth of 1 MB, with the parse memos (``memoryfs.page``)
+SHARE_CHARS = 200_000
 
 
 @contextlib.contextmanager
