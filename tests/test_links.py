@@ -174,7 +174,9 @@ def test_the_body_memo_knows_a_body_by_content_and_does_not_keep_it(
     real = links._parse
     monkeypatch.setattr(links, "_parse", lambda body: parsed.append(len(body)) or real(body))
     links.clear_parse_cache()
-    lines = "".join(f"Line {i} of a long body.\n" for i in range(15_000))  # ~0.4 MB, in the memo
+    count = links._memo.max_chars // 40  # a body of ~70% of the memo: kept in it
+    lines = "".join(f"Line {i} of a long body.\n" for i in range(count))
+    assert 0.5 * links._memo.max_chars < len(lines) < links._memo.max_chars
     tracemalloc.start()
     try:
         body = "".join(["See [[ana]].\n", lines])  # a text nobody else holds

@@ -38,7 +38,11 @@ def test_the_memo_knows_a_text_by_content_and_does_not_keep_it() -> None:
 
     clear_parse_cache()
     head = "---\nid: big\ntitle: Big\n---\n"
-    body = "".join(f"line {i} of a long page\n" for i in range(15_000))  # ~0.4 MB, in the memo
+    from memoryfs import page
+
+    count = page._memo.max_chars // 40  # a text of ~70% of the memo: kept in it
+    body = "".join(f"line {i} of a long page\n" for i in range(count))
+    assert 0.5 * page._memo.max_chars < len(head) + len(body) < page._memo.max_chars
     tracemalloc.start()
     try:
         text = "".join([head, body])  # a text nobody else holds
