@@ -56,10 +56,11 @@ class LivePages:
         self,
         ws: Workset,
         keys_of: Callable[[str], tuple[str, frozenset[str]] | None],
-        budget: int = PAGE_BUDGET,
+        budget: int | None = None,
     ) -> None:
+        """``budget``: the claim entries held open (``budget_for``), ``PAGE_BUDGET`` if None."""
         self._ws = ws
-        self._budget = min(budget, PAGE_BUDGET)
+        self._budget = PAGE_BUDGET if budget is None else budget
         self._keys_of = keys_of
         self._open: OrderedDict[str, WikiPage] = OrderedDict()
         self._staged: set[str] = set()  # pages let go with their text staged

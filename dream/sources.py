@@ -130,12 +130,12 @@ class Sources:
 
     def copy(self, entry: dict[str, Any]) -> int:
         """Cite what another page's source ``entry`` names (an archived claim's evidence)."""
-        ref = str(entry.get("ref"))
+        ref = str(entry.get("ref", ""))
         found = self._find(ref, str(entry.get("hash", "")))
         if found is not None:
             return found
         new = {"id": self._next, **{k: v for k, v in entry.items() if k != "id"}}
-        return self._append(self._row(new), str(entry.get("ref", "")))
+        return self._append(self._row(new), ref)
 
     def entry(self, n: int) -> dict[str, Any] | None:
         e = self._by_id.get(n)

@@ -225,9 +225,9 @@ def _entry_line(path: str, title: str, summary: str | None, links: int) -> str:
     return f"- [{_cell(title)}]({path}){tail} ({links} links)"
 
 
-def _sections(cache: IndexCache) -> list[tuple[str, Iterator[str]]]:
+def _sections(cache: IndexCache, notes: Counter[str]) -> list[tuple[str, Iterator[str]]]:
     """Each section's title and lines (read as they are used); a section with no lines
-    has no heading."""
+    has no heading. ``notes``: notes by folder (``_notes``)."""
     _ranking(cache)
     sections = [(title, _section_lines(cache, i)) for i, title in enumerate(_PAGE_SECTIONS)]
     recent = [
@@ -236,8 +236,8 @@ def _sections(cache: IndexCache) -> list[tuple[str, Iterator[str]]]:
         else f"- {r.date} {r.id} (transcript only: sessions/transcripts/{r.id}.md)"
         for r in _rows(cache, "DESC", RECENT_SESSIONS)  # the newest, newest first
     ]
-    notes = [f"- notes/{n}/" for n in _note_folders(_notes(cache))]
-    return [*sections, ("Recent sessions", iter(recent)), ("Notes", iter(notes))]
+    folders = [f"- notes/{n}/" for n in _note_folders(notes)]
+    return [*sections, ("Recent sessions", iter(recent)), ("Notes", iter(folders))]
 
 
 def _note_folders(notes: Counter[str]) -> list[str]:
@@ -249,11 +249,11 @@ def render_index(store: Store) -> str:
     return IndexCache.use(store, None, lambda cache: "".join(_index_chunks(store, cache)))
 
 
-def _header(store: Store, cache: IndexCache) -> list[str]:
+def _header(store: Store, cache: IndexCache, notes: Counter[str]) -> list[str]:
     n_knowledge = cache.value(
         "SELECT COUNT(*) FROM page WHERE kind = 0 AND substr(rel, 1, 10) = 'knowledge/'"
     )
-    n_notes = sum(_notes(cache).values())
+    n_notes = sum(notes.values())
     sessions = cache.value("SELECT COUNT(*) FROM session")
     return [
         "# Memory index",
@@ -269,8 +269,9 @@ def _header(store: Store, cache: IndexCache) -> list[str]:
 
 def _index_chunks(store: Store, cache: IndexCache) -> Iterator[str]:
     """INDEX.md, a line at a time (a store of thousands of pages is never held whole)."""
-    yield "\n".join(_header(store, cache))
-    for title, lines in _sections(cache):
+    notes = _notes(cache)
+    yield "\n".join(_header(store, cache, notes))
+    for title, lines in _sections(cache, notes):
         heading = f"\n\n## {title}\n\n"
         for line in lines:
             yield heading + line
@@ -283,10 +284,11 @@ def _prompt_text(store: Store, cache: IndexCache, max_tokens: int) -> str:
     every kind of memory gets some room, each section stopping at its first entry that
     does not fit. The "generated" marker is for humans editing files, not for an agent's
     prompt."""
-    header = _header(store, cache)
+    notes = _notes(cache)
+    header = _header(store, cache, notes)
     text = truncate_to_tokens("\n".join(header[:1] + header[3:]), max_tokens)
     used = count_tokens(text)
-    sections = _sections(cache)
+    sections = _sections(cache, notes)
     chosen: dict[str, list[str]] = {t: [] for t, _ in sections}
     done: set[str] = set()
     progress = True
