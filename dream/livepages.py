@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dream.subjects import Subject
 from dream.wikipage import WikiPage
 from dream.workset import Workset
+from memoryfs.archives import main_stem
 
 __all__ = ["PAGE_BUDGET", "LivePages", "budget_for"]
 
@@ -64,9 +65,12 @@ class LivePages:
         self._keys_of = keys_of
         self._open: OrderedDict[str, WikiPage] = OrderedDict()
         self._staged: set[str] = set()  # pages let go with their text staged
-        self._unsettled: set[str] = set()  # let go changed: their profile is due at the end
+        # let go changed with a profile (person pages): regenerated at the end
+        self._unsettled: set[str] = set()
         self._dated: set[str] = set()  # pages let go after a dated claim this run
-        self._subjects: dict[str, Subject] = {}  # every page opened this run
+        # every page but archives opened this run: a full run rolls thousands of archives
+        # (1,576 at 8,000 sessions), none with a profile to settle or a link to make later
+        self._subjects: dict[str, Subject] = {}
         self._steps = 0
         self._loaded = 0  # the size of the pages opened since the last trim
 
@@ -83,7 +87,8 @@ class LivePages:
         page.keys_of = self._keys_of
         self._loaded += page.size
         self._open[subject.id] = page
-        self._subjects[subject.id] = subject
+        if main_stem(subject.path) is None:
+            self._subjects[subject.id] = subject
         return page
 
     def __getitem__(self, sid: str) -> WikiPage:
@@ -91,7 +96,7 @@ class LivePages:
         return self._open[sid]
 
     def opened(self) -> list[Subject]:
-        """Every subject whose page was opened this run, in first-use order."""
+        """Every subject whose page was opened this run, archives aside, in first-use order."""
         return list(self._subjects.values())
 
     def dated(self, sid: str) -> bool:
@@ -126,7 +131,8 @@ class LivePages:
     def _release(self, sid: str, final: bool) -> None:
         """Stage the page if it changed (or is new) and drop it. Its profile is regenerated
         once, at the end (``final``): each regeneration carries what the last one listed
-        for rolled claims (``dream.profile``), so an extra one mid-run would change it."""
+        for rolled claims (``dream.profile``), so an extra one mid-run would change it.
+        A page without a profile is staged as it will stay: it is not opened again."""
         page = self._open.pop(sid)
         if page.dated:
             self._dated.add(sid)
@@ -138,7 +144,7 @@ class LivePages:
             self._staged.add(sid)
         if final:
             self._unsettled.discard(sid)
-        elif changed:
+        elif changed and page.has_profile:
             self._unsettled.add(sid)
 
     def close(self) -> None:

@@ -346,10 +346,15 @@ class WikiPage:
     def changed(self) -> bool:
         return self.outline.changed or self.sources.changed
 
+    @property
+    def has_profile(self) -> bool:
+        """A person's page has a ``## Profile``; archives and other pages have none."""
+        return self.subject.type == "person" and main_stem(self.subject.path) is None
+
     def refresh_profile(self) -> None:
         """Regenerate a person page's ``## Profile`` from its current claims and the
-        citations it carries for rolled ones (``dream.profile``); archives have none."""
-        if self.subject.type != "person" or main_stem(self.subject.path) is not None:
+        citations it carries for rolled ones (``dream.profile``)."""
+        if not self.has_profile:
             return
         sec = self.outline.get(PROFILE)
         cited = {n for e in self._all for n in e.cites}

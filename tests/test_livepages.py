@@ -212,3 +212,36 @@ def test_a_run_holds_open_what_its_sessions_need(
     _synthetic().write_sessions(store, 30, 33)
     consolidate(store)
     assert budgets == [120, 40]
+
+
+def test_only_pages_with_a_profile_are_opened_again_at_the_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page let go changed is opened once more at the end only to regenerate its profile:
+    a person's page. Archives and other pages are staged as they will stay (issue 3: a full
+    run of 2,000 sessions opened thousands of archives again, and kept every archive's
+    subject to do so); the tree is the same (``test_pages_let_go_and_opened_again_...``)."""
+    _bounded(monkeypatch)
+    reopened: list[tuple[str, str]] = []
+    opened: list[list[str]] = []
+    closing = [False]
+    get, close = livepages.LivePages.get, livepages.LivePages.close
+
+    def watching_get(self: livepages.LivePages, subject: Any) -> Any:
+        if closing[0] and subject.id not in self._open:
+            reopened.append((subject.type, subject.path))
+        return get(self, subject)
+
+    def watching_close(self: livepages.LivePages) -> None:
+        opened.append([s.path for s in self.opened()])
+        closing[0] = True
+        close(self)
+
+    monkeypatch.setattr(livepages.LivePages, "get", watching_get)
+    monkeypatch.setattr(livepages.LivePages, "close", watching_close)
+    store = _synthetic_store(tmp_path / "s", 60)
+    report = consolidate(store)
+    assert any("-archive-" in rel for rel in report.pages_created)
+    assert reopened  # person pages let go changed were settled at the end
+    assert all(kind == "person" and "-archive-" not in path for kind, path in reopened)
+    assert opened and opened[0] and not any("-archive-" in p for p in opened[0])
