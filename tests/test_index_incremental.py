@@ -166,7 +166,7 @@ def _index_rule(
     knowledge = sorted(entries, key=lambda e: e.path)
     sections = [("Preferences", ranked([e for e in knowledge if e.preference]))]
     rest = [e for e in knowledge if not e.preference]
-    for folder in KNOWLEDGE_FOLDERS[:-1]:
+    for folder in (f for f in KNOWLEDGE_FOLDERS if f != "preferences"):
         sections.append(
             (folder.capitalize(), ranked([e for e in rest if e.path.split("/")[1:2] == [folder]]))
         )
