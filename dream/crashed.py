@@ -37,18 +37,52 @@ def _forget_copied_entries(store: Store) -> None:
     original's Dream worktrees as its own: git would let a command on the copy change
     or remove the original's folders. Forget those entries (only the copy's records;
     the folders are the original's). A worktree a user added elsewhere is left alone."""
-    entries = store.root / ".git" / "worktrees"
-    if not entries.is_dir():
-        return
     mine = worktrees_dir(store).resolve()
-    for admin in entries.iterdir():
-        try:
-            where = Path((admin / "gitdir").read_text().strip()).parent
-        except OSError:
+    for admin in _entry_dirs(store):
+        gitdir = _read(admin / "gitdir")
+        if not gitdir:
             continue
+        where = Path(gitdir).parent
         dreams = where.parent.name == "worktrees" and where.parent.parent.name == ".dream"
         if dreams and where.parent.resolve() != mine and not owned(store, where):
             shutil.rmtree(admin, ignore_errors=True)
+
+
+def _forget_half_added_entries(store: Store, names: set[str]) -> None:
+    """Forget the entries a ``git worktree add`` killed midway left half written.
+
+    Git writes an entry's ``locked``, then ``gitdir``, then ``commondir``. Killed while
+    writing ``commondir``, it leaves that file empty, and every later ``git worktree``
+    command fails ("failed to read .git/worktrees/<id>/commondir"); killed before its
+    ``gitdir`` is whole, it leaves a locked entry naming no folder, which prune keeps
+    forever. Such a Dream stage was never set up: its entry goes, its folder and branch
+    go as any crashed run's do. An entry is Dream's when its ``gitdir`` names a folder
+    in ``.dream/worktrees/``, or, naming none, when it has the name of one of ``names``
+    (the folders found there). Anything else is the user's and is left alone.
+    """
+    mine = worktrees_dir(store).resolve()
+    for admin in _entry_dirs(store):
+        gitdir, commondir = _read(admin / "gitdir"), _read(admin / "commondir")
+        if gitdir:
+            half = commondir == "" and Path(gitdir).parent.parent.resolve() == mine
+        else:
+            half = admin.name in names
+        if half:
+            shutil.rmtree(admin, ignore_errors=True)
+
+
+def _entry_dirs(store: Store) -> list[Path]:
+    """The entries of ``.git/worktrees``, one folder per linked worktree."""
+    entries = store.root / ".git" / "worktrees"
+    return sorted(entries.iterdir()) if entries.is_dir() else []
+
+
+def _read(path: Path) -> str | None:
+    """The text of ``path`` without surrounding space; None when it cannot be read."""
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None
 
 
 def cleanup_stale(store: Store, target: str) -> list[str]:
@@ -57,6 +91,7 @@ def cleanup_stale(store: Store, target: str) -> list[str]:
     before it could keep one. Returns the run ids whose worktrees were removed."""
     folder = worktrees_dir(store)
     stale = {p.name: p for p in folder.iterdir()} if folder.is_dir() else {}
+    _forget_half_added_entries(store, set(stale))
     listing = run_git(store.root, "worktree", "list", "--porcelain")
     for line in listing.splitlines():  # also those killed before their folder was made
         path = Path(line.removeprefix("worktree "))

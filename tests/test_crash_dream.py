@@ -466,6 +466,29 @@ def test_a_worktree_killed_while_being_added_is_unlocked_and_removed(
     _recover_and_compare(store, setup)
 
 
+@pytest.mark.parametrize("killed_in", ["commondir", "gitdir"])
+def test_a_worktree_entry_left_half_written_is_forgotten(
+    setup: Setup, tmp_path: Path, killed_in: str
+) -> None:
+    """'git worktree add' killed while writing its entry: an empty commondir made every
+    'git worktree' command, the next run's cleanup first, fail; an empty gitdir left a
+    locked entry that prune kept forever."""
+    store = tmp_path / "store"
+    copy_store(setup.fresh, store)
+    path = store / ".dream/worktrees/20260101T0000-abcdef"
+    _git(store, "worktree", "add", "-q", "-b", "dream/20260101T0000-abcdef", str(path), "main")
+    _git(store, "worktree", "lock", "--reason", "initializing", str(path))
+    admin = store / ".git/worktrees" / path.name
+    (admin / "HEAD").unlink()  # written after both
+    (admin / killed_in).write_text("")
+    if killed_in == "gitdir":
+        (admin / "commondir").unlink()  # written after gitdir
+    else:
+        assert _git(store, "worktree", "list", check=False).returncode != 0
+    _recover_and_compare(store, setup)
+    assert not admin.exists() and not path.exists()
+
+
 def test_stale_ref_locks_and_a_half_parked_worktree_are_recovered(
     setup: Setup, tmp_path: Path
 ) -> None:
