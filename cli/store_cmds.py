@@ -20,13 +20,35 @@ def init_cmd(
     directory: Annotated[Path, typer.Argument(help="Folder for the new store (new or empty).")],
     user: Annotated[str, typer.Option("--user", help="User scope id.")],
     assistant: Annotated[str, typer.Option("--assistant", help="Assistant scope id.")],
+    user_name: Annotated[
+        str,
+        typer.Option(
+            "--user-name",
+            help='The user\'s name in claims, e.g. "Alex Moreau" (default: from the id).',
+        ),
+    ] = "",
+    assistant_name: Annotated[
+        str,
+        typer.Option(
+            "--assistant-name", help="The assistant's name in claims (default: from the id)."
+        ),
+    ] = "",
     as_json: JsonOpt = False,
 ) -> None:
     """Create a store: a Git repo with memory.toml, the memory/ skeleton and a first commit."""
-    store = init_store(directory, user, assistant)
+    store = init_store(directory, user, assistant, user_name, assistant_name)
+    roster = store.config.roster
     emit(
-        {"store": str(store.root), "user": user, "assistant": assistant, "commit": store.head()},
-        f"created store {store.root} ({user} / {assistant})",
+        {
+            "store": str(store.root),
+            "user": user,
+            "assistant": assistant,
+            "userName": roster.user_name,
+            "assistantName": roster.assistant_name,
+            "commit": store.head(),
+        },
+        f"created store {store.root} ({roster.user_name} as {user} / "
+        f"{roster.assistant_name} as {assistant})",
         as_json,
     )
 

@@ -17,8 +17,6 @@ from memoryfs.transcript import Transcript, Turn
 
 __all__ = ["Analysis", "Sentence", "analyze", "session_sentences", "speaker_names"]
 
-_ASSISTANT_SPEAKERS = {"assistant", "system", "tool", "bot", "ai"}
-
 
 @dataclass(frozen=True)
 class Sentence:
@@ -30,22 +28,10 @@ class Sentence:
 
 
 def speaker_names(t: Transcript) -> dict[str, str]:
-    """Speaker label -> display name; the assistant maps to ""."""
-    user = t.scope.get("user", "")
-    assistant = t.scope.get("assistant", "").lower()
-    out: dict[str, str] = {}
-    for turn in t.turns:
-        label = turn.speaker
-        if label in out:
-            continue
-        low = label.lower()
-        if low in _ASSISTANT_SPEAKERS or (assistant and low == assistant):
-            out[label] = ""
-        elif low == "user" and user:
-            out[label] = user[:1].upper() + user[1:]
-        else:
-            out[label] = label
-    return out
+    """Speaker label -> display name (the store's ``user_name`` for the user's turns);
+    the assistant side maps to ""."""
+    roster = t.speakers
+    return {label: roster.person(label) for label in dict.fromkeys(x.speaker for x in t.turns)}
 
 
 def session_sentences(t: Transcript) -> list[Sentence]:
@@ -66,7 +52,7 @@ class Analysis:
     table: EntityTable
 
 
-_ANALYSES: dict[tuple[str, tuple[str, ...]], Analysis] = {}
+_ANALYSES: dict[tuple[str, str, tuple[str, ...]], Analysis] = {}
 
 
 def analyze(t: Transcript) -> Analysis:
@@ -74,7 +60,7 @@ def analyze(t: Transcript) -> Analysis:
     split and scanned for names once, not twice). Keyed by every turn's hash: a turn edited
     or forgotten in the middle of a transcript is another text (keyed by the last turn, a
     process that ran Dream before the edit was served the old turn's sentences)."""
-    key = (t.id, tuple(turn.hash for turn in t.turns))
+    key = (t.id, t.speakers.user_name, tuple(turn.hash for turn in t.turns))
     found = _ANALYSES.get(key)
     if found is None:
         sentences = session_sentences(t)

@@ -47,7 +47,7 @@ def _score_all(
     t: Transcript, sentences: list[Sentence], table: EntityTable, people: set[str]
 ) -> list[_Scored]:
     base = datetime.date.fromisoformat(t.date)
-    assistant = t.scope.get("assistant", "assistant")
+    roster = t.speakers
     out: list[_Scored] = []
     for i, s in enumerate(sentences):
         others = [p for p in people if p != s.speaker]
@@ -58,7 +58,7 @@ def _score_all(
         if PHOTO_RE.fullmatch(s.text) or not informative(said, bool(names)):
             continue
         text, dates = dated(said, base)
-        speaker = s.speaker or assistant[:1].upper() + assistant[1:]
+        speaker = s.speaker or roster.assistant_name
         claim = third_person(text, speaker, listener)
         claim = claim[:1].upper() + claim[1:]
         kind = classify(said, bool(dates), any(d.date > base for d in dates))

@@ -30,9 +30,12 @@ from dream.gates.verification import check_claim, support_for
 from dream.staging import git_proc
 from memoryfs.atomic import atomic_write_text
 from memoryfs.claims import extract_claims
-from memoryfs.errors import PageError
+from memoryfs.config import load_config
+from memoryfs.errors import MemoryFSError, PageError
 from memoryfs.links import CITE_RE
 from memoryfs.page import Page, parse_page, render_page
+from memoryfs.speakers import Roster
+from memoryfs.store import CONFIG_NAME
 from memoryfs.transcript import Transcript, Turn, parse_transcript
 
 __all__ = ["UNSUPPORTED", "ReciteReport", "recite_stage", "recite_page"]
@@ -53,9 +56,10 @@ def _cite_re(n: int) -> re.Pattern[str]:
     return re.compile(r"[ \t]*\[cite:\s*" + str(n) + r"\]")
 
 
-def _load(root: Path, rel: str) -> Transcript | None:
+def _load(root: Path, rel: str, roster: Roster | None = None) -> Transcript | None:
     try:
-        return parse_transcript((root / "memory" / rel).read_text(encoding="utf-8"), rel)
+        text = (root / "memory" / rel).read_text(encoding="utf-8")
+        return parse_transcript(text, rel, roster)
     except (OSError, UnicodeDecodeError, PageError):
         return None
 
@@ -156,7 +160,11 @@ def recite_stage(stage_root: Path, transcripts: Iterable[str]) -> ReciteReport:
     rels = sorted(set(transcripts))
     if not rels:
         return report
-    loaded = {rel: _load(stage_root, rel) for rel in rels}
+    try:
+        roster: Roster | None = load_config(stage_root / CONFIG_NAME).roster
+    except MemoryFSError:
+        roster = None  # validation reports a broken memory.toml
+    loaded = {rel: _load(stage_root, rel, roster) for rel in rels}
     for path in _citing(stage_root, rels):
         try:
             text = (stage_root / path).read_text(encoding="utf-8")

@@ -48,7 +48,8 @@ class _Readable:
 def _read(ws: Workset, rel: str) -> tuple[Transcript, str] | None:
     try:
         data = (ws.memory / rel).read_bytes()
-        return parse_transcript(data.decode("utf-8"), rel), content_hash(data)
+        roster = ws.store.config.roster
+        return parse_transcript(data.decode("utf-8"), rel, roster), content_hash(data)
     except (OSError, UnicodeDecodeError, PageError):
         return None
 
@@ -92,7 +93,7 @@ def run(ctx: EngineContext, ws: Workset) -> None:
         # the attach phase files them (kept on disk till then)
         ws.facts.put(t.id, check.facts(ws.engine.extract(t)))
         names = speaker_names(t)
-        shown = [n or t.scope.get("assistant", "assistant").capitalize() for n in names.values()]
+        shown = [n or t.speakers.assistant_name for n in names.values()]
         text = render_summary(draft, shown, digest, len(t.turns))
         ws.write(f"sessions/summaries/{t.id}.md", text)
         ws.sessions.append(t.id)

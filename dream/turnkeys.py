@@ -29,6 +29,7 @@ from dream.analysis import speaker_names
 from dream.facets import thing_key, words
 from memoryfs import cache_db
 from memoryfs.errors import PageError
+from memoryfs.speakers import Roster
 from memoryfs.transcript import parse_transcript
 
 __all__ = ["TurnKeys", "turn_keys"]
@@ -65,8 +66,11 @@ class TurnKeys:
 
     SIZE = 16  # transcripts kept in memory, most recently used (a page cites them in runs)
 
-    def __init__(self, read: Callable[[str], str | None], path: Path | None) -> None:
+    def __init__(
+        self, read: Callable[[str], str | None], path: Path | None, roster: Roster | None = None
+    ) -> None:
         self.read = read
+        self.roster = roster
         self._db: sqlite3.Connection | None = None
         self._new: dict[tuple[str, bytes], str] = {}
         self._by_rel: OrderedDict[str, dict[int, Named] | None] = OrderedDict()
@@ -107,7 +111,11 @@ class TurnKeys:
         raw = self.read(rel)
         if raw is None:
             return None
-        digest = hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        # the speaker's display name is part of what is kept: a renamed user is parsed again
+        h = hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=16)
+        if self.roster is not None:
+            h.update(f"\0{self.roster.user_name}\0{self.roster.assistant_name}".encode())
+        digest = h.digest()
         data = self._new.get((rel, digest))
         if data is None and self._db is not None:
             try:
@@ -142,7 +150,7 @@ class TurnKeys:
     def _parse(self, raw: str, rel: str) -> str:
         self.parsed += 1
         try:
-            t = parse_transcript(raw, rel)
+            t = parse_transcript(raw, rel, self.roster)
         except (PageError, ValueError):
             return "null"
         names = speaker_names(t)

@@ -29,7 +29,7 @@ LINKED_ARCHIVES = 3  # the newest archives a page links under Related
 
 
 def run(ctx: EngineContext, ws: Workset) -> None:
-    turns = TurnKeys(ws.read, ctx.store.cache_dir / turnkeys.NAME)
+    turns = TurnKeys(ws.read, ctx.store.cache_dir / turnkeys.NAME, ws.store.config.roster)
     try:
         _run(ctx, ws, turns)
     finally:

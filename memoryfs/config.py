@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memoryfs.errors import MemoryFSError
+from memoryfs.speakers import Roster
 
 __all__ = [
     "FORMAT_VERSION",
@@ -20,6 +21,7 @@ __all__ = [
     "StoreConfig",
     "load_config",
     "render_config",
+    "valid_display_name",
 ]
 
 FORMAT_VERSION = 1
@@ -50,6 +52,13 @@ class StoreConfig:
     format: int = FORMAT_VERSION
     budgets: Budgets = field(default_factory=Budgets)
     dream: DreamSettings = field(default_factory=DreamSettings)
+    # the names claims are written with; "" derives one from the id (``display_name``)
+    user_name: str = ""
+    assistant_name: str = ""
+
+    @property
+    def roster(self) -> Roster:
+        return Roster(self.user, self.assistant, self.user_name, self.assistant_name)
 
 
 def validate_scope_name(kind: str, value: str) -> str:
@@ -59,6 +68,14 @@ def validate_scope_name(kind: str, value: str) -> str:
             "(use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit)"
         )
     return value
+
+
+def valid_display_name(value: str, empty_ok: bool = False) -> bool:
+    """A display name is one line of at most 80 characters with a letter in it."""
+    value = value.strip()
+    if not value:
+        return empty_ok
+    return len(value) <= 80 and value.isprintable() and any(c.isalpha() for c in value)
 
 
 def load_config(path: Path) -> StoreConfig:
@@ -74,6 +91,12 @@ def load_config(path: Path) -> StoreConfig:
         or not isinstance(scope.get("assistant"), str)
     ):
         raise MemoryFSError(f"{path}: [scope] needs string keys 'user' and 'assistant'")
+    names = {k: scope.get(k, "") for k in ("user_name", "assistant_name")}
+    for key, value in names.items():
+        if not isinstance(value, str) or not valid_display_name(value, empty_ok=True):
+            raise MemoryFSError(
+                f"{path}: [scope] {key} must be a name on one line, at most 80 characters"
+            )
     fmt = data.get("format", FORMAT_VERSION)
     if not isinstance(fmt, int) or fmt > FORMAT_VERSION:
         raise MemoryFSError(
@@ -99,7 +122,13 @@ def load_config(path: Path) -> StoreConfig:
     except (TypeError, ValueError) as exc:
         raise MemoryFSError(f"{path}: bad budget or dream setting: {exc}") from None
     return StoreConfig(
-        user=scope["user"], assistant=scope["assistant"], format=fmt, budgets=budgets, dream=dream
+        user=scope["user"],
+        assistant=scope["assistant"],
+        format=fmt,
+        budgets=budgets,
+        dream=dream,
+        user_name=names["user_name"].strip(),
+        assistant_name=names["assistant_name"].strip(),
     )
 
 
@@ -113,7 +142,10 @@ def render_config(cfg: StoreConfig) -> str:
         f"format = {cfg.format}\n\n"
         "[scope]\n"
         f"user = {_q(cfg.user)}\n"
-        f"assistant = {_q(cfg.assistant)}\n\n"
+        f"assistant = {_q(cfg.assistant)}\n"
+        '# the names claims are written with ("I moved" by the user -> "<user_name> moved")\n'
+        f"user_name = {_q(cfg.roster.user_name)}\n"
+        f"assistant_name = {_q(cfg.roster.assistant_name)}\n\n"
         "[budgets]\n"
         f"index_tokens = {cfg.budgets.index_tokens}\n"
         f"recall_tokens = {cfg.budgets.recall_tokens}\n"

@@ -36,6 +36,7 @@ from memoryfs.readlog import record_reads
 from memoryfs.receipt_log import local_receipt_dir, sandbox_receipt_dir
 from memoryfs.search import Hit, SearchIndex
 from memoryfs.senses import instance_words
+from memoryfs.speakers import asked_in_third_person
 from memoryfs.store import LAYERS, Store
 from memoryfs.tokens import count_tokens
 from memoryfs.units import human_date
@@ -130,11 +131,13 @@ def recall(
     if budget_tokens < 1:
         raise MemoryFSError("the recall budget must be at least 1 token")
     layers = tuple(layer for layer in LAYERS if layer not in exclude_layers)
-    terms = query_terms(question)
+    # "Where do I live?" asks about the store's user: search for them by name
+    asked = asked_in_third_person(question, store.config.roster)
+    terms = query_terms(asked)
     with SearchIndex.open(store) as idx:
         idx.refresh_for_read()
         families = _families(idx)
-        entries = _gather(idx, question, layers, budget_tokens, families)
+        entries = _gather(idx, asked, layers, budget_tokens, families)
         served = idx.versions([e.hit.path for e in entries])
         max_item = min(150, max(40, budget_tokens // 5))
         items, text = _fit(entries, terms, budget_tokens, max_item, FileNames(idx, families))

@@ -24,6 +24,7 @@ from memoryfs.config import (
     StoreConfig,
     load_config,
     render_config,
+    valid_display_name,
     validate_scope_name,
 )
 from memoryfs.errors import LockedError, MemoryFSError, StoreExistsError, StoreNotFoundError
@@ -313,11 +314,25 @@ def find_store(explicit: Path | str | None = None, cwd: Path | None = None) -> S
     )
 
 
-def init_store(path: Path | str, user: str, assistant: str) -> Store:
-    """Create a store: Git repo, ``memory.toml``, the ``memory/`` skeleton, a first commit."""
+def init_store(
+    path: Path | str,
+    user: str,
+    assistant: str,
+    user_name: str = "",
+    assistant_name: str = "",
+) -> Store:
+    """Create a store: Git repo, ``memory.toml``, the ``memory/`` skeleton, a first commit.
+
+    ``user_name``/``assistant_name`` are the names claims are written with; "" derives
+    one from the id (``memoryfs.speakers.display_name``)."""
     root = Path(path).expanduser().resolve()
     validate_scope_name("user", user)
     validate_scope_name("assistant", assistant)
+    for kind, name in (("user", user_name), ("assistant", assistant_name)):
+        if not valid_display_name(name, empty_ok=True):
+            raise MemoryFSError(
+                f"invalid {kind} name {name!r} (one line, at most 80 characters, with a letter)"
+            )
     if root.exists() and not root.is_dir():
         raise StoreExistsError(f"{root} exists and is not a folder")
     if (root / CONFIG_NAME).exists():
@@ -327,7 +342,12 @@ def init_store(path: Path | str, user: str, assistant: str) -> Store:
             f"{root} is not empty and not a store; choose an empty or new folder"
         )
     root.mkdir(parents=True, exist_ok=True)
-    cfg = StoreConfig(user=user, assistant=assistant)
+    cfg = StoreConfig(
+        user=user,
+        assistant=assistant,
+        user_name=user_name.strip(),
+        assistant_name=assistant_name.strip(),
+    )
     repo = (
         git.Repo.init(root, initial_branch="main")
         if not (root / ".git").exists()

@@ -18,6 +18,7 @@ from typing import Any
 from memoryfs.errors import PageError
 from memoryfs.hashing import turn_hash
 from memoryfs.page import parse_page, render_meta
+from memoryfs.speakers import Roster
 
 __all__ = [
     "Turn",
@@ -68,6 +69,15 @@ class Transcript:
     scope: dict[str, str]
     turns: tuple[Turn, ...]
     meta: dict[str, Any] = field(default_factory=dict)  # the full frontmatter
+    # who the roles are, as the store that holds the transcript names them (not in the file)
+    roster: Roster | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def speakers(self) -> Roster:
+        """The store's roster when known, else one derived from the transcript's scope."""
+        if self.roster is not None:
+            return self.roster
+        return Roster(self.scope.get("user", ""), self.scope.get("assistant", ""))
 
     @property
     def date(self) -> str:
@@ -89,8 +99,9 @@ def valid_session_id(value: str) -> bool:
     return bool(_SLUG_RE.match(value)) and ".." not in value
 
 
-def parse_transcript(text: str, path: str = "") -> Transcript:
-    """Parse a transcript; raises ``PageError`` naming the line on malformed input."""
+def parse_transcript(text: str, path: str = "", roster: Roster | None = None) -> Transcript:
+    """Parse a transcript; raises ``PageError`` naming the line on malformed input.
+    ``roster``: the store's names for the user and the assistant (``StoreConfig.roster``)."""
     where = path or "transcript"
     page = parse_page(text, path)
     meta = page.meta
@@ -138,6 +149,7 @@ def parse_transcript(text: str, path: str = "") -> Transcript:
         scope=scope,
         turns=tuple(turns),
         meta=meta,
+        roster=roster,
     )
 
 

@@ -77,7 +77,7 @@ def test_one_claim_per_turn_and_subject_but_preferences_apart() -> None:
         "charity. I really love running in the rain."
     )
     t = session([("dana", said), ("atlas", "Well done!"), ("dana", "I went to the coast.")])
-    dana = by_subject(extract_facts(t))["dana"]  # the speaker's label, as said
+    dana = by_subject(extract_facts(t))["Dana"]  # the user, by the name the store gives them
     race = [f for f in dana if "10K" in f.text]
     assert len(race) == 1 and race[0].text.endswith("raised 500 euros for a cancer charity.")
     assert race[0].kind == "event" and race[0].date == "2026-01-17"
@@ -188,7 +188,7 @@ def test_a_sentence_opening_with_my_is_first_person() -> None:
     # "My" capitalized opens the sentence: the speaker's own news, not chat
     t = session([("dana", "Hi! My old area was hit by a nasty flood last week.")])
     (flood,) = [f for f in extract_facts(t) if "flood" in f.text]
-    assert flood.subject == "dana"
+    assert flood.subject == "Dana"
     assert flood.text == (
         'Dana\'s old area was hit by a nasty flood in the week of 12 January 2026 ("last week").'
     )

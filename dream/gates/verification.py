@@ -54,6 +54,7 @@ from memoryfs.claims import Claim, extract_claims
 from memoryfs.errors import PageError
 from memoryfs.links import CITE_RE
 from memoryfs.page import Page
+from memoryfs.speakers import Roster
 from memoryfs.store import Store
 from memoryfs.transcript import Transcript, Turn, parse_transcript
 
@@ -201,8 +202,9 @@ class _Transcripts:
 
     SIZE = 64
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, roster: Roster | None = None) -> None:
         self.root = root
+        self.roster = roster
         self._cache: OrderedDict[str, Transcript | None] = OrderedDict()
 
     def get(self, rel: str) -> Transcript | None:
@@ -211,7 +213,7 @@ class _Transcripts:
             return self._cache[rel]
         try:
             text = (self.root / "memory" / rel).read_text(encoding="utf-8")
-            found: Transcript | None = parse_transcript(text, rel)
+            found: Transcript | None = parse_transcript(text, rel, self.roster)
         except (OSError, UnicodeDecodeError, PageError, ValueError):
             found = None
         self._cache[rel] = found
@@ -246,6 +248,9 @@ def support_for(turns: list[tuple[Transcript, Turn]], subject: Iterable[str] = (
     for t, turn in turns:
         texts.append(turn.text)
         names.update(_words((*t.participants, turn.speaker)))
+        # the roles are people the store names: "I moved" by the user is "<user_name> moved"
+        roster = t.speakers
+        names.update(_words((roster.user_name, roster.assistant_name, roster.name(turn.speaker))))
         bases = {d for d in (_session_date(t.started), _session_date(turn.ts)) if d is not None}
         for base in sorted(bases):
             dates.append((base, "day"))
@@ -316,7 +321,7 @@ def verify_stage(
     store: Store, stage_root: Path, base: str, changes: Sequence[Change]
 ) -> GateReport:
     """Check the new and changed claims of the changed pages, and their slots."""
-    check = _Check(store, base, _Transcripts(stage_root))
+    check = _Check(store, base, _Transcripts(stage_root, store.config.roster))
     for change in changes:
         path = change.path
         if change.status == "D" or not path.startswith(_PAGE_PREFIXES) or path in GENERATED:
