@@ -27,6 +27,8 @@ from dream.lexicon import CHAT_WORDS, GENERIC_WORDS, STOP_WORDS
 
 __all__ = [
     "glue",
+    "points_back",
+    "restates_name",
     "trim",
     "asked",
     "needs_question",
@@ -183,6 +185,52 @@ def trim(said: str, listener: str = "") -> str:
     return s if re.search(r"\w", s) else ""
 
 
+_INTRO_WORDS = frozenset({
+    "i", "i'm", "i’m", "im", "am", "is", "my", "me", "name", "name's", "name’s", "names",
+    "call", "called", "this", "it's", "it’s", "here", "hi", "hello", "hey", "btw", "by", "the",
+    "way", "just", "so", "and", "oh", "well", "yes", "yeah", "a", "as", "you", "know",
+    "remember", "go",
+})  # fmt: skip
+
+
+def restates_name(said: str, speaker: str) -> bool:
+    """``said`` only gives the speaker's own name ("My name is Maya.", "I'm Maya Okafor, by
+    the way."): nothing a page titled with that name does not already say."""
+    if not speaker:
+        return False
+    own = {w.lower() for w in _WORD_RE.findall(speaker)}
+    words = [w.lower() for w in _WORD_RE.findall(said)]
+    named = any(w in own for w in words)
+    return named and all(w in own or w in _INTRO_WORDS for w in words)
+
+
+# an object pronoun ("look for them", "tried it", "went there"), not "it was", "there are"
+_ANAPHOR_RE = re.compile(
+    r"\b(?P<p>them|it|those|these|there)\b"
+    r"(?!['’](?:s|ll|d)\b|\s+(?:is|are|was|were|will|would|has|had|seems|seemed|looks|looked|"
+    r"sounds|sounded|feels|felt|might|may|must|can|could)\b)",
+    re.IGNORECASE,
+)
+_SELF_WORDS = frozenset({"i", "i'm", "i’m", "i've", "i’ve", "i'll", "i’ll", "i'd", "i’d", "me",
+                         "my", "we", "our", "us"})  # fmt: skip
+
+
+def points_back(said: str, speaker: str = "") -> bool:
+    """``said`` names what it is about only by a pronoun said before anything else ("I'll
+    look for them at the library", "I tried it"): on its own, a claim made of it would say
+    nothing a reader can place."""
+    m = _ANAPHOR_RE.search(said)
+    if m is None:
+        return False
+    own = {w.lower() for w in _WORD_RE.findall(speaker)}
+    before = [
+        w
+        for w in _WORD_RE.findall(said[: m.start()])
+        if w.lower() not in STOP_WORDS and w.lower() not in own and w.lower() not in _SELF_WORDS
+    ]
+    return len(before) < 2
+
+
 # --- questions and the answers to them -----------------------------------------------------
 
 _PHATIC_RE = re.compile(
@@ -201,6 +249,17 @@ _TAG_RE = re.compile(
     r"(?:,|\s[-–—])\s*(?:(?:pretty|so|really)\s+\w+\s*,\s*)?(?:huh|eh|right|yeah|no|ok|okay|"
     r"isn['’]?t\s+it|wasn['’]?t\s+it|aren['’]?t\s+they|don['’]?t\s+you\s+think|you\s+know|"
     r"(?:wanna|want\s+to)\s+see(?:\s+\w+){0,3})\?$",
+    re.IGNORECASE,
+)
+# an assistant's offer to do more ("Can I assist you in any way?", "Would you like more
+# options?", "Anything you want me to remember?"): what follows it is no answer to it
+_OFFER_RE = re.compile(
+    r"^(?:(?:can|could|may|shall|should)\s+I\s+(?:help|assist|do|add|make|suggest|draft|"
+    r"send|put|set|create|give|find|look|share|offer|recommend|also)|"
+    r"(?:would|do)\s+you\s+(?:like|want|need)\s+(?:me\s+to|more|any|some|another|other|"
+    r"a\s+few|help|further|additional|anything)|(?:want|need)\s+me\s+to|"
+    r"how\s+(?:else\s+)?(?:can|may|could)\s+I|is\s+there\s+anything|anything\s+(?:else|you|I)|"
+    r"what\s+else|does\s+(?:that|this)\s+(?:help|work|sound)|need\s+(?:any|more)\s+help)\b",
     re.IGNORECASE,
 )
 _QUESTION_SPLIT_RE = re.compile(r"(?<=[.!?])\s+")
@@ -224,7 +283,12 @@ def asked(turn_text: str) -> str:
             continue
         core = _INTERJECTION_RE.sub("", part)
         core = re.sub(r"^[A-Z][\w'’-]*\s*,\s*", "", core) if core == part else core
-        if _PHATIC_RE.match(core) or _TAG_RE.search(core) or not substantive(core, frozenset()):
+        if (
+            _PHATIC_RE.match(core)
+            or _OFFER_RE.match(core)
+            or _TAG_RE.search(core)
+            or not substantive(core, frozenset())
+        ):
             continue
         return core
     return ""

@@ -35,7 +35,17 @@ from dream.cues import (
     informative,
 )
 from dream.dates import DateMention
-from dream.distill import asked, glue, needs_question, question_claim, topic_of, trim, vague
+from dream.distill import (
+    asked,
+    glue,
+    needs_question,
+    points_back,
+    question_claim,
+    restates_name,
+    topic_of,
+    trim,
+    vague,
+)
 from dream.entities import EntityTable
 from dream.gates.verification import check_claim, support_for
 from dream.phrasing import dated, third_person, tidy
@@ -76,8 +86,13 @@ def extract_facts(t: Transcript) -> list[Fact]:
     sentences, people, table = a.sentences, a.people, a.table
     main = _main_subject(table, sentences)
     names = speaker_names(t)
+    # with an assistant, "the tagine you suggested" names it
+    roster = t.speakers
+    helper = any(roster.role(x.speaker) == "assistant" for x in t.turns) and len(people) <= 1
+    addressee = roster.assistant_name if helper else ""
     recent: list[_Seen] = []  # most recent last
     facts: list[Fact] = []
+    dangling: list[bool] = []  # per fact: its sentence points back to what it does not say
     prefs_turn = -1  # the turn whose earlier sentence stated a preference
     turn_n = -1
     state = _TurnState()
@@ -88,13 +103,15 @@ def extract_facts(t: Transcript) -> list[Fact]:
         mentions = table.mentions(s.text)
         if s.speaker and s.turn.text:
             found = _facts_of(
-                t, s, mentions, recent, people, base, prefs_turn == s.turn.n, main, state
+                t, s, mentions, recent, people, base, prefs_turn == s.turn.n, main, state, addressee
             )
             if found:
                 state.question = None  # answered by the turn's first claim, or not at all
             if any(f.kind == "preference" for f in found):
                 prefs_turn = s.turn.n
             facts.extend(found)
+            dangling.extend([state.dangling] * len(found))
+            state.dangling = False
         for name, kind, start, end in mentions:
             if kind == "topic" and _WHERE_RE.search(s.text, 0, start):
                 kind = "place"  # "works at X in Wellington": no one "she" can stand for
@@ -107,25 +124,29 @@ def extract_facts(t: Transcript) -> list[Fact]:
             else f
             for f in facts
         ]
-    return _by_turn(facts)
+    return _by_turn(facts, dangling)
 
 
 _KEEP_APART = ("preference",)
 
 
-def _by_turn(facts: list[Fact]) -> list[Fact]:
+def _by_turn(facts: list[Fact], dangling: list[bool] | None = None) -> list[Fact]:
     """One claim per turn and subject: the sentences a turn says about one subject read as
     one claim citing that turn, in the order said, not as several lines that each cost a
     date and a citation (on LoCoMo, 1,000 tokens: answer token recall +0.03, cited evidence
     +0.01). Claims that fill a slot and preferences stay apart: they are superseded, or
     filed on the preferences page. A decision joins the rest ("I signed up for a pottery
-    class yesterday. It's like therapy for me."): in chat it is mostly an event told."""
+    class yesterday. It's like therapy for me."): in chat it is mostly an event told.
+    A ``dangling`` sentence ("I'll look for them at the library") reads right only after
+    the sentence it points back to: it joins one or is left out."""
     out: list[Fact] = []
     open_: dict[tuple[str, str, tuple[str, ...]], int] = {}
-    for f in facts:
+    for i, f in enumerate(facts):
         key = (f.subject, f.subject_type, tuple(e.ref for e in f.evidence))
         apart = bool(f.slot) or f.kind in _KEEP_APART
         at = open_.get(key)
+        if dangling is not None and dangling[i] and (at is None or apart):
+            continue
         if at is None or apart:
             if not apart:
                 open_[key] = len(out)
@@ -150,6 +171,7 @@ class _TurnState:
     question: _Asked | None = None
     carried: DateMention | None = None
     carried_past: bool = False
+    dangling: bool = False  # the sentence just read points back to what it does not say
 
 
 @dataclass(frozen=True)
@@ -215,7 +237,10 @@ def _facts_of(
     prefs_in_turn: bool,
     main: tuple[str, str] | None,
     state: _TurnState | None = None,
+    addressee: str = "",
 ) -> list[Fact]:
+    """The facts of one sentence. ``addressee``: the assistant's name when the speaker talks
+    to one (never a subject of the claim: "the tagine you suggested" names it)."""
     state = state or _TurnState()
     question = state.question
     photo = PHOTO_RE.fullmatch(s.text)
@@ -255,7 +280,10 @@ def _facts_of(
     if not photo and not standing and not fused and glue(said, listener, anchored):
         _carry(state, dates, said)
         return []
-    text = third_person(text, s.speaker, listener)
+    if restates_name(said, s.speaker):
+        return []  # "I'm Maya Okafor, by the way": the page already says who they are
+    state.dangling = not photo and not fused and points_back(said, s.speaker)
+    text = third_person(text, s.speaker, listener or addressee)
     text = text[:1].upper() + text[1:]
     carried = state.carried
     state.carried = None

@@ -50,7 +50,7 @@ _NOT_PAST_ED = {
 
 def _is_past_word(word: str) -> bool:
     w = word.lower()
-    return w in PAST_VERBS or (len(w) > 4 and w.endswith("ed") and w not in _NOT_PAST_ED)
+    return w in PAST_VERBS or (len(w) > 3 and w.endswith("ed") and w not in _NOT_PAST_ED)
 
 
 def dated(text: str, base: datetime.date) -> tuple[str, list[DateMention]]:
@@ -106,6 +106,8 @@ def _third(verb: str) -> str:
     low = verb.lower()
     if low in _IRREGULAR:
         return _IRREGULAR[low]
+    if low in ("are", "were"):  # only ever plural: "... and I are"
+        return verb
     if low in _MODALS or _is_past_word(low) or low.endswith(("ing", "n't")) or low in PAST_VERBS:
         return verb
     if low in ("wanna", "gonna", "gotta"):  # "I wanna start" stays as said
@@ -150,7 +152,11 @@ _THEY_RE = re.compile(r"\b(?:they|them|their|theirs|themselves)\b", re.IGNORECAS
 _MARK_RE = re.compile("\ue000(\\d+)\ue001")
 _STARTS_RE = re.compile(r"(?:^|[.!?]\s+)$")
 _JOINED_RE = re.compile(r"\b(?:and|or|nor)\s+$", re.IGNORECASE)
-_SELF_INTRO_RE = re.compile(rf"\bI{_APOS}m (?P<name>[A-Z][\w-]+),\s+")
+# "I'm Dana, a marine biologist" / "My name is Maya Okafor and I ..." (the speaker's name)
+_SELF_INTRO_RE = re.compile(
+    rf"\b(?:I{_APOS}m|I am|[Mm]y name is|[Mm]y name{_APOS}s)\s+"
+    r"(?P<name>[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*){0,3})(?P<sep>,\s+|\s+and\s+(?=I\b))"
+)
 
 
 _QUOTED_RE = re.compile(r'("[^"]*"|“[^”]*”)')
@@ -163,6 +169,13 @@ _YOU_OBJECT_RE = re.compile(
     re.IGNORECASE,
 )
 _YOUR_RE = re.compile(r"\byour\b", re.IGNORECASE)
+# "the tagine you suggested": who suggested it is the listener
+_YOU_TOLD_RE = re.compile(
+    r"\byou(?=\s+(?:(?:just|already|also|once)\s+)?(?:suggested|recommended|mentioned|said|"
+    r"told|gave|sent|proposed|showed|shared|found|listed|wrote|picked|chose|helped|explained|"
+    r"pointed|offered|promised|reminded|planned|drafted|booked|made)\b)",
+    re.IGNORECASE,
+)
 
 
 def third_person(text: str, name: str, listener: str = "") -> str:
@@ -182,14 +195,19 @@ def _second_person(text: str, listener: str) -> str:
     if not listener:
         return text
     text = _YOU_OBJECT_RE.sub(lambda m: f"{m.group('w')} {listener}", text)
+    text = _YOU_TOLD_RE.sub(listener, text)
     return _YOUR_RE.sub(f"{listener}'s", text)
 
 
 def _third_person(text: str, name: str) -> str:
     text = re.sub(r"(?<![\w'’])i(?=(?:['’](?:m|ve|ll|d)\b|\s))", "I", text)  # chat-style "i"
     m = _SELF_INTRO_RE.search(text)
-    if m and m.group("name").lower() == name.split()[0].lower():
-        text = text[: m.start()] + f"{name} is " + text[m.end() :]
+    said = {w.lower() for w in m.group("name").split()} if m else set()
+    if m and said and said <= {w.lower() for w in name.split()}:
+        # the name is the page's: "I'm Dana, a biologist" -> "Dana is a biologist";
+        # "I'm Maya Okafor and I work ..." -> "Maya Okafor works ..."
+        intro = f"{name} is " if m.group("sep").startswith(",") else ""
+        text = text[: m.start()] + intro + text[m.end() :]
     # Each first-person form becomes a mark; the marks are then written out in order, the
     # first as the name, later ones as "they" unless the sentence already says "they".
     forms: list[tuple[str, str]] = []
@@ -206,8 +224,13 @@ def _third_person(text: str, name: str) -> str:
 
     def verb(m: re.Match[str]) -> str:
         adverbs, word = m.group(1), m.group(2)
-        if _JOINED_RE.search(m.string, 0, m.start()):  # "my cat and I went": the name
-            name_verb = f"{{n}}{adverbs} {word if word in _NOT_VERBS else _third(word)}"
+        if _JOINED_RE.search(m.string, 0, m.start()):
+            if re.search(r"\bI\b|\ue000", m.string[: m.start()]):
+                # "I loved it and I usually read": a second clause of the speaker's
+                verb_form = word if word in _NOT_VERBS else _third(word)
+            else:  # "my partner and I are moving": one plural subject
+                verb_form = "were" if word == "was" else "are" if word == "am" else word
+            name_verb = f"{{n}}{adverbs} {verb_form}"
             return mark(name_verb, name_verb)
         if word in _NOT_VERBS:
             return mark(f"{{n}}{adverbs} {word}", f"they{adverbs} {word}")
