@@ -19,6 +19,7 @@ import datetime
 import re
 from dataclasses import dataclass
 
+from dream.advice import advice_facts
 from dream.analysis import Analysis, Sentence, analyze, session_sentences, speaker_names
 from dream.cues import (
     CHANGE_RE,
@@ -124,7 +125,9 @@ def extract_facts(t: Transcript) -> list[Fact]:
             else f
             for f in facts
         ]
-    return _by_turn(facts, dangling)
+    # what the assistant recommended or promised, in turn order with the rest
+    told = advice_facts(t, base)
+    return sorted(_by_turn(facts, dangling) + told, key=lambda f: f.evidence[0].turn)
 
 
 _KEEP_APART = ("preference",)

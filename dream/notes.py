@@ -54,7 +54,7 @@ def wants_note(filing: Filing) -> bool:
         return False
     return bool(
         f.slot
-        or f.kind in ("decision", "preference")
+        or f.kind in ("decision", "preference", "advice")
         or f.kind in ("event", "plan")
         and _RESOLVED_RE.search(f.text)
     )

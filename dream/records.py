@@ -29,7 +29,7 @@ class Fact:
 
     subject: str  # surface name, e.g. "Melanie", "Lisbon", "figures"
     subject_type: str  # person | org | place | project | topic | preference
-    kind: str  # preference | fact | event | decision | plan
+    kind: str  # preference | fact | event | decision | plan | advice (the assistant's)
     slot: (
         str  # functional slot ("role", "city", "preference:figures"); "" when many values may hold
     )

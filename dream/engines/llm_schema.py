@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 SUBJECT_TYPES = ("person", "org", "place", "project", "topic", "preference")
-FACT_KINDS = ("preference", "fact", "event", "decision", "plan")
+FACT_KINDS = ("preference", "fact", "event", "decision", "plan", "advice")
 _MAX_TEXT = 600  # characters of one claim; a longer one is not a claim but a paste
 _FENCE_RE = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n\s*```\s*$", re.DOTALL)
 

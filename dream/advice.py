@@ -1,0 +1,225 @@
+"""What the assistant said that is memory: recommendations, suggestions and promises.
+
+Job: a user asks "any book recommendations?" and weeks later "what book did you recommend
+to me?". For each assistant turn this finds what it recommended (the heads of a list it
+gave, the names it set in bold, or its sentence saying "I'd suggest ..."), what it promised
+to do ("I'll remind you on Thursday to buy the saffron"), and writes each as a claim of the
+assistant's by the store's names ("Juniper recommended The Overstory by Richard Powers;
+Piranesi by Susanna Clarke to Maya (asked: "any book recommendations?")"), filed on the
+user's page (kind ``advice``). A recommendation cites the assistant's turn and the user's
+request before it, whose words (the category asked for) the claim quotes.
+
+Boundary: one session in, facts out, like ``dream.extract``; no store access. Extractive:
+every name, number and date of a claim is in the turns it cites.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from dataclasses import dataclass
+
+from dream.dates import DateMention
+from dream.phrasing import dated, third_person
+from dream.records import Evidence, Fact
+from dream.sentences import split_sentences
+from memoryfs.transcript import Transcript, Turn
+
+__all__ = ["advice_facts", "request_in", "recommended_items"]
+
+_MAX_ITEMS = 6
+_MAX_ITEM_WORDS = 10
+_MAX_REQUEST_WORDS = 16
+
+# the user asks for a recommendation, a suggestion, ideas or options
+_REQUEST_RE = re.compile(
+    r"\b(?:recommend|recommendations?|recs|suggest|suggestions?|ideas?|tips|options|"
+    r"what\s+(?:\w+\s+)?should\s+(?:I|we)|which\s+(?:\w+\s+){0,3}(?:should|would|do|is|are)|"
+    r"where\s+should\s+(?:I|we)|any\s+(?:good\s+)?\w+\s+(?:for|to)|(?:can|could)\s+you\s+"
+    r"(?:recommend|suggest|point|help\s+me\s+(?:pick|choose|find|decide)))\b",
+    re.IGNORECASE,
+)
+_ASK_OPEN_RE = re.compile(r"(?:recommend|suggest|any|ideas|tips)\b", re.IGNORECASE)
+# the assistant recommends, in its own words
+_RECOMMEND_RE = re.compile(
+    r"\b(?:I(?:['’]d|\s+would)?\s+(?:\w+\s+)?(?:recommend|suggest|go\s+with|pick|choose)|"
+    r"my\s+(?:top\s+|first\s+)?(?:pick|recommendation|suggestion|favou?rite)|"
+    r"you\s+(?:could|might|should|may|can)\s+(?:also\s+)?(?:try|consider|check\s+out|look\s+into|"
+    r"enjoy|like|love|read|watch|visit|start\s+with|go\s+with)|"
+    r"(?:^|\.\s+)(?:try|consider|check\s+out|look\s+into|start\s+with|go\s+for)\b|"
+    r"(?:a\s+)?(?:good|great|solid|safe)\s+(?:option|choice|bet|pick|fit)|"
+    r"here\s+(?:are|is)\s+(?:a\s+few|some|my|three|two|four|five|several))",
+    re.IGNORECASE,
+)
+# the assistant promises to do something ("I'll remind you", "I've added it to your list")
+_PROMISE_RE = re.compile(
+    r"^(?:(?:OK|Okay|Sure|Noted|Done|Got\s+it)[,.!]?\s+)?(?:I['’]ll|I\s+will|I['’]ve|I\s+have)\s+"
+    r"(?:also\s+)?(?:remind|set|added|add|scheduled|schedule|noted|note|saved|save|booked|book|"
+    r"send|sent|draft|drafted|create|created|put|keep|kept|follow\s+up|check\s+in|update|"
+    r"updated|block|blocked|track|flag)\b",
+    re.IGNORECASE,
+)
+_LIST_ITEM_RE = re.compile(r"^\s{0,6}(?:[-*+•]|\d{1,2}[.)])\s+(?P<item>.+)$")
+_BOLD_RE = re.compile(r"\*\*(?P<b>[^*\n]{2,80})\*\*|__(?P<u>[^_\n]{2,80})__")
+_ITALIC_RE = re.compile(r"(?<![*\w])\*(?P<i>[^*\n]{2,80})\*(?![*\w])")
+# not after an abbreviation or initial ("Emily St. John Mandel", "J. R. R. Tolkien")
+_HEAD_SPLIT_RE = re.compile(r"\s+[–—-]\s+|:\s+|\s+\(|(?<!\s[A-Z][a-z])(?<!\s[A-Z])[.;!?](?:\s|$)")
+_MARKUP_RE = re.compile(r"\*\*|__|`|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])|^#+\s*")
+_WORD_RE = re.compile(r"[A-Za-z][\w'’-]*")
+# a list that only structures the answer ("Pros:", "Step 1", "Budget") names no thing
+_GENERIC_HEADS = frozenset({
+    "pros", "cons", "tip", "tips", "note", "notes", "step", "steps", "budget", "cost", "costs",
+    "time", "timing", "why", "how", "what", "when", "where", "option", "options", "idea",
+    "ideas", "summary", "overview", "example", "examples", "bonus", "alternative",
+    "alternatives", "ingredients", "instructions", "method",
+})  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Request:
+    turn: Turn
+    text: str  # the question as asked, short
+
+
+def request_in(turn: Turn) -> str:
+    """The sentence of a user's ``turn`` that asks for a recommendation ("" when none)."""
+    for sentence in split_sentences(turn.text):
+        if _REQUEST_RE.search(sentence) and (
+            sentence.rstrip().endswith("?")
+            or re.match(r"(?i)(?:recommend|suggest|any)\b", sentence)
+        ):
+            words = sentence.split()
+            if len(words) > _MAX_REQUEST_WORDS:
+                sentence = " ".join(words[-_MAX_REQUEST_WORDS:])
+            return _plain(sentence).strip()
+    return ""
+
+
+def _plain(text: str) -> str:
+    return " ".join(_MARKUP_RE.sub("", text).split())
+
+
+def _head(item: str) -> str:
+    """What a list item names: the words before a dash or colon ("The Overstory by Richard
+    Powers"), else its bold lead."""
+    head = _HEAD_SPLIT_RE.split(_plain(item), maxsplit=1)[0].strip()
+    m = _BOLD_RE.match(item.strip())
+    if m and len(head.split()) > _MAX_ITEM_WORDS:
+        return _plain(m.group("b") or m.group("u") or "")
+    return head
+
+
+def _names_thing(head: str) -> bool:
+    words = _WORD_RE.findall(head)
+    if not words or len(head.split()) > _MAX_ITEM_WORDS:
+        return False
+    if len(words) <= 2 and all(w.lower() in _GENERIC_HEADS for w in words):
+        return False
+    # a thing has a name ("Piranesi", "Moroccan vegetable tagine") or is short enough to be one
+    return any(w[:1].isupper() for w in words) or len(words) <= 5
+
+
+def recommended_items(text: str) -> list[str]:
+    """The things an assistant's answer puts forward: the heads of its list items, else
+    the names it set in bold or italics (at most six, in order, no repeats)."""
+    items: list[str] = []
+    in_fence = False
+    for line in text.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+            continue
+        m = None if in_fence else _LIST_ITEM_RE.match(line)
+        if m:
+            head = _head(m.group("item"))
+            if _names_thing(head):
+                items.append(head.rstrip(",.;:"))
+    if not items:
+        for m in (*_BOLD_RE.finditer(text), *_ITALIC_RE.finditer(text)):
+            thing = _plain(m.group(m.lastgroup or 0))
+            if _names_thing(thing):
+                items.append(thing.rstrip(",.;:"))
+    return list(dict.fromkeys(items))[:_MAX_ITEMS]
+
+
+def _joined(items: list[str]) -> str:
+    return "; ".join(items)
+
+
+def advice_facts(t: Transcript, base: datetime.date) -> list[Fact]:
+    """The assistant's recommendations and promises in session ``t``, about its user."""
+    roster = t.speakers
+    user = roster.user_name
+    if not user:
+        return []
+    out: list[Fact] = []
+    request: _Request | None = None
+    for turn in t.turns:
+        role = roster.role(turn.speaker)
+        if role == "user":
+            asked = request_in(turn)
+            request = _Request(turn, asked) if asked else None
+            continue
+        if role != "assistant" or turn.speaker.strip().lower() in ("tool", "system", "developer"):
+            continue
+        out.extend(_turn_facts(t, turn, request, base, roster.assistant_name, user))
+        request = None
+    return out
+
+
+def _turn_facts(
+    t: Transcript,
+    turn: Turn,
+    request: _Request | None,
+    base: datetime.date,
+    assistant: str,
+    user: str,
+) -> list[Fact]:
+    facts: list[Fact] = []
+    own = Evidence(t.id, turn.n, turn.hash, t.date)
+    recommends = bool(_RECOMMEND_RE.search(turn.text))
+    items = recommended_items(turn.text) if (request or recommends) else []
+    if items:
+        text = f"{assistant} recommended {_joined(items)} to {user}"
+        evidence: tuple[Evidence, ...] = (own,)
+        if request is not None:
+            text += f' (asked: "{request.text}")'
+            evidence = (own, Evidence(t.id, request.turn.n, request.turn.hash, t.date))
+        facts.append(_fact(user, "advice", text + ".", evidence, t.date))
+    for sentence in split_sentences(turn.text):
+        said = _plain(sentence)
+        if not said or said.endswith("?"):
+            continue
+        kind = ""
+        if _PROMISE_RE.match(said):
+            kind = "plan"
+        elif not items and _RECOMMEND_RE.search(said) and len(_WORD_RE.findall(said)) >= 5:
+            kind = "advice"
+        if not kind:
+            continue
+        resolved, dates = dated(said, base)
+        claim = third_person(resolved, assistant, user)
+        claim = claim[:1].upper() + claim[1:]
+        if request is not None and kind == "advice":
+            claim = claim.rstrip(".") + f' (asked: "{request.text}").'
+        evidence = (own,)
+        if request is not None and kind == "advice":
+            evidence = (own, Evidence(t.id, request.turn.n, request.turn.hash, t.date))
+        facts.append(_fact(user, kind, claim, evidence, _day(dates, t.date)))
+    return facts
+
+
+def _day(dates: list[DateMention], default: str) -> str:
+    return next((d.date.isoformat() for d in dates if d.granularity == "day"), default)
+
+
+def _fact(user: str, kind: str, text: str, evidence: tuple[Evidence, ...], day: str) -> Fact:
+    """A claim of the assistant's, filed on the page of the user it was said to."""
+    return Fact(
+        subject=user,
+        subject_type="person",
+        kind=kind,
+        slot="",
+        text=text,
+        evidence=evidence,
+        date=day,
+    )
