@@ -66,6 +66,8 @@ _ITALIC_RE = re.compile(r"(?<![*\w])\*(?P<i>[^*\n]{2,80})\*(?![*\w])")
 _HEAD_SPLIT_RE = re.compile(r"\s+[–—-]\s+|:\s+|\s+\(|(?<!\s[A-Z][a-z])(?<!\s[A-Z])[.;!?](?:\s|$)")
 _MARKUP_RE = re.compile(r"\*\*|__|`|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])|^#+\s*")
 _WORD_RE = re.compile(r"[A-Za-z][\w'’-]*")
+_YOU_RE = re.compile(r"\byou((?:['’](?:d|ll|re|ve))?)\b", re.IGNORECASE)
+_YOU_VERBS = {"d": " would", "ll": " will", "re": " is", "ve": " has"}
 # a list that only structures the answer ("Pros:", "Step 1", "Budget") names no thing
 _GENERIC_HEADS = frozenset({
     "pros", "cons", "tip", "tips", "note", "notes", "step", "steps", "budget", "cost", "costs",
@@ -197,7 +199,12 @@ def _turn_facts(
         if not kind:
             continue
         resolved, dates = dated(said, base)
-        claim = third_person(resolved, assistant, user)
+        claim = _YOU_RE.sub(
+            lambda m: user + _YOU_VERBS.get(m.group(1).lower()[1:], ""),
+            third_person(resolved, assistant, user),
+        )
+        if not claim.startswith(assistant):  # "You could try X": whose advice it is
+            claim = f"{assistant} suggested: {claim}"
         claim = claim[:1].upper() + claim[1:]
         if request is not None and kind == "advice":
             claim = claim.rstrip(".") + f' (asked: "{request.text}").'

@@ -1,0 +1,219 @@
+"""Dream on ordinary chat logs: a ``user`` who never says their name, and their assistant."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from engine_fixtures import consolidate, write_session
+from typer.testing import CliRunner
+
+from cli.dream_app import app as dream_app
+from cli.memoryfs_app import app as memoryfs_app
+from dream.advice import recommended_items, request_in
+from dream.distill import points_back, restates_name
+from dream.extract import extract_facts
+from dream.phrasing import third_person
+from memoryfs.claims import extract_claims
+from memoryfs.page import parse_page
+from memoryfs.recall import recall
+from memoryfs.store import Store, init_store
+from memoryfs.transcript import Transcript, Turn
+from memoryfs.validate import validate_store
+
+
+def _jsonl(path: Path, day: str, turns: list[tuple[str, str]]) -> Path:
+    with path.open("w", encoding="utf-8") as f:
+        for i, (role, text) in enumerate(turns):
+            line = {"role": role, "content": text, "ts": f"{day}T10:{i:02d}:00"}
+            f.write(json.dumps(line) + "\n")
+    return path
+
+
+def _ok(result) -> str:  # type: ignore[no-untyped-def]
+    assert result.exit_code == 0, result.output
+    return str(result.stdout)
+
+
+def test_the_issue_reproduction_commits_the_new_address(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    log = _jsonl(
+        logs / "2025-03-05-move.jsonl",
+        "2025-03-05",
+        [
+            ("user", "We signed the lease yesterday. From April we live at Kastanienallee 12."),
+            ("assistant", "Congratulations on the new flat!"),
+        ],
+    )
+    store_dir = tmp_path / "s"
+    mfs, dream = CliRunner(), CliRunner()
+    _ok(
+        mfs.invoke(
+            memoryfs_app, ["init", str(store_dir), "--user", "alex", "--assistant", "helper"]
+        )
+    )
+    _ok(mfs.invoke(memoryfs_app, ["ingest", "--store", str(store_dir), str(log)]))
+    _ok(dream.invoke(dream_app, ["skills", "approve", "--store", str(store_dir)]))
+    run = json.loads(_ok(dream.invoke(dream_app, ["run", "--store", str(store_dir), "--json"])))
+    assert run["status"] == "committed"
+    assert not [r for r in run["rejected"] if "DV101" in r]
+    store = Store.open(store_dir)
+    page = (store.memory / "knowledge/people/alex.md").read_text(encoding="utf-8")
+    assert "Alex" in page and "Kastanienallee 12. [cite:1]" in page
+    assert validate_store(store) == []
+    answer = recall(store, "where do I live now?", 300)
+    assert "Kastanienallee 12" in answer.items[0].text
+
+
+def test_a_hyphenated_id_is_written_as_a_name(tmp_path: Path) -> None:
+    store = init_store(tmp_path / "s", "john-zhang", "atlas")
+    write_session(
+        store,
+        "2026-04-02-bike",
+        "2026-04-02T08:00",
+        [("user", "I bought a used road bike from a colleague at Halden Robotics.")],
+    )
+    consolidate(store)
+    page = parse_page((store.memory / "knowledge/people/john-zhang.md").read_text("utf-8"))
+    assert page.title == "John Zhang"
+    texts = [c.text for c in extract_claims(page)]
+    assert any(t.startswith("John Zhang bought a used road bike") for t in texts), texts
+    assert not any("John-zhang" in p.read_text("utf-8") for p in store.memory.rglob("*.md"))
+
+
+def _session(
+    turns: list[tuple[str, str]], user: str = "priya-s", day: str = "2026-05-11"
+) -> Transcript:
+    return Transcript(
+        id=f"{day}-chat",
+        started=f"{day}T09:00",
+        participants=("user", "assistant"),
+        scope={"user": user, "assistant": "pilot"},
+        turns=tuple(Turn(i, who, f"{day}T09:00", text) for i, (who, text) in enumerate(turns, 1)),
+    )
+
+
+def _claims(t: Transcript) -> list[str]:
+    return [f.text for f in extract_facts(t)]
+
+
+@pytest.mark.parametrize(
+    ("said", "claim"),
+    [
+        (
+            "My brother Omar and I are renting a van.",
+            "Priya S's brother Omar and Priya S are renting",
+        ),
+        ("I used to live in Bremen.", "Priya S used to live in Bremen."),
+        ("I sold my car and I now walk everywhere.", "Priya S now walks everywhere"),
+        ("My name is Priya and I teach chemistry.", "Priya S teaches chemistry."),
+    ],
+)
+def test_first_person_reads_right_in_the_third(said: str, claim: str) -> None:
+    assert claim in third_person(said, "Priya S")
+
+
+def test_only_a_name_is_no_claim() -> None:
+    assert restates_name("My name is Priya.", "Priya S")
+    assert restates_name("I'm Priya S, by the way!", "Priya S")
+    assert not restates_name("I'm Priya's neighbour.", "Priya S")
+    t = _session([("user", "Hi, I'm Priya S. My name is Priya."), ("assistant", "Hello Priya!")])
+    assert _claims(t) == []
+
+
+def test_an_assistant_offer_is_not_fused_into_the_answer() -> None:
+    t = _session(
+        [
+            ("user", "My cousin Lina is visiting from Amman next week."),
+            ("assistant", "How nice! Is there anything I can help you plan?"),
+            ("user", "I enjoy cooking for guests."),
+            ("assistant", "Would you like some menu ideas?"),
+            ("user", "Lina is allergic to walnuts."),
+        ]
+    )
+    claims = _claims(t)
+    assert not [c for c in claims if "?" in c], claims
+    assert any(c.startswith("Priya S enjoys cooking for guests") for c in claims), claims
+    assert any(c.startswith("Lina is allergic to walnuts") for c in claims), claims
+
+
+def test_a_sentence_naming_its_topic_only_by_a_pronoun_is_left_out() -> None:
+    assert points_back("I'll pick them up from the library.", "Priya S")
+    assert not points_back("I bought a kettle and I use it daily.", "Priya S")
+    assert not points_back("It was a long week at the clinic.", "Priya S")
+    t = _session(
+        [
+            ("assistant", "You could read Middlemarch or Persuasion."),
+            ("user", "I'll pick them up from the library on Saturday."),
+            ("user", "I bought a kettle from Tessa's shop and I use it daily."),
+        ]
+    )
+    claims = _claims(t)
+    assert not [c for c in claims if "pick them up" in c], claims
+    assert any("uses it daily" in c for c in claims), claims
+    assert "Pilot suggested: Priya S could read Middlemarch or Persuasion." in claims
+
+
+def test_you_in_a_users_words_is_the_assistant() -> None:
+    t = _session(
+        [
+            ("assistant", "A shakshuka would be quick."),
+            ("user", "I made the shakshuka you suggested on Sunday for my flatmates."),
+        ]
+    )
+    assert any("shakshuka Pilot suggested" in c for c in _claims(t)), _claims(t)
+
+
+# -- what the assistant said -------------------------------------------------------------
+
+_PODCASTS = """Happy to help! Since you like history, here are three to start with:
+
+1. **Fall of Civilizations** by Paul Cooper – long, atmospheric episodes.
+2. **The Rest Is History** – two hosts, lighter tone, short episodes.
+3. **Hardcore History** by Dan Carlin – epic multi-part series.
+
+If you only try one, start with Fall of Civilizations."""
+
+
+def test_the_users_request_and_the_recommended_items_are_found() -> None:
+    asking = Turn(1, "user", "2026-05-11T09:00", "I walk a lot. Any podcast recommendations?")
+    assert request_in(asking) == "Any podcast recommendations?"
+    assert request_in(Turn(2, "user", "x", "I walk a lot.")) == ""
+    assert recommended_items(_PODCASTS) == [
+        "Fall of Civilizations by Paul Cooper",
+        "The Rest Is History",
+        "Hardcore History by Dan Carlin",
+    ]
+    plain = "I'd go with **Lisbon** in May; *Porto* is a close second."
+    assert recommended_items(plain) == ["Lisbon", "Porto"]
+    steps = "Here is how:\n- **Step 1**: preheat the oven\n- **Tip**: use parchment"
+    assert recommended_items(steps) == []
+
+
+def test_a_recommendation_is_a_claim_of_the_assistant_on_the_users_page(tmp_path: Path) -> None:
+    store = init_store(tmp_path / "s", "priya-s", "pilot", user_name="Priya Shah")
+    write_session(
+        store,
+        "2026-05-11-podcasts",
+        "2026-05-11T09:00",
+        [
+            ("user", "I walk to work every day. Any podcast recommendations?"),
+            ("assistant", _PODCASTS),
+            ("user", "Great, thanks!"),
+            ("assistant", "Enjoy! I'll remind you next Monday to tell me which one you liked."),
+        ],
+    )
+    consolidate(store)
+    page = parse_page((store.memory / "knowledge/people/priya-shah.md").read_text("utf-8"))
+    claims = {c.text: c for c in extract_claims(page)}
+    (rec,) = [c for c in claims if c.startswith("Pilot recommended")]
+    assert "Fall of Civilizations by Paul Cooper" in rec and "to Priya Shah" in rec
+    assert '(asked: "Any podcast recommendations?")' in rec
+    cited = {s.ref.split("#")[1] for s in page.sources if s.id in claims[rec].citations}
+    assert cited == {"t1", "t2"}
+    assert any(c.startswith("Pilot will remind Priya Shah on 18 May 2026") for c in claims), claims
+    assert validate_store(store) == []
+    answer = recall(store, "Which podcast did you recommend to me?", 200)
+    assert "Fall of Civilizations" in answer.items[0].text
