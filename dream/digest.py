@@ -14,7 +14,8 @@ import re
 
 from rapidfuzz import fuzz
 
-from dream.distill import trim
+from dream.advice import advice_facts
+from dream.distill import points_back, restates_name, trim
 from dream.entities import EntityTable
 from dream.extract import Sentence, analyze, classify, informative, speaker_names
 from dream.phrasing import dated, third_person, tidy
@@ -48,6 +49,8 @@ def _score_all(
 ) -> list[_Scored]:
     base = datetime.date.fromisoformat(t.date)
     roster = t.speakers
+    # with an assistant, a person's "you" is the assistant ("the tagine you suggested")
+    helper = len(people) <= 1 and any(roster.role(x.speaker) == "assistant" for x in t.turns)
     out: list[_Scored] = []
     for i, s in enumerate(sentences):
         others = [p for p in people if p != s.speaker]
@@ -57,6 +60,10 @@ def _score_all(
         names = table.mentions(s.text)
         if PHOTO_RE.fullmatch(s.text) or not informative(said, bool(names)):
             continue
+        if s.speaker and (restates_name(said, s.speaker) or points_back(said, s.speaker)):
+            continue  # says nothing on its own
+        if helper and s.speaker:
+            listener = roster.assistant_name
         text, dates = dated(said, base)
         speaker = s.speaker or roster.assistant_name
         claim = third_person(text, speaker, listener)
@@ -143,13 +150,26 @@ def summarize_session(t: Transcript) -> SummaryDraft:
         set(),
     )
     participants = tuple(str(p) for p in t.participants) or tuple(sorted(names))
+    result = KeyPoint(outcome.claim, _evidence(t, outcome)) if outcome else _produced(t)
     return SummaryDraft(
         session_id=t.id,
         title=session_title(t, table, people),
         date=t.date,
         participants=participants,
         key_points=tuple(KeyPoint(p.claim, _evidence(t, p)) for p in points),
-        outcome=outcome.claim if outcome else "",
-        outcome_evidence=_evidence(t, outcome) if outcome else None,
+        outcome=result.text if result else "",
+        outcome_evidence=result.evidence if result else None,
         open_threads=tuple(KeyPoint(p.claim, _evidence(t, p)) for p in threads),
     )
+
+
+_ASKED_RE = re.compile(r' \(asked: "[^"]*"\)')
+
+
+def _produced(t: Transcript) -> KeyPoint | None:
+    """With no decision said, what the assistant produced is the outcome: its first
+    recommendation (``dream.advice``), citing its own turn."""
+    for f in advice_facts(t, datetime.date.fromisoformat(t.date)):
+        if f.kind == "advice":
+            return KeyPoint(_ASKED_RE.sub("", f.text), f.evidence[0])
+    return None

@@ -217,3 +217,17 @@ def test_a_recommendation_is_a_claim_of_the_assistant_on_the_users_page(tmp_path
     assert validate_store(store) == []
     answer = recall(store, "Which podcast did you recommend to me?", 200)
     assert "Fall of Civilizations" in answer.items[0].text
+
+
+def test_with_no_decision_the_outcome_is_what_the_assistant_recommended() -> None:
+    from dream.digest import summarize_session
+
+    t = _session(
+        [
+            ("user", "I walk to work every day. Any podcast recommendations?"),
+            ("assistant", _PODCASTS),
+        ]
+    )
+    draft = summarize_session(t)
+    assert draft.outcome.startswith("Pilot recommended Fall of Civilizations by Paul Cooper")
+    assert draft.outcome_evidence is not None and draft.outcome_evidence.turn == 2
