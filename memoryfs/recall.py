@@ -20,7 +20,7 @@ from (``memoryfs.readlog``), in the sandbox or the store's ``.memoryfs/receipts/
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -140,7 +140,8 @@ def recall(
         entries = _gather(idx, asked, layers, budget_tokens, families)
         served = idx.versions([e.hit.path for e in entries])
         max_item = min(150, max(40, budget_tokens // 5))
-        items, text = _fit(entries, terms, budget_tokens, max_item, FileNames(idx, families))
+        names = FileNames(idx, families)
+        items, text = _fit(entries, terms, budget_tokens, max_item, names, store.config.roster.name)
     # Supporting files: where each item lives, then the transcripts its claims cite.
     files = tuple(
         dict.fromkeys(
@@ -312,9 +313,15 @@ def _families(idx: SearchIndex) -> Families:
 
 
 def _fit(
-    entries: list[_Entry], terms: list[str], budget: int, max_item: int, name: FileNames
+    entries: list[_Entry],
+    terms: list[str],
+    budget: int,
+    max_item: int,
+    name: FileNames,
+    speaker_name: Callable[[str], str] = str,
 ) -> tuple[list[RecallItem], str]:
-    """Greedy, best first: every line that fits and adds something goes in (memoryfs.packing)."""
+    """Greedy, best first: every line that fits and adds something goes in (memoryfs.packing).
+    ``speaker_name``: how a turn's speaker is shown (the store's names for its roles)."""
     pack = Packer(budget)
     seen_texts: set[str] = set()
     misses = 0
@@ -332,7 +339,7 @@ def _fit(
                 continue
             body = shown = cut
         if hit.speaker:
-            shown = f"{hit.speaker}: {shown}"
+            shown = f"{speaker_name(hit.speaker)}: {shown}"
         key = _norm(shown)
         if key in seen_texts:
             continue
