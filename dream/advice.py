@@ -33,13 +33,17 @@ _MAX_REQUEST_WORDS = 16
 
 # the user asks for a recommendation, a suggestion, ideas or options
 _REQUEST_RE = re.compile(
-    r"\b(?:recommend|recommendations?|recs|suggest|suggestions?|ideas?|tips|options|"
+    r"\b(?:recommend|recommendations?|recs|suggest|suggestions?|ideas?|tips|options|picks?|"
+    r"(?:need|want|looking\s+for)\s+(?:a|an|some|new|another)|"
     r"what\s+(?:\w+\s+)?should\s+(?:I|we)|which\s+(?:\w+\s+){0,3}(?:should|would|do|is|are)|"
     r"where\s+should\s+(?:I|we)|any\s+(?:good\s+)?\w+\s+(?:for|to)|(?:can|could)\s+you\s+"
-    r"(?:recommend|suggest|point|help\s+me\s+(?:pick|choose|find|decide)))\b",
+    r"(?:recommend|suggest|point|help\s+me\s+(?:pick|choose|find|decide)))\b"
+    r"|\b\w+\s+or\s+[\w'’ ]+\?$",  # a choice: "Piranesi or The Memory Police?"
     re.IGNORECASE,
 )
-_ASK_OPEN_RE = re.compile(r"(?:recommend|suggest|any|ideas|tips)\b", re.IGNORECASE)
+_ASK_OPEN_RE = re.compile(
+    r"(?:recommend|suggest|any|ideas|tips)\b|.*\b(?:please|need|looking\s+for)\b", re.IGNORECASE
+)
 # the assistant recommends, in its own words
 _RECOMMEND_RE = re.compile(
     r"\b(?:I(?:['’]d|\s+would)?\s+(?:\w+\s+)?(?:recommend|suggest|go\s+with|pick|choose)|"
@@ -77,6 +81,17 @@ _GENERIC_HEADS = frozenset({
 })  # fmt: skip
 
 
+_TIME_WORDS = frozenset({
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "morning",
+    "afternoon", "evening", "night", "day", "days", "week", "weeks", "weekend", "month",
+    "first", "then", "next", "later", "before", "after", "during", "today", "tomorrow",
+})  # fmt: skip
+_POINT_WORDS = frozenset({
+    "you", "your", "you're", "you’re", "yours", "is", "are", "was", "were", "do", "does",
+    "can", "will", "should", "would", "it's", "it’s", "don't", "don’t",
+})  # fmt: skip
+
+
 @dataclass(frozen=True)
 class _Request:
     turn: Turn
@@ -90,9 +105,10 @@ def request_in(turn: Turn) -> str:
             sentence.rstrip().endswith("?")
             or re.match(r"(?i)(?:recommend|suggest|any)\b", sentence)
         ):
+            sentence = re.sub(r"^\w+:\s+", "", sentence)  # "now: which places ...?"
             words = sentence.split()
             if len(words) > _MAX_REQUEST_WORDS:
-                sentence = " ".join(words[-_MAX_REQUEST_WORDS:])
+                sentence = "… " + " ".join(words[-_MAX_REQUEST_WORDS:])
             return _plain(sentence).strip()
     return ""
 
@@ -112,18 +128,24 @@ def _head(item: str) -> str:
 
 
 def _names_thing(head: str) -> bool:
+    """``head`` names a thing ("Piranesi by Susanna Clarke", "Moroccan vegetable tagine"),
+    not a step, a time ("Monday–Tuesday") or a point ("The ending is open")."""
     words = _WORD_RE.findall(head)
-    if not words or len(head.split()) > _MAX_ITEM_WORDS:
+    if not words or len(head.split()) > _MAX_ITEM_WORDS or head.rstrip().endswith("?"):
         return False
-    if len(words) <= 2 and all(w.lower() in _GENERIC_HEADS for w in words):
+    low = [w.lower() for w in words]
+    if all(w in _GENERIC_HEADS or w in _TIME_WORDS for w in low):
         return False
-    # a thing has a name ("Piranesi", "Moroccan vegetable tagine") or is short enough to be one
-    return any(w[:1].isupper() for w in words) or len(words) <= 5
+    titled = all(w[:1].isupper() for w in words if len(w) > 3)  # "The Rest Is History"
+    if not titled and any(w in _POINT_WORDS for w in low):
+        return False  # said to the user, or a clause: a point, not a thing
+    return any(w[:1].isupper() for w in words[1:]) or len(words) <= 5
 
 
-def recommended_items(text: str) -> list[str]:
+def recommended_items(text: str, strict: bool = False) -> list[str]:
     """The things an assistant's answer puts forward: the heads of its list items, else
-    the names it set in bold or italics (at most six, in order, no repeats)."""
+    the names it set in bold or italics (at most six, in order, no repeats). ``strict``:
+    only list items that lead with a name in bold."""
     items: list[str] = []
     in_fence = False
     for line in text.split("\n"):
@@ -131,6 +153,8 @@ def recommended_items(text: str) -> list[str]:
             in_fence = not in_fence
             continue
         m = None if in_fence else _LIST_ITEM_RE.match(line)
+        if m and strict and not _BOLD_RE.match(m.group("item").strip()):
+            continue
         if m:
             head = _head(m.group("item"))
             if _names_thing(head):
@@ -178,8 +202,10 @@ def _turn_facts(
 ) -> list[Fact]:
     facts: list[Fact] = []
     own = Evidence(t.id, turn.n, turn.hash, t.date)
+    # a list answers a request for recommendations; without one, a list in a turn that
+    # recommends is taken only for the names it sets in bold
     recommends = bool(_RECOMMEND_RE.search(turn.text))
-    items = recommended_items(turn.text) if (request or recommends) else []
+    items = recommended_items(turn.text, strict=request is None) if request or recommends else []
     if items:
         text = f"{assistant} recommended {_joined(items)} to {user}"
         evidence: tuple[Evidence, ...] = (own,)
@@ -192,10 +218,16 @@ def _turn_facts(
         if not said or said.endswith("?"):
             continue
         kind = ""
+        named = [_plain(m.group(0)) for m in _BOLD_RE.finditer(sentence)]
+        listed = bool(named) and all(any(n in item for item in items) for n in named)
         if _PROMISE_RE.match(said):
             kind = "plan"
-        elif not items and _RECOMMEND_RE.search(said) and len(_WORD_RE.findall(said)) >= 5:
-            kind = "advice"
+        elif (
+            (not items or named and not listed)
+            and _RECOMMEND_RE.search(said)
+            and len(_WORD_RE.findall(said)) >= 5
+        ):
+            kind = "advice"  # "I'd suggest a **chickpea and apricot tagine**: ..."
         if not kind:
             continue
         resolved, dates = dated(said, base)

@@ -268,9 +268,14 @@ def _facts_of(
     )
     has_name = bool(mentions) or bool(_PRONOUN_RE.match(said))
     text, dates = dated(said, base)
+    # a fragment of the speaker's ("so pescatarian now, not vegetarian anymore") says
+    # something only after their sentence before it: it may join that claim, no more
+    fragment = False
     if not photo and not fused and not informative(said, has_name, _dated_event(said, dates)):
-        _carry(state, dates, said)
-        return []
+        fragment = informative(said, True) and not _YOU_RE.search(said) and not glue(said)
+        if not fragment:
+            _carry(state, dates, said)
+            return []
     standing = False
     if IMPERATIVE_RE.match(said) or INSTRUCTION_RE.match(said):
         # a request to the assistant ("Give me a template") is not a fact; a standing
@@ -285,7 +290,7 @@ def _facts_of(
         return []
     if restates_name(said, s.speaker):
         return []  # "I'm Maya Okafor, by the way": the page already says who they are
-    state.dangling = not photo and not fused and points_back(said, s.speaker)
+    state.dangling = fragment or not photo and not fused and points_back(said, s.speaker)
     text = third_person(text, s.speaker, listener or addressee)
     text = text[:1].upper() + text[1:]
     carried = state.carried

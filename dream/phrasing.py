@@ -146,7 +146,6 @@ _OBJECT_FORMS = [
     (re.compile(r"\bmine\b", re.IGNORECASE), "{n}'s", "theirs"),
     (re.compile(r"\bmy\b", re.IGNORECASE), "{n}'s", "their"),
     (re.compile(r"(?<![\w-])me(?![\w-])"), "{n}", "{n}"),  # not "me-time"
-    (re.compile(r"(?<=\s)Me(?![\w-])"), "{n}", "{n}"),
 ]
 _THEY_RE = re.compile(r"\b(?:they|them|their|theirs|themselves)\b", re.IGNORECASE)
 _MARK_RE = re.compile("\ue000(\\d+)\ue001")

@@ -34,9 +34,13 @@ _ABBREVIATIONS = (
     "approx",
     "ca",
 )
+# Chat often starts a sentence in lower case ("the lease is signed. what should I pack?"):
+# after "!" or "?", or after a full stop that ends a word of three letters or more (not
+# "a.m." or "approx."), a lower-case word starts one too.
 _SPLIT_RE = re.compile(
     "".join(rf"(?<!\b{re.escape(a)}\.)" for a in _ABBREVIATIONS)
-    + r"(?:(?<=[.!?…])|(?<=[.!?…][\"'”’)\]]))\s+(?=[\"“'(]?[A-Z0-9])"
+    + r"(?:(?:(?<=[.!?…])|(?<=[.!?…][\"'”’)\]]))\s+(?=[\"“'(]?[A-Z0-9])"
+    + r"|(?:(?<=[!?])|(?<=(?<![\w.])[A-Za-z]{3}\.)|(?<=[A-Za-z]{4}\.))\s+(?=[a-z]))"
 )
 _MAX_SENTENCE = 600
 

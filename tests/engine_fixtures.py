@@ -90,6 +90,16 @@ def answer_parts(answer: str) -> list[str]:
     return [p.strip().lower() for p in re.split(r",\s*|\s+and\s+", answer) if p.strip()]
 
 
+def _holds(claim: str, part: str) -> bool:
+    """``claim`` says ``part``: as written, or every word of it ("illustrated Stanage Edge
+    walk map" in "the illustrated map of the Stanage Edge walk"); words of one or two
+    letters ("a", "on") do not count."""
+    if part in claim:
+        return True
+    words = [w for w in re.findall(r"\w+", part) if len(w) > 2 or w.isdigit()]
+    return bool(words) and all(re.search(rf"\b{re.escape(w)}\b", claim) for w in words)
+
+
 def quality(store: Store, questions: Path) -> tuple[float, list[str]]:
     """Share of questions whose answer is in a claim citing one of their evidence turns."""
     index = claim_lines(store)
@@ -100,6 +110,6 @@ def quality(store: Store, questions: Path) -> tuple[float, list[str]]:
             f"sessions/transcripts/{e.split('#')[0]}.md#{e.split('#')[1]}" for e in q["evidence"]
         ]
         texts = [t for r in refs for t in index.get(r, [])]
-        if not all(any(part in t for t in texts) for part in answer_parts(q["answer"])):
+        if not all(any(_holds(t, part) for t in texts) for part in answer_parts(q["answer"])):
             misses.append(f"{q['id']} {q['category']}: {q['answer']!r}")
     return 1 - len(misses) / len(rows), misses
