@@ -231,3 +231,33 @@ def test_with_no_decision_the_outcome_is_what_the_assistant_recommended() -> Non
     draft = summarize_session(t)
     assert draft.outcome.startswith("Pilot recommended Fall of Civilizations by Paul Cooper")
     assert draft.outcome_evidence is not None and draft.outcome_evidence.turn == 2
+
+
+FIXTURE_USERS = sorted((Path(__file__).parent / "fixtures" / "chatlogs").glob("*/meta.json"))
+
+
+@pytest.mark.parametrize("meta", FIXTURE_USERS, ids=lambda p: p.parent.name)
+def test_dream_commits_every_users_chat_logs(meta: Path, tmp_path: Path) -> None:
+    """Eight users no one here tuned for (terse, rambling, non-native, a coder, ...): every
+    night commits, and no claim about the user is rejected for the user's name."""
+    from dream.engines import EmbeddedEngine
+    from dream.run import RunOptions, run_dream
+    from memoryfs.ingest import ingest
+
+    who = json.loads(meta.read_text(encoding="utf-8"))
+    store = init_store(tmp_path / "s", who["user"], who["assistant"])
+    ingest(store, sorted(meta.parent.glob("*.jsonl")))
+    result = run_dream(store, EmbeddedEngine(), RunOptions(allow_unapproved=True))
+    assert result.status == "committed", result.message
+    assert result.problems == ()
+    named = [r for r in result.rejected if "DV101" in r]
+    assert named == [], named
+    assert validate_store(store) == []
+    # the user has a page of their own, titled with their name, citing their turns
+    name = store.config.roster.user_name
+    titles = {
+        parse_page(p.read_text("utf-8")).title: p
+        for p in (store.memory / "knowledge/people").glob("*.md")
+    }
+    assert name in titles, sorted(titles)
+    assert "[cite:" in titles[name].read_text("utf-8")
