@@ -49,7 +49,7 @@ from dream.distill import (
 )
 from dream.entities import EntityTable
 from dream.gates.verification import check_claim, support_for
-from dream.phrasing import dated, third_person, tidy
+from dream.phrasing import dated, third_person, tidy, with_subject
 from dream.records import Evidence, Fact
 from dream.sentences import PHOTO_RE
 from memoryfs.transcript import Transcript, Turn
@@ -247,7 +247,7 @@ def _facts_of(
     state = state or _TurnState()
     question = state.question
     photo = PHOTO_RE.fullmatch(s.text)
-    said = tidy(s.text)
+    said = with_subject(tidy(s.text))  # "Moved into the flat on Saturday": the speaker did
     listener = _listener(s.speaker, people)
     if photo:
         caption = photo.group("caption").strip()
@@ -272,7 +272,12 @@ def _facts_of(
     # something only after their sentence before it: it may join that claim, no more
     fragment = False
     if not photo and not fused and not informative(said, has_name, _dated_event(said, dates)):
-        fragment = informative(said, True) and not _YOU_RE.search(said) and not glue(said)
+        fragment = (
+            not dates  # "Last week was wild.": its date passes on to the next sentence
+            and informative(said, True)
+            and not _YOU_RE.search(said)
+            and not glue(said)
+        )
         if not fragment:
             _carry(state, dates, said)
             return []

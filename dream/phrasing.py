@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from dream.dates import DateMention, find_relative_dates
 
-__all__ = ["dated", "third_person", "tidy", "PAST_VERBS"]
+__all__ = ["dated", "third_person", "tidy", "with_subject", "PAST_VERBS"]
 
 _PREPOSITIONS = {
     "since", "until", "till", "by", "from", "before", "after", "during", "over", "for",
@@ -296,3 +296,36 @@ def tidy(sentence: str) -> str:
     if s and s[0].islower():
         s = s[0].upper() + s[1:]
     return s
+
+
+_ADJECTIVE_ED = {
+    "based", "tired", "excited", "bored", "stressed", "married", "interested", "worried",
+    "scared", "pleased", "surprised", "confused", "exhausted", "obsessed", "annoyed", "used",
+    "supposed", "done", "gone",
+}  # fmt: skip
+_AFTER_VERB_RE = re.compile(
+    r"\s+(?:the|a|an|my|our|into|in|to|up|out|off|back|from|with|for|on|at|it|them|some|"
+    r"two|three|four|five|\d|over|home|around|through|by|about|[a-z]+ing)\b",
+    re.IGNORECASE,
+)
+_ADVERB_OPEN_RE = re.compile(r"^(?:(?:just|finally|also|already|still|actually)\s+)+", re.I)
+
+
+def with_subject(said: str) -> str:
+    """A sentence the speaker says of themself without a subject ("Moved into the Lombok
+    flat on Saturday", "Finally ordered the print", "Moving on Saturday") with its "I"
+    back, so it reads as theirs; anything else as it is."""
+    adverbs = _ADVERB_OPEN_RE.match(said)
+    lead = adverbs.group(0) if adverbs else ""
+    rest = said[len(lead) :]
+    m = re.match(r"([A-Za-z]+)", rest)
+    if not m:
+        return said
+    word = m.group(1)
+    low = word.lower()
+    past = low in PAST_VERBS or (_is_past_word(low) and low not in _ADJECTIVE_ED)
+    gerund = low.endswith("ing") and len(low) > 5
+    if not (past or gerund) or not _AFTER_VERB_RE.match(rest, m.end()):
+        return said
+    subject = "I" if past else "I'm"
+    return f"{subject} {lead.lower()}{low}{rest[m.end() :]}"

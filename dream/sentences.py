@@ -35,12 +35,12 @@ _ABBREVIATIONS = (
     "ca",
 )
 # Chat often starts a sentence in lower case ("the lease is signed. what should I pack?"):
-# after "!" or "?", or after a full stop that ends a word of three letters or more (not
-# "a.m." or "approx."), a lower-case word starts one too.
+# after "!" or "?", or after a full stop that ends a word of two letters or more (not
+# "a.m.", "e.g." or "approx."), a lower-case word starts one too.
 _SPLIT_RE = re.compile(
     "".join(rf"(?<!\b{re.escape(a)}\.)" for a in _ABBREVIATIONS)
     + r"(?:(?:(?<=[.!?…])|(?<=[.!?…][\"'”’)\]]))\s+(?=[\"“'(]?[A-Z0-9])"
-    + r"|(?:(?<=[!?])|(?<=(?<![\w.])[A-Za-z]{3}\.)|(?<=[A-Za-z]{4}\.))\s+(?=[a-z]))"
+    + r"|(?:(?<=[!?])|(?<=(?<![\w.])[A-Za-z]{2}\.)|(?<=[A-Za-z]{3}\.))\s+(?=[a-z]))"
 )
 _MAX_SENTENCE = 600
 

@@ -207,7 +207,7 @@ def test_the_question_of_a_fused_claim_names_the_answerer_once() -> None:
     )
     texts = [f.text for f in extract_facts(t) if f.subject == "John"]
     assert texts == [
-        "Which book does John remember from their childhood? John: Loved reading Charlotte's "
+        "Which book does John remember from their childhood? John loved reading Charlotte's "
         "Web as a kid."
     ]
 

@@ -195,7 +195,7 @@ def test_a_sentence_opening_with_my_is_first_person() -> None:
 
 
 def test_a_dated_sentence_without_a_subject_is_kept() -> None:
-    # chat drops "I": the date is what makes it an event worth keeping
+    # chat drops "I": the date is what makes it an event worth keeping, and it is the speaker's
     t = session(
         [
             ("dana", "Been hectic. Started hitting the gym last week to stay on track."),
@@ -208,7 +208,8 @@ def test_a_dated_sentence_without_a_subject_is_kept() -> None:
     facts = extract_facts(t)
     texts = [f.text for f in facts]
     assert any(
-        'Started hitting the gym in the week of 12 January 2026 ("last week")' in x for x in texts
+        'Dana started hitting the gym in the week of 12 January 2026 ("last week")' in x
+        for x in texts
     )
     # a date that is the sentence's subject still passes to the next sentence
     (endorsement,) = [x for x in texts if "endorsement" in x]
