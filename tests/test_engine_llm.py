@@ -132,7 +132,8 @@ def test_good_answers_commit_with_tokens_in_trailer_and_json(
     assert skill is not None
     system, user = request["messages"][0]["content"], request["messages"][1]["content"]
     assert system.startswith(skill.read_text().strip()[:200])
-    assert "[t1] user" in user and "Marta is a nurse" in user
+    assert "[t1] Dana (user)" in user and "Marta is a nurse" in user
+    assert "The user is Dana; the assistant is Atlas." in user
     assert request["response_format"] == {"type": "json_object"}
 
 

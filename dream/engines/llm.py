@@ -202,7 +202,7 @@ class _OutOfBudget(Exception):
 def _read(ctx: EngineContext, pending: PendingSession, rejected: list[str]) -> Transcript | None:
     try:
         text = (ctx.memory / pending.path).read_text(encoding="utf-8")
-        return parse_transcript(text, pending.path)
+        return parse_transcript(text, pending.path, ctx.store.config.roster)
     except (OSError, UnicodeDecodeError, PageError):
         rejected.append(f"{pending.path}:1: transcript unreadable; session skipped")
         return None

@@ -13,7 +13,7 @@ The answer, one JSON object::
                  "outcome": {"text": str, "turn": int} | null,
                  "open_threads": [{"text": str, "turn": int}, ...]},
      "facts": [{"subject": str, "type": "person|org|place|project|topic|preference",
-                "kind": "preference|fact|event|decision|plan", "slot": str,
+                "kind": "preference|fact|event|decision|plan|advice", "slot": str,
                 "text": str, "turn": int, "date": "YYYY-MM-DD" (optional),
                 "mentions": [str, ...] (optional)}, ...]}
 """
@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from memoryfs.speakers import Roster
 from memoryfs.transcript import Transcript
 
 __all__ = [
@@ -55,7 +56,7 @@ You are given ONE session below. Answer with exactly one JSON object and nothing
              "open_threads": [{"text": "<what is left open>", "turn": <n>}]},
  "facts": [{"subject": "<name of the person, org, place, project or topic>",
             "type": "person|org|place|project|topic|preference",
-            "kind": "preference|fact|event|decision|plan",
+            "kind": "preference|fact|event|decision|plan|advice",
             "slot": "<functional slot such as role, city, employer, preference:figures, or ''>",
             "text": "<the claim, one sentence>", "turn": <turn number>,
             "date": "<YYYY-MM-DD the claim is about, optional>",
@@ -65,6 +66,10 @@ Rules: 3-8 key points. Every "turn" is the number N of the turn [tN] the claim c
 and every name, number and date in a claim must appear in that very turn (resolve relative
 dates against the session date and keep the phrase: 6 May 2023 ("last Saturday")).
 Use "type": "preference" for the speaker's own preferences. Facts may be an empty list.
+Write claims in the third person with the speakers' names as given below ("I moved" by the
+user is "<user name> moved"). What the assistant recommended, suggested or promised is a
+claim of the assistant's by its name, with "kind": "advice" (or "plan" for a promise),
+filed on the user: "<assistant> recommended Piranesi to <user>".
 Claims that do not match their turn are discarded."""
 
 
@@ -101,15 +106,25 @@ class Malformed(ValueError):
 
 def messages_for(skill: str, t: Transcript) -> list[dict[str, str]]:
     """The conversation for one session: the skill (system), then the session."""
+    roster = t.speakers
     lines = [
         f"Session {t.id}, started {t.started} (session date {t.date}).",
         f"Participants: {', '.join(t.participants) or 'unknown'}.",
+        f"The user is {roster.user_name or 'unnamed'}; the assistant is {roster.assistant_name}.",
         "",
         "Turns:",
     ]
-    lines += [f"[t{turn.n}] {turn.speaker} ({turn.ts}): {turn.text}" for turn in t.turns]
+    lines += [
+        f"[t{turn.n}] {_who(roster, turn.speaker)} ({turn.ts}): {turn.text}" for turn in t.turns
+    ]
     system = f"{skill.strip()}\n\n{FORMAT}" if skill.strip() else FORMAT
     return [{"role": "system", "content": system}, {"role": "user", "content": "\n".join(lines)}]
+
+
+def _who(roster: Roster, label: str) -> str:
+    """A turn's speaker by name, with the role when the name is not the label."""
+    name = roster.name(label)
+    return name if name == label else f"{name} ({label})"
 
 
 def retry_message(problem: str) -> dict[str, str]:
