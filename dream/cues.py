@@ -1,10 +1,12 @@
 """Cue words: what kind of claim a sentence makes, and which slot it fills.
 
 Job: tell a statement worth a claim from chat (``informative``), name the kind of claim
-(``classify``: preference, decision, plan, event, fact) and the functional slot a claim
-about someone fills (``claim_slot``: role, city, manager, preference on a thing), so the
-wiki phase can supersede an older value. The cue regexes are shared with
-``dream.extract``, which decides whom a claim is about.
+(``classify``: preference, decision, plan, event, fact), the functional slot a claim
+about someone fills (``claim_slot``: role, city, manager, preference on a thing) and the
+values it says no longer hold (``closed_slots``: "no longer works at X"), so the wiki
+phase can supersede an older value. The "role" slot is the job: as what and where, so
+"works at X", "is a postdoc at X" and a move to an organisation all fill it. The cue
+regexes are shared with ``dream.extract``, which decides whom a claim is about.
 
 Boundary: text in, labels out; English cue words, no model.
 """
@@ -12,11 +14,13 @@ Boundary: text in, labels out; English cue words, no model.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
-from dream.lexicon import CHAT_WORDS, ROLE_NOUNS
+from dream.lexicon import CHAT_WORDS, CONNECTORS, ORG_PREFIXES, ORG_SUFFIXES, ROLE_NOUNS
 
 __all__ = [
     "CHANGE_RE",
+    "KindOf",
     "FIRST_PERSON_RE",
     "GENERAL_RE",
     "IMPERATIVE_RE",
@@ -28,7 +32,10 @@ __all__ = [
     "SLOT_SEP",
     "claim_slot",
     "classify",
+    "closed_slots",
     "informative",
+    "moved_to_org",
+    "org_shaped",
     "slot_parts",
 ]
 
@@ -122,7 +129,87 @@ def classify(text: str, has_date: bool, future: bool) -> str:
     return "fact"
 
 
-def _clause_slot(clause: str) -> str:
+# A name as claims write it: capitalized words, joined by connectors ("Marlow Institute
+# for Ocean Research", "Banco de Portugal").
+_NAME = r"[A-Z][\w’'&-]*(?:\s+(?:(?:" + "|".join(sorted(CONNECTORS)) + r")\s+)?[A-Z][\w’'&-]*)*"
+_MANAGER = r"(?:(?:line|direct)\s+)?(?:manager|boss|team\s+lead(?:er)?|lead|supervisor)"
+# What may come before the subject of a clause and is no subject: a time ("since 9 March
+# 2026 ("last Monday") Dana reports to ...", "Since the reorg Dana ...", "Now Dana ..."), a
+# label ("Big change: Dana's manager is ...").
+_LEAD = (
+    r"(?:[A-Z][\w'’-]*(?:\s+[\w'’-]+){0,3}:\s+)?"
+    r"(?:(?i:since|from|after|as\s+of|starting|following)\s+[^,;:.]{1,60}?,?\s+|"
+    r"(?i:on|in|by)\s+(?:the\s+week(?:end)?\s+of\s+)?\d[^,;:.]{0,40}?,?\s+|"
+    r"(?i:now|today|currently|recently|lately)\b,?\s+)?"
+)
+# "Dana moved to the X Institute": the verb, the preposition and where to
+_LIVES_RE = re.compile(
+    r"^\s+(?:\w+\s+){0,2}?(?P<verb>lives|lived|live|moved|moves|relocated|is based|"
+    r"are based|based)\s+(?:together\s+)?(?P<prep>in|to)\s+(?:the\s+)?(?P<to>" + _NAME + ")"
+)
+_MOVE_VERBS = {"moved", "moves", "relocated"}
+_CLOSES = [
+    (
+        "role",
+        re.compile(
+            r"^\s+(?:now\s+)?no\s+longer\s+(?:works?|is\s+working|is\s+employed)\s+"
+            r"(?:at|for|with)\s+(?:the\s+)?(?P<v>" + _NAME + ")"
+        ),
+    ),
+    (
+        "role",
+        re.compile(
+            r"^\s+(?:does\s+not|doesn['’]t)\s+work\s+(?:at|for)\s+(?:the\s+)?(?P<v>"
+            + _NAME
+            + r")\s+any\s*more"
+        ),
+    ),
+    ("city", re.compile(r"^\s+no\s+longer\s+lives\s+in\s+(?:the\s+)?(?P<v>" + _NAME + ")")),
+    (
+        "manager",
+        re.compile(
+            r"^\s+(?:no\s+longer\s+reports|(?:does\s+not|doesn['’]t)\s+report)\s+to\s+"
+            r"(?P<v>" + _NAME + ")"
+        ),
+    ),
+    (
+        "manager",
+        re.compile(r"^['’]s\s+" + _MANAGER + r"\s+is\s+no\s+longer\s+(?P<v>" + _NAME + ")"),
+    ),
+]
+
+
+def org_shaped(name: str) -> bool:
+    """``name`` reads as an organisation's: an organisation word ends it, opens it, or ends
+    its head ("Minho Biology Institute", "University of Leeds", "Marlow Institute for Ocean
+    Research")."""
+    low = [w.lower().strip("’'") for w in name.split()]
+    if len(low) < 2:
+        return False
+    if low[-1] in ORG_SUFFIXES or low[0] in ORG_PREFIXES:
+        return True
+    head = next((i for i, w in enumerate(low) if w in CONNECTORS and i > 0), 0)
+    return bool(head) and low[head - 1] in ORG_SUFFIXES
+
+
+def _no_kind(name: str) -> str:
+    return ""
+
+
+KindOf = Callable[[str], str]  # a name -> the subject type it is known as ("" unknown)
+
+
+def moved_to_org(where: str, kind_of: KindOf = _no_kind) -> bool:
+    """A move to ``where`` (what follows "moved to") is to an organisation: the name it
+    opens with is shaped like one, or ``kind_of`` knows it as one."""
+    m = re.match(r"(?:the\s+)?(" + _NAME + ")", where.strip())
+    if not m:
+        return False
+    name = re.sub(r"['’]s$", "", m.group(1))
+    return org_shaped(name) or kind_of(name) == "org"
+
+
+def _clause_slot(clause: str, kind_of: KindOf = _no_kind) -> str:
     """The slot one clause fills, ``clause`` being what follows the subject."""
     if re.match(
         r"^\s+(?:is|was|has been|started|starts|will start|became|becomes|works|worked|"
@@ -131,17 +218,45 @@ def _clause_slot(clause: str) -> str:
         rf"(?:{_ROLE_RE}|[a-z]+(?:ist|ician))s?\b",
         clause,
         re.IGNORECASE,
-    ) or re.match(r"^\s+(?:now\s+)?(?:works?|worked|working)\s+(?:at|for)\s+[A-Z]", clause):
-        return "role"
-    if re.match(
-        r"^\s+(?:\w+\s+){0,2}?(?:lives|lived|live|moved|moves|relocated|is based|"
-        r"are based|based)\s+(?:together\s+)?(?:in|to)\s+(?:the\s+)?[A-Z]",
-        clause,
+    ) or re.match(
+        r"^\s+(?:now\s+)?(?:works?|worked|working)\s+(?:at|for)\s+(?:the\s+)?[A-Z]", clause
     ):
+        return "role"
+    lives = _LIVES_RE.match(clause)
+    if lives:
+        moved = lives["verb"] in _MOVE_VERBS and lives["prep"] == "to"
+        if moved and moved_to_org(lives["to"], kind_of):
+            return "role"  # a move to an organisation is a new employer, not a new home
         return "city"
     if re.match(r"^\s+(?:now\s+)?(?:reports|is reporting|reporting)\s+to\s+[A-Z]", clause):
         return "manager"
+    if re.match(
+        rf"^['’]s\s+(?:new\s+|current\s+)?{_MANAGER}\s+(?:is|has\s+been|became|will\s+be)\s+"
+        r"(?:now\s+)?[A-Z]",
+        clause,
+    ):
+        return "manager"
     return ""
+
+
+def _subject_re(names: list[str]) -> str:
+    return "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True) if n)
+
+
+def _clauses(text: str, subj: str) -> list[str] | None:
+    """What follows the subject in each clause of a claim about it, or None when the claim
+    does not open with the subject (after a time: "Since the reorg Dana ..."). A later
+    clause counts when it goes on about the subject ("..., now works at Acme", "... and
+    she lives in Porto"); one with a subject of its own keeps it and fills no slot."""
+    head = re.match(rf"^(?:{_LEAD}(?=(?:{subj})\b))?(?:{subj})\b", text)
+    if not head:
+        return None
+    clauses = re.split(r"[,;:]| and | but | which ", text[head.end() :])
+    who = rf"(?:{_PRONOUN}|{subj})"
+    return [clauses[0]] + [
+        re.sub(rf"^\s*(?:{_LEAD}(?={who}\b))?((?i:now\s+)?)(?:{who})?\b", r" \1", clause)
+        for clause in clauses[1:]
+    ]
 
 
 def slot_parts(slot: str) -> tuple[str, ...]:
@@ -149,27 +264,32 @@ def slot_parts(slot: str) -> tuple[str, ...]:
     return tuple(slot.split(SLOT_SEP)) if slot else ()
 
 
-def claim_slot(text: str, names: list[str], kind: str = "") -> str:
+def claim_slot(text: str, names: list[str], kind: str = "", kind_of: KindOf = _no_kind) -> str:
     """The functional slot a claim about ``names`` fills ("role", "city", "manager",
     "preference:<thing>"), or "" when many such claims can hold at once. A claim that
     fills several ("Dana moved to Lisbon, now works at Acme") gets them all, sorted and
-    joined by ``+`` ("city+role"; ``slot_parts`` splits them)."""
-    subj = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True) if n)
+    joined by ``+`` ("city+role"; ``slot_parts`` splits them). ``kind_of`` says what a
+    name is known as: a move to an organisation ("moved to Acme", Acme an org) fills the
+    role, a move anywhere else the city; a name shaped like an organisation's ("the
+    Minho Biology Institute") counts as one whatever ``kind_of`` says."""
+    subj = _subject_re(names)
     if not subj:
         return ""
-    head = re.match(rf"^(?:{subj})\b", text)
-    if head:
-        found: set[str] = set()
-        clauses = re.split(r"[,;:]| and | but | which ", text[head.end() :])
-        for i, clause in enumerate(clauses):
-            if i:
-                # a later clause counts when it goes on about the subject ("..., now works
-                # at Acme", "... and she lives in Porto"), not when it has a subject of its own
-                clause = re.sub(rf"^\s*((?i:now\s+)?)(?:{_PRONOUN}|{subj})?\b", r" \1", clause)
-            if not _NEGATED_RE.search(clause) and (slot := _clause_slot(clause)):
-                found.add(slot)
+    clauses = _clauses(text, subj)
+    if clauses is not None:
+        found = {
+            slot
+            for clause in clauses
+            if not _NEGATED_RE.search(clause) and (slot := _clause_slot(clause, kind_of))
+        }
         if found:
             return SLOT_SEP.join(sorted(found))
+    if re.match(
+        rf"^{_NAME}\s+(?:is|has\s+become|became)\s+(?:now\s+)?(?:{subj})['’]s\s+"
+        rf"(?:new\s+)?{_MANAGER}\b",
+        text,
+    ):
+        return "manager"  # "Marco Bellini is Dana's new team lead"
     if kind == "preference":
         m = re.search(
             r"\b(?:prefers?|likes?|loves?|wants?|hates?|favou?rite|enjoys?)\s+"
@@ -183,3 +303,21 @@ def claim_slot(text: str, names: list[str], kind: str = "") -> str:
         if m:
             return "preference:" + m.group(1).lower().rstrip("s")
     return ""
+
+
+def closed_slots(text: str, names: list[str]) -> tuple[tuple[str, str], ...]:
+    """The (slot, value) pairs a claim about ``names`` says no longer hold: "Rui no longer
+    works at the Douro Research Centre" closes ("role", "Douro Research Centre"), "Dana's
+    manager is no longer Ines" ("manager", "Ines"), "Ines is no longer Dana's boss" too.
+    The claim filling the slot with that value is what it supersedes."""
+    subj = _subject_re(names)
+    if not subj:
+        return ()
+    out: list[tuple[str, str]] = []
+    for clause in _clauses(text, subj) or ():
+        for slot, regex in _CLOSES:
+            if m := regex.match(clause):
+                out.append((slot, m["v"]))
+    if m := re.match(rf"^(?P<v>{_NAME})\s+is\s+no\s+longer\s+(?:{subj})['’]s\s+{_MANAGER}\b", text):
+        out.append(("manager", m["v"]))
+    return tuple(dict.fromkeys(out))

@@ -33,7 +33,13 @@ Conventions (each one a choice; the tests pin them):
 - "last August" is the latest August before the session's month, "next August" the first
   after it, "this August" the session year's (a month, like "last month").
 - "on the 15th" is the latest 15th up to the session in a clause told in the past, the first
-  one after it in a clause that points ahead; "the 5th floor", "the 10th of May" are skipped.
+  one from the session's day on in a clause that points ahead (``dream.tense``: "is on the
+  15th" points ahead too); "the 5th floor", "the 10th of May" are skipped. A bare "the 15th"
+  is read the same way after "is" or "was" ("Her birthday is the 3rd."), when nothing
+  follows it that it could be the ordinal of ("He was the 3rd in line").
+- "on Friday the 20th" (also "Friday, the 20th", "Friday 20th") is the 20th the tense picks,
+  and only if it is a Friday; with no tense, the one of the 20ths either side of the session
+  that is a Friday, if just one is. Never another day: no such 20th, no date.
 - "the Sunday before", "the day before", "the week before" are only read when nothing follows
   that could be their anchor ("the Sunday before the race" is skipped). They are anchored on the
   previous mention in the same text, or on base if there is none. "... before last" is
@@ -57,7 +63,7 @@ from dream.calendar_dates import (
     last_weekend,
     monday,
 )
-from dream.tense import HAVE_RE, clause_start, pointing, told_in_past
+from dream.tense import HAVE_RE, be_before, clause_start, pointing, told_in_past
 
 __all__ = ["DateMention", "find_relative_dates"]
 
@@ -135,6 +141,9 @@ _BARE_OR_VERB = (
     r"(?=\s*(?:[^\w\s]|$|(?:and|but|so|too|then|after|before|when|at|with|for|in|we|i|"
     r"he|she|they|it)\b))"
 )
+
+
+_DAY = r"(?P<day>[1-9]|[12]\d|3[01])(?:st|nd|rd|th)"  # "the 15th": the day of a month
 
 
 def _count(raw: str) -> int:
@@ -231,23 +240,56 @@ def _on_weekday(m: re.Match[str], base: datetime.date, anchor: datetime.date) ->
     return before(base, _WEEKDAYS[m["wd"].lower()]), "day"
 
 
-def _day_of_month(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved | None:
-    """ "on the 15th": the latest 15th up to the session in a clause told in the past, the
-    first one after it in a clause that points ahead; left alone otherwise."""
-    day = int(m["day"])
-    step = pointing(m.string, m.start(), m.end())
-    if not step:
-        return None
+def _nth(day: int, base: datetime.date, step: int) -> datetime.date | None:
+    """The latest ``day`` of a month up to ``base`` (``step`` -1), or the first from
+    ``base`` on (1)."""
     month = base.replace(day=1)
     for _ in range(3):  # "the 31st" skips months that have no 31st
         try:
             found = month.replace(day=day)
         except ValueError:
             found = None
-        if found is not None and (found <= base if step < 0 else found > base):
-            return found, "day"
+        if found is not None and (found <= base if step < 0 else found >= base):
+            return found
         month = add_months(month, step)
     return None
+
+
+def _step(m: re.Match[str]) -> int:
+    """Which way a date phrase points: the tense of a "be" right before it ("is on the 14th"
+    is to come, "was on the 2nd" gone), else its clause's (``dream.tense``)."""
+    return be_before(m.string, m.start()) or pointing(m.string, m.start(), m.end())
+
+
+def _day_of_month(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved | None:
+    """ "on the 15th": the latest 15th up to the session in a clause told in the past, the
+    first one from it on in a clause that points ahead; left alone otherwise."""
+    step = _step(m)
+    found = _nth(int(m["day"]), base, step) if step else None
+    return (found, "day") if found is not None else None
+
+
+def _bare_day_of_month(
+    m: re.Match[str], base: datetime.date, anchor: datetime.date
+) -> Resolved | None:
+    """ "Her birthday is the 3rd.": a day of the month said right after "is" or "was", read
+    as "on the 3rd" is."""
+    if be_before(m.string, m.start()) is None:
+        return None
+    return _day_of_month(m, base, anchor)
+
+
+def _weekday_day_of_month(
+    m: re.Match[str], base: datetime.date, anchor: datetime.date
+) -> Resolved | None:
+    """ "on Friday the 20th": the 20th the tense picks, if it is a Friday; with no tense,
+    the 20th either side of the session that is a Friday, if only one is. None otherwise:
+    the weekday checks the day, it never moves it."""
+    day, weekday = int(m["day"]), _WEEKDAYS[m["wd"].lower()]
+    step = _step(m)
+    around = [_nth(day, base, step)] if step else [_nth(day, base, -1), _nth(day, base, 1)]
+    fits = {d for d in around if d is not None and d.weekday() == weekday}
+    return (fits.pop(), "day") if len(fits) == 1 else None
 
 
 def _since(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved | None:
@@ -338,7 +380,9 @@ _RULES = [
     _rule(r"in\s+" + _N + r"\s+" + _UNIT + _NOT_POSSESSIVE, _shift(1)),
     _rule(r"a\s+week\s+(?:from\s+)?(?P<when>today|tomorrow)", _week_from),
     _rule(r"on\s+" + _WD + r"(?![s\u2019'])", _on_weekday),
-    _rule(r"on\s+the\s+(?P<day>[1-9]|[12]\d|3[01])(?:st|nd|rd|th)" + _BARE_OR_VERB, _day_of_month),
+    _rule(r"on\s+the\s+" + _DAY + _BARE_OR_VERB, _day_of_month),
+    _rule(r"the\s+" + _DAY + _BARE_END, _bare_day_of_month),
+    _rule(r"(?:on\s+)?" + _WD + r",?\s+(?:the\s+)?" + _DAY + _BARE_OR_VERB, _weekday_day_of_month),
     _rule(
         r"for\s+(?:(?:about|almost|nearly|over|around|roughly|the\s+(?:past|last))\s+)?"
         + _N

@@ -321,6 +321,9 @@ def _facts_of(
             evidence.append(Evidence(t.id, question.turn.n, question.turn.hash, t.date))
     primary: tuple[str, str] | None = None
     typed = [(n, k) for n, k, _, _ in mentions]
+    # what the session takes each name said here for: "moved to Acme" fills the role when
+    # Acme is an organisation (``claim_slot``)
+    typed_as = {**dict(typed), **{s.text[a:b]: k for _, k, a, b in mentions}}
     if photo or fused or _OPENS_FIRST_RE.match(said) or said.startswith(s.speaker):
         primary = (s.speaker, "person")
     elif mentions and said.startswith(mentions[0][0].split()[0]):
@@ -357,13 +360,17 @@ def _facts_of(
     kind = "preference" if standing else classify(said, bool(dates), future)
     day = next((d.date.isoformat() for d in dates if d.granularity == "day"), t.date)
     out: list[Fact] = []
+
+    def type_of(name: str) -> str:
+        return typed_as.get(name, "")
+
     for i, (name, subject_type) in enumerate(targets):
         is_primary = primary is not None and i == 0
         if kind == "preference" and name == s.speaker:
             subject_type = "preference"  # filed on the speaker's preferences page
             is_primary = True
         aliases = [name, name.split()[0], *([] if name != s.speaker else ["We"])]
-        slot = claim_slot(text, aliases, kind) if is_primary and not fused else ""
+        slot = claim_slot(text, aliases, kind, type_of) if is_primary and not fused else ""
         if slot and not slot.startswith("preference") and subject_type != "person":
             slot = ""
         out.append(

@@ -76,6 +76,7 @@ ORG_SUFFIXES = {
     "systems", "technologies", "solutions", "studio", "studios", "partners", "ministry",
     "department", "trust", "team", "orchestra", "band", "federation", "union", "committee",
     "consortium", "initiative", "organisation", "organization", "ag", "llc", "plc",
+    "station", "observatory", "aquarium", "bureau", "authority",
 }  # fmt: skip
 ORG_PREFIXES = {"university", "bank", "museum", "institute", "ministry", "department"}
 ORG_NOUNS_AFTER = ORG_SUFFIXES | {"startup", "firm", "office", "offices", "org", "hq", "people"}

@@ -85,6 +85,8 @@ class LivePages:
         text = None if fresh else self._ws.read(subject.path)
         page = WikiPage(subject, text, self._ws.speakers, memo=not staged)
         page.keys_of = self._keys_of
+        if self._ws.registry is not None:
+            page.kind_of = self._ws.registry.type_of
         self._loaded += page.size
         self._open[subject.id] = page
         if main_stem(subject.path) is None:

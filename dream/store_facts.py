@@ -3,7 +3,7 @@
 Reads the live tree (what a reader gets now): every transcript (content hash,
 scope, turn hashes), every page under ``knowledge/``, ``notes/`` and
 ``sessions/summaries/`` (content hash, scope, ``sources`` hashes against the
-current turn hashes), each summary's ``Outcome:`` line, ``deletions.jsonl``,
+current turn hashes), each summary's outcome (``summary_outcome``), ``deletions.jsonl``,
 the HEAD commit and the dream skill's approval. It never raises on a malformed
 file: an unparsable page simply proves nothing (the validator reports it).
 
@@ -44,7 +44,9 @@ def summary_outcome(page: Page) -> str:
     """The summary's outcome text ("" when it records none).
 
     Accepts an ``outcome`` frontmatter key, an ``Outcome:`` line (plain, bold or
-    a list item) or an ``## Outcome`` heading followed by text.
+    a list item) or an ``## Outcome`` heading followed by text, which may itself be
+    an ``Outcome:`` line (as Dream writes it: ``## Outcome`` then ``Outcome: none
+    recorded``). "none recorded" and the like, or an empty section, are no outcome.
     """
     meta = page.meta.get("outcome")
     if isinstance(meta, str) and meta.strip():
@@ -59,7 +61,8 @@ def summary_outcome(page: Page) -> str:
                 if nxt.lstrip().startswith("#"):
                     return ""
                 if nxt.strip():
-                    return _clean(nxt)
+                    said = _OUTCOME_RE.match(nxt)
+                    return _clean(said.group(1) if said else nxt)
             return ""
     return ""
 

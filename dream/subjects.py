@@ -208,6 +208,12 @@ class Registry:
         self._key(alias, s.id)
         return True
 
+    def type_of(self, name: str) -> str:
+        """The type of the subject ``name`` is the title, alias or id of ("" when none is):
+        an exact look-up, with none of ``resolve``'s fuzzy matching."""
+        sid = self._keys.get(name.lower()) or self._keys.get(slugify(name))
+        return self.subjects[sid].type if sid else ""
+
     def resolve(self, name: str, kind: str = "") -> Subject | None:
         """The existing subject ``name`` refers to, or None."""
         sid = self._keys.get(name.lower()) or self._keys.get(slugify(name))

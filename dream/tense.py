@@ -1,16 +1,19 @@
 """The tense of the clause around a date phrase: told in the past, or pointing ahead.
 
 Job: tell ``dream.dates`` whether a bare "on Friday" or "on the 15th" is a day gone or one to
-come, and whether a duration ("for 4 years") runs up to now ("have known them ..."). Past
-verbs (irregular or -ed) and words that point ahead; no grammar model, a short word list
-like ``dream.phrasing``'s. Boundary: text and offsets in, a yes or no out.
+come, and whether a duration ("for 4 years") runs up to now ("have known them ..."). Words
+that point ahead (a request too: "asked me to present ... on the 20th" is a thing to do),
+then past verbs (irregular or -ed); and the tense of a "be" right before a date, which
+decides for it (what *is* on a day is scheduled: "Sam's birthday is on the 14th"; what
+*was* on it is done). No grammar model, a short word list like ``dream.phrasing``'s.
+Boundary: text and offsets in, a yes or no out.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["HAVE_RE", "clause_start", "pointing", "told_in_past"]
+__all__ = ["HAVE_RE", "be_before", "clause_start", "pointing", "told_in_past"]
 
 
 def _wordset(text: str) -> frozenset[str]:
@@ -29,6 +32,17 @@ _NOT_PAST_ED = _wordset("need feed seed bed red shed speed proceed exceed indeed
 _AHEAD_RE = re.compile(
     r"\b(?:will|won['\u2019]t|['\u2019]ll|going\s+to|gonna|plan|plans|planning|planned\s+to|"
     r"hope|hoping|can['\u2019]t\s+wait|next|tomorrow|upcoming|coming|soon|every|each)\b",
+    re.IGNORECASE,
+)
+# someone asked to do something: the date in the clause is when it is to be done
+_REQUEST_RE = re.compile(
+    r"\b(?:asked|invited|told|reminded|wants|needs|would\s+like|['\u2019]d\s+like)\s+"
+    r"(?:me|us|him|her|them|you)\s+to\s+(?!(?:the|a|an|my|our|his|her|their|your)\b)[a-z]+",
+    re.IGNORECASE,
+)
+# a form of "be" right before a date phrase: "is on the 14th", "was the 2nd", "'s Friday"
+_BE_BEFORE_RE = re.compile(
+    r"(?:\b(?P<now>is|are|am)|['\u2019](?P<short>s|re)|\b(?P<then>was|were)|\bbe)\s+$",
     re.IGNORECASE,
 )
 HAVE_RE = re.compile(r"\b(?:have|has|['\u2019]ve)\b", re.IGNORECASE)
@@ -50,15 +64,27 @@ def clause(text: str, start: int, end: int) -> str:
 
 def pointing(text: str, start: int, end: int) -> int:
     """Which way the sentence around ``text[start:end]`` points: 1 ahead (a word that points
-    ahead), -1 back (something done: a past verb), 0 neither."""
+    ahead, a request), -1 back (something done: a past verb), 0 neither."""
     said = clause(text, start, end)
-    if _AHEAD_RE.search(said):
+    if _AHEAD_RE.search(said) or _REQUEST_RE.search(said):
         return 1
     for w in re.findall(r"[A-Za-z]+", said):
         low = w.lower()
         if low in _PAST_WORDS or (len(low) > 4 and low.endswith("ed") and low not in _NOT_PAST_ED):
             return -1
     return 0
+
+
+def be_before(text: str, start: int) -> int | None:
+    """The tense of a "be" right before ``text[start]``: 1 the present ("Sam's birthday is
+    on the 14th": scheduled), -1 the past ("The deadline was the 2nd"), 0 a bare "be" (its
+    tense is the clause's: "will be"); None when no "be" is there."""
+    m = _BE_BEFORE_RE.search(text, max(0, start - 12), start)
+    if m is None:
+        return None
+    if m["now"] or m["short"]:
+        return 1
+    return -1 if m["then"] else 0
 
 
 def told_in_past(text: str, start: int, end: int) -> bool:

@@ -4,7 +4,9 @@ Job: ``WikiPage`` loads a page's text once and files facts on it: a claim alread
 that evidence is a duplicate, a near-duplicate current claim takes the new citations (up to
 ``MAX_CITES``), a claim filling the same functional slot (role, city, manager, a changed
 preference) supersedes the current one (the old line moves under ``## History`` marked
-``(superseded on <date>)``), anything else goes under the session's dated section. It also
+``(superseded on <date>)``), a claim saying a value no longer holds ("no longer works at
+X") supersedes the current claim of that slot naming it, anything else goes under the
+session's dated section. It also
 gives rollover (``dream.rollover``) the entries it moves, adds Related links, and renders
 the page with refreshed frontmatter (sources, aliases, ``summary``, ``updated``).
 Boundary: one page in memory; the phase that drives it is ``dream.wiki``.
@@ -20,7 +22,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from dream.claimentry import ClaimEntry, blocking_keys, norm
-from dream.cues import slot_parts
+from dream.cues import KindOf, closed_slots, slot_parts
 from dream.extract import CHANGE_RE, claim_slot
 from dream.facets import profile
 from dream.pagewriter import (
@@ -118,6 +120,10 @@ class WikiPage:
         # answers from ``dream.turnkeys``
         self.keys_of: Callable[[str], tuple[str, frozenset[str]] | None] = lambda ref: None
         self._named: dict[int, frozenset[str]] = {}
+        # what a name is known as ("org", "place", ...; "" unknown): a move to an
+        # organisation fills the role, not the city (``dream.cues.claim_slot``); the wiki
+        # phase answers from the store's subjects
+        self.kind_of: KindOf = lambda name: ""
         # a person who speaks in the transcripts: their profile cites their own words only
         self._voice = {n.lower() for n in self.names} if "We" in self.names else None
 
@@ -142,8 +148,11 @@ class WikiPage:
 
     def slot_of(self, e: ClaimEntry) -> str:
         if e.slot is None:
-            e.slot = claim_slot(e.claim.text, self.names, self.kind)
+            e.slot = self._text_slot(e.claim.text)
         return e.slot
+
+    def _text_slot(self, text: str) -> str:
+        return claim_slot(text, self.names, self.kind, self.kind_of)
 
     def first_date(self) -> str:
         dated = [d for sec in self.outline.sections if (d := day_of(sec.title))]
@@ -186,9 +195,7 @@ class WikiPage:
 
     def _slot_index(self, e: ClaimEntry) -> None:
         assert self._by_slot is not None
-        if e.slot is None:
-            e.slot = claim_slot(e.claim.text, self.names, self.kind)
-        for part in slot_parts(e.slot):
+        for part in slot_parts(self.slot_of(e)):
             self._by_slot.setdefault(part, []).append(e)
 
     def _unindex(self, e: ClaimEntry) -> None:
@@ -260,24 +267,46 @@ class WikiPage:
             self._index(ClaimEntry(e.sec, line, merged))
             return "merged"
         claim = Claim(fact.text, tuple(dict.fromkeys(self.sources.cite(e) for e in fact.evidence)))
-        if fact.slot and (not fact.slot.startswith("preference") or CHANGE_RE.search(fact.text)):
-            older = self._slots(fact.slot)
+        slot = fact.slot
+        closes: tuple[tuple[str, str], ...] = ()
+        if self.subject.type == "person":
+            # read from the text, as the slots of the claims already here are: the session
+            # may have typed the name otherwise ("Rui moved to ..." a topic, Rui's page a person)
+            slot = slot or self._text_slot(fact.text)
+            closes = closed_slots(fact.text, self.names)
+        retiring = [e for e in self._closed(closes) if day_of(e.sec.title) <= day]
+        if slot and (not slot.startswith("preference") or CHANGE_RE.search(fact.text)):
+            older = self._slots(slot)
             if any(day_of(e.sec.title) > day for e in older):
                 # a session read late: the page already holds a newer value
                 later = min(day_of(e.sec.title) for e in older if day_of(e.sec.title) > day)
                 self._append(HISTORY, Claim(claim.text, claim.cites, f" (superseded on {later})"))
                 self.retired.append(Retired(claim.text, day, later, self._refs(claim)))
                 return "superseded"
-            for e in older:
-                self._unindex(e)
-                self.outline.remove(e.sec, e.line)
-                tail = f"{e.claim.tail} (superseded on {day})"
-                self._append(HISTORY, Claim(e.claim.text, e.claim.cites, tail))
-                self.retired.append(Retired(e.claim.text, day_of(e.sec.title), day, self._refs(e)))
-            self._append(day_title(day), claim)
-            return "superseded" if older else "added"
+            retiring = list({id(e): e for e in (*older, *retiring)}.values())
+        for e in retiring:
+            self._retire(e, day)
         self._append(day_title(day), claim)
-        return "added"
+        return "superseded" if retiring else "added"
+
+    def _closed(self, closes: tuple[tuple[str, str], ...]) -> list[ClaimEntry]:
+        """The current claims of each closed slot that name its value ("Rui works at the
+        Douro Research Centre" for ("role", "Douro Research Centre")), page order."""
+        out: dict[int, ClaimEntry] = {}
+        for slot, value in closes:
+            said = re.compile(rf"\b{re.escape(value.lower())}\b")
+            for e in self._slots(slot):
+                if said.search(e.claim.text.lower()):
+                    out[id(e)] = e
+        return list(out.values())
+
+    def _retire(self, e: ClaimEntry, day: str) -> None:
+        """Move current claim ``e`` under History, superseded on ``day``."""
+        self._unindex(e)
+        self.outline.remove(e.sec, e.line)
+        tail = f"{e.claim.tail} (superseded on {day})"
+        self._append(HISTORY, Claim(e.claim.text, e.claim.cites, tail))
+        self.retired.append(Retired(e.claim.text, day_of(e.sec.title), day, self._refs(e)))
 
     def _closest(self, near: list[tuple[float, ClaimEntry]]) -> ClaimEntry:
         """The near-duplicate a claim merges into: the most alike, then the first in page

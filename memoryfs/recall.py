@@ -34,7 +34,7 @@ from memoryfs.packing import Packer, content_words, covered, elide
 from memoryfs.ranking import excerpt, query_terms
 from memoryfs.readlog import record_reads
 from memoryfs.receipt_log import local_receipt_dir, sandbox_receipt_dir
-from memoryfs.search import Hit, SearchIndex
+from memoryfs.search import SUPERSEDED_WEIGHT, Hit, SearchIndex
 from memoryfs.senses import instance_words
 from memoryfs.speakers import asked_in_third_person
 from memoryfs.store import LAYERS, Store
@@ -77,6 +77,12 @@ UNMATCHED = 1e-3
 LINK_DECAY = 0.6  # items found one [[link]] hop away from the best pages
 FOLLOW_PAGES = 3  # best pages whose links are followed
 FOLLOW_CLAIMS = 1  # best claims whose cited turns are shown under them
+# A superseded claim among the best brings up what superseded it (``_replaced_first``):
+# the current claims its page holds of the day it was superseded, at most this many each,
+# for the best this many superseded claims.
+REPLACING = 3
+FOLLOW_SUPERSEDED = 5
+_SUPERSEDED_ON_RE = re.compile(r"\(superseded on (\d{4}-\d{2}-\d{2})\)")
 CITES_PER_CLAIM = 2
 MAX_MISSES = 40  # stop filling after this many items in a row did not fit
 _TRANSCRIPTS = "sessions/transcripts/"
@@ -251,7 +257,7 @@ def _gather(
             and not any(covered(content_words(e.hit.text), c) for c in claims)
         )
     ]
-    scored.sort(key=lambda e: (-e.score, e.hit.path, e.hit.line))
+    scored = _replaced_first(idx, scored)
     # Items that matched only words most units hold are in no order of relevance:
     # of those, a profile line (what a person does, across sessions) goes first.
     matched = [e for e in scored if e.score >= UNMATCHED]
@@ -289,6 +295,36 @@ def _gather(
         if cites != entry.hit.citations:
             entry.hit = replace(entry.hit, citations=cites)
     return out
+
+
+def _replaced_first(idx: SearchIndex, scored: list[_Entry]) -> list[_Entry]:
+    """``scored`` best first, each superseded claim among the best preceded by the claims
+    that superseded it: a claim marked ``(superseded on <day>)`` was replaced by a current
+    claim its page holds of that day, which takes the rank the old one would have had were
+    it current. "Who is my manager now?" finds the old manager by the word "manager"; the
+    claim that replaced it ("Since the reorg Dana reports to Marco Bellini") may share no
+    word with the question, and it is the answer."""
+    scored.sort(key=lambda e: (-e.score, e.hit.path, e.hit.line))
+    old = [
+        (e, m.group(1))
+        for e in scored
+        if e.hit.superseded
+        and e.hit.kind == "claim"
+        and (m := _SUPERSEDED_ON_RE.search(e.hit.text))
+    ][:FOLLOW_SUPERSEDED]
+    if not old:
+        return scored
+    by_ref = {e.hit.ref: e for e in scored}
+    for entry, day in old:
+        rank = entry.score / SUPERSEDED_WEIGHT
+        for hit in idx.current_claims(entry.hit.path, day, REPLACING):
+            found = by_ref.get(hit.ref)
+            if found is None:
+                by_ref[hit.ref] = found = _Entry(hit, rank)
+                scored.append(found)
+            found.score = max(found.score, rank)
+    scored.sort(key=lambda e: (-e.score, e.hit.path, e.hit.line))
+    return scored
 
 
 def _speaker(idx: SearchIndex, ref: str) -> str:

@@ -37,9 +37,18 @@ from memoryfs.ranking import (
 from memoryfs.refresh import Progress, RefreshStats, refresh_index
 from memoryfs.store import LAYERS, Store
 
-__all__ = ["Hit", "RefreshStats", "FileRow", "SearchIndex", "INDEX_NAME", "READ_STALE"]
+__all__ = [
+    "Hit",
+    "RefreshStats",
+    "FileRow",
+    "SearchIndex",
+    "INDEX_NAME",
+    "READ_STALE",
+    "SUPERSEDED_WEIGHT",
+]
 
 INDEX_NAME = "index.sqlite"
+SUPERSEDED_WEIGHT = 0.5  # a superseded claim's score against a current one's
 # Reads on a large store stat folders, not every file, while the last full walk is
 # this recent (seconds): an in-place edit of a file (the one change that leaves its
 # folder alone) may go unseen that long. Below QUICK_MIN_FILES a walk is cheap.
@@ -338,7 +347,7 @@ class SearchIndex:
         if layer in ("knowledge", "notes"):
             score *= title_boost(terms, str(names).split("\n"))
         score *= recency_prior(str(date), newest)
-        return score * 0.5 if superseded else score
+        return score * SUPERSEDED_WEIGHT if superseded else score
 
     @staticmethod
     def _hit(row: tuple[object, ...], terms: list[str], score: float) -> Hit:
@@ -379,14 +388,28 @@ class SearchIndex:
         """The head (title, aliases, summary) of the page at ``path``, if indexed."""
         return self._unit("f.path = ? AND u.kind = 'head'", (path,))
 
+    def current_claims(self, path: str, day: str, limit: int) -> list[Hit]:
+        """The current (not superseded) claims of the page at ``path`` dated ``day``, in
+        page order: what a claim superseded on that day was superseded by."""
+        return self._units(
+            "f.path = ? AND u.date = ? AND u.kind = 'claim' AND u.superseded = 0",
+            (path, day),
+            limit,
+        )
+
     def _unit(self, where: str, params: tuple[str, ...]) -> Hit | None:
-        row = self._conn.execute(
+        found = self._units(where, params, 1)
+        return found[0] if found else None
+
+    def _units(self, where: str, params: tuple[str, ...], limit: int) -> list[Hit]:
+        rows = self._conn.execute(
             "SELECT 0, u.line, u.kind, u.layer, u.date, u.citations, u.anchor, u.speaker, "
             "u.superseded, u.title, u.summary, u.body, f.path, f.title, f.names, u.context "
-            f"FROM units u JOIN files f ON f.id = u.file_id WHERE {where} LIMIT 1",
-            params,
-        ).fetchone()
-        return None if row is None else self._hit(row, [], 0.0)
+            f"FROM units u JOIN files f ON f.id = u.file_id WHERE {where} "
+            "ORDER BY u.line LIMIT ?",
+            (*params, limit),
+        ).fetchall()
+        return [self._hit(row, [], 0.0) for row in rows]
 
     def linked(self, paths: Sequence[str]) -> list[str]:
         """Pages the given pages link to with ``[[...]]`` (one hop), in link order."""

@@ -396,10 +396,79 @@ def test_day_of_month_by_the_clauses_tense(text: str, rendered: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["I live on the 5th floor.", "We met on the 10th of May.", "It's on the 20th."]
+    "text", ["I live on the 5th floor.", "We met on the 10th of May.", "Only on the 20th."]
 )
 def test_day_of_month_ordinals_of_things_or_untold_tense_are_left_alone(text: str) -> None:
     assert find_relative_dates(text, datetime.date(2023, 8, 17)) == []
+
+
+# A day of the month with the weekday said too: that day, checked by its weekday, in the
+# month the clause's tense implies, or nothing (never another day). Session: Tuesday 10
+# March 2026; 20 February and 20 March 2026 are both Fridays, 19 February a Thursday.
+TUESDAY = datetime.date(2026, 3, 10)
+WEEKDAY_AND_DAY = [
+    ("We threw the farewell party on Friday the 20th.", "20 February 2026"),
+    ("The launch party will be on Friday the 20th.", "20 March 2026"),
+    ("The launch party is on Friday, the 20th.", "20 March 2026"),
+    ("Lena invited me to give a talk at the meetup on Friday the 20th.", "20 March 2026"),
+    ("My sister moved out on Thursday the 19th.", "19 February 2026"),
+    ("The quarterly review is Thursday 19th and I am not ready.", "19 March 2026"),
+]
+
+
+@pytest.mark.parametrize(("text", "rendered"), WEEKDAY_AND_DAY)
+def test_a_weekday_with_its_day_of_the_month_is_that_day(text: str, rendered: str) -> None:
+    [m] = find_relative_dates(text, TUESDAY)
+    assert m.render() == rendered and m.granularity == "day"
+    assert m.date.strftime("%A") in m.phrase and m.phrase.endswith(("20th", "19th"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We threw the farewell party on Thursday the 20th.",  # no 20th that is a Thursday
+        "The launch party will be on Monday the 20th.",
+    ],
+)
+def test_a_weekday_that_does_not_fit_its_day_of_the_month_resolves_to_nothing(
+    text: str,
+) -> None:
+    assert find_relative_dates(text, TUESDAY) == []
+
+
+def test_a_weekday_with_its_day_picks_the_month_by_the_weekday_when_the_tense_says_none() -> None:
+    # Thursday 17 August 2023: Saturday the 19th is this month's, not July's (a Wednesday)
+    [m] = find_relative_dates("Dinner at Omar's: Saturday the 19th.", datetime.date(2023, 8, 17))
+    assert m.render() == "19 August 2023"
+
+
+# A bare day of the month said with "is"/"was": the month the tense implies. Session: 10
+# March 2026.
+BARE_DAY = [
+    ("Sam's birthday is on the 14th.", "14 March 2026"),  # upcoming
+    ("Her birthday is the 3rd, so I should order the cake.", "3 April 2026"),
+    ("The deadline was the 2nd and we missed it.", "2 March 2026"),
+    ("The meetup is on the 10th.", "10 March 2026"),  # today is on or after the session
+]
+
+
+@pytest.mark.parametrize(("text", "rendered"), BARE_DAY)
+def test_a_bare_day_of_the_month_resolves_by_the_tense(text: str, rendered: str) -> None:
+    [m] = find_relative_dates(text, TUESDAY)
+    assert m.render() == rendered and m.granularity == "day"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Henry the 8th had six wives.",
+        "She finished the 5th race first.",
+        "He was the 3rd in line.",
+        "That is the 2nd time this week.",
+    ],
+)
+def test_a_bare_ordinal_that_is_no_date_is_left_alone(text: str) -> None:
+    assert [m for m in find_relative_dates(text, TUESDAY) if m.granularity == "day"] == []
 
 
 NAMED_MONTH = [

@@ -46,6 +46,26 @@ def test_relative_dates_become_absolute(said: str, claim: str) -> None:
 @pytest.mark.parametrize(
     ("said", "claim"),
     [
+        (
+            "We threw the farewell party on Friday the 20th.",
+            'We threw the farewell party on 20 February 2026 ("on Friday the 20th").',
+        ),
+        (
+            "The launch party will be on Friday the 20th, at noon.",
+            'The launch party will be on 20 March 2026 ("on Friday the 20th"), at noon.',
+        ),
+        ("Sam's birthday is on the 14th.", 'Sam\'s birthday is on 14 March 2026 ("on the 14th").'),
+        ("Her birthday is the 3rd.", 'Her birthday is on 3 April 2026 ("the 3rd").'),
+        ("We met on Thursday the 20th.", "We met on Thursday the 20th."),  # no such day
+    ],
+)
+def test_a_day_of_the_month_is_written_as_one_date_with_its_phrase(said: str, claim: str) -> None:
+    assert dated(said, datetime.date(2026, 3, 10))[0] == claim
+
+
+@pytest.mark.parametrize(
+    ("said", "claim"),
+    [
         ("I'm Dana, a postdoc in Hamburg.", "Dana is a postdoc in Hamburg."),
         ("My main project is Reefsong.", "Dana's main project is Reefsong."),
         ("I need to redo the figures.", "Dana needs to redo the figures."),

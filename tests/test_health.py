@@ -15,9 +15,11 @@ from cli.dream_health_cmds import register
 from dream.errors import DreamError
 from dream.health import EXIT_CODES, check_health, classify, parse_age
 from dream.lineage import PRECEDENCE, StoreFacts
+from dream.run import load_engine, run_dream
 from dream.skills import SKILL_ENV, approve
 from dream.store_facts import gather_store_facts, summary_outcome
 from memoryfs.hashing import content_hash
+from memoryfs.ingest import ingest
 from memoryfs.page import parse_page
 from memoryfs.receipt_log import ReceiptLog, parse_receipts, store_receipt_dir
 from memoryfs.receipts import (
@@ -122,6 +124,11 @@ def test_parse_age() -> None:
         ("Outcome: (none recorded)\n", ""),
         ("## Outcome\n\n## Open threads\n- x\n", ""),
         ("## Key points\n- outcomes were discussed\n", ""),
+        # as Dream writes summaries (dream.pagewriter.render_summary)
+        ("## Outcome\n\nOutcome: none recorded\n\n## Open threads\n", ""),
+        ("## Outcome\n\nOutcome: chose Polars [cite:2]\n", "chose Polars"),
+        ("## Outcome\n\n- **Outcome:** n/a\n", ""),
+        ("## Outcome\n\n\n", ""),
     ],
 )
 def test_summary_outcome(body: str, outcome: str) -> None:
@@ -267,3 +274,59 @@ def test_health_command_json_and_exit_codes(tmp_store: Store) -> None:
 
     bad = runner.invoke(app, ["health", "--store", str(tmp_store.root), "--max-age", "soon"])
     assert bad.exit_code == 1 and "bad age" in bad.stderr
+
+
+def _chat(folder: Path, sid: str, said: str, answer: str) -> Path:
+    """A chat log of one exchange, as a user's client would hand it to ``memoryfs ingest``."""
+    path = folder / f"{sid}.jsonl"
+    day = sid[:10]
+    lines = [
+        {"role": "user", "content": said, "ts": f"{day}T09:00:00"},
+        {"role": "assistant", "content": answer, "ts": f"{day}T09:01:00"},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_a_dreamed_session_with_no_outcome_is_an_outcomeless_episode_not_a_failed_lineage(
+    tmp_store: Store, tmp_path: Path
+) -> None:
+    """End to end: Dream writes "Outcome: none recorded" for a session that decided nothing;
+    health warns of an outcomeless episode for it, and its lineage stays as its receipts
+    make it (``dream.lineage`` reads no outcome): healthy, exit code 0."""
+    decided, chatted = "2026-01-05-stack", "2026-01-06-weekend"
+    said = [
+        (decided, "We decided to go with Polars for the ingest pipeline.", "Good, Polars it is."),
+        (
+            chatted,
+            "My sister Noor visited Leipzig last weekend and loved the zoo.",
+            "That sounds like a lovely trip.",
+        ),
+    ]
+    ingest(tmp_store, [_chat(tmp_path, *one) for one in said])
+    approve(tmp_store, by="tester")
+    assert run_dream(tmp_store, load_engine()).status == "committed"
+    summaries = tmp_store.memory / "sessions" / "summaries"
+    assert "Outcome: none recorded" in (summaries / f"{chatted}.md").read_text()
+    assert "Outcome: none recorded" not in (summaries / f"{decided}.md").read_text()
+
+    app = typer.Typer()
+    app.command("version")(lambda: None)  # a second command keeps 'health' a subcommand
+    register(app)
+    runner = CliRunner()
+    result = runner.invoke(app, ["health", "--store", str(tmp_store.root), "--json"])
+    data = json.loads(result.stdout)
+    assert [(c["kind"], c["item"]) for c in data["checks"]] == [
+        ("outcomeless_episode", session_item(chatted))
+    ]
+    verdicts = {lv["item"]: lv["verdict"] for lv in data["lineages"]}
+    assert verdicts[session_item(chatted)] == "healthy"
+    assert verdicts[session_item(decided)] == "healthy"
+    assert data["overall"] == "healthy" and data["exitCode"] == 0 and result.exit_code == 0
+
+    human = runner.invoke(app, ["health", "--store", str(tmp_store.root)])
+    assert human.exit_code == 0
+    lines = human.stdout.splitlines()
+    assert f"check outcomeless_episode  {session_item(chatted)}: " in human.stdout
+    assert lines[-1].startswith("overall: healthy")
+    assert chatted not in human.stdout  # the check names the opaque item, not the session

@@ -286,3 +286,45 @@ def test_a_turn_its_shown_claim_already_says_is_not_printed_again(shared: Store)
         assert [i.kind for i in items] == ["claim"]
         items, _ = _fit([_Entry(other, 1.0)], ["running"], 500, 150, name)
         assert [i.kind for i in items] == ["turn"]
+
+
+def test_a_superseded_claim_brings_up_what_superseded_it(tmp_path: Path) -> None:
+    """The old value matches the question's word ("manager"); the claim that replaced it,
+    on the day the old one was superseded, says "reports to" and is the answer."""
+    from memoryfs.transcript import Transcript, Turn, render_transcript
+
+    store = init_store(tmp_path / "store", "dana", "atlas")
+    said = {
+        "2026-01-05-team": "My manager is Ines Duarte.",
+        "2026-02-02-cat": "I adopted a cat named Miso, my manager Ines loves her.",
+        "2026-03-10-team": "Since the reorg I report to Marco Bellini.",
+    }
+    for sid, text in said.items():
+        t = Transcript(
+            id=sid,
+            started=f"{sid[:10]}T09:00",
+            participants=("dana", "atlas"),
+            scope={"user": "dana", "assistant": "atlas"},
+            turns=(Turn(1, "user", f"{sid[:10]}T09:00", text),),
+        )
+        store.transcript_path(sid).write_text(render_transcript(t), encoding="utf-8")
+    sources = "".join(
+        f"  - id: {n}\n    ref: sessions/transcripts/{sid}.md#t1\n    at: {sid[:10]}\n"
+        for n, sid in enumerate(said, 1)
+    )
+    page = store.memory / "knowledge/people/dana.md"
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text(
+        f"---\nid: dana\ntitle: Dana\ntype: person\nupdated: 2026-03-10\nsources:\n{sources}---\n"
+        "# Dana\n\n## 2026-02-02 (2 February 2026)\n\n"
+        "- Dana adopted a cat named Miso, Dana's manager Ines loves her. [cite:2]\n\n"
+        "## 2026-03-10 (10 March 2026)\n\n"
+        "- Since the reorg Dana reports to Marco Bellini. [cite:3]\n\n"
+        "## History\n\n- Dana's manager is Ines Duarte. [cite:1] (superseded on 2026-03-10)\n",
+        encoding="utf-8",
+    )
+    store.commit("a page with a superseded manager")
+    r = recall(store, "who is my manager now?", 300)
+    claims = [i.text for i in r.items if i.kind == "claim"]
+    assert claims[0] == "Since the reorg Dana reports to Marco Bellini.", r.text
+    assert claims.index("Dana's manager is Ines Duarte. (superseded on 2026-03-10)") > 0

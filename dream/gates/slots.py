@@ -5,9 +5,12 @@ claims may give different values for one *slot*. The subject is the page. A slot
 found by a small, fixed table of predicates at the start of a claim (after an optional
 leading date and the subject's name): ``works as`` / ``role:`` (role), ``works at|for``
 / ``employer:`` (employer), ``lives in`` / ``moved to`` / ``city:`` (city), ``prefers X
-as|in`` (preference:X). The value is the rest of the clause; two values clash unless
-one's words contain the other's. Anything the table does not recognise has no slot: the
-check errs towards letting a claim through rather than blocking a run on a guess.
+as|in`` (preference:X). A move to an organisation ("moved to the Minho Biology Institute":
+a name shaped like an organisation's, or one ``kind_of`` knows as an org) is a change of
+employer, as ``dream.cues.claim_slot`` reads it, not of city. The value is the rest of the
+clause; two values clash unless one's words contain the other's. Anything the table does
+not recognise has no slot: the check errs towards letting a claim through rather than
+blocking a run on a guess.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from dream.cues import KindOf, moved_to_org
 from dream.gates import Problem
 from dream.gates.claimtext import claim_dates
 from dream.gates.claimtext import plain as _plain
@@ -34,7 +38,7 @@ _SLOT_TABLE = [
     ),
     ("employer", r"(?:employer|company|workplace)\s*(?::|is\b)\s*(?P<v>.+)"),
     ("city", r"(?:now\s+|currently\s+)?(?:lives|is\s+living|is\s+based|resides)\s+in\s+(?P<v>.+)"),
-    ("city", r"(?:moved|relocated)\s+to\s+(?P<v>.+)"),
+    ("city", r"(?:moved|relocated)\s+to\s+(?P<to>(?P<v>.+))"),
     ("city", r"(?:city|home\s+city|lives\s+in)\s*:\s*(?P<v>.+)"),
     (
         "preference:{obj}",
@@ -48,8 +52,15 @@ _ARTICLES = {"a", "an", "the", "now", "currently"}
 _DANGLING = {"on", "in", "at", "of", "the", "weekend", "week", "around", "by", "during"}
 
 
-def slot_of(text: str, subject: Iterable[str] = ()) -> tuple[str, str] | None:
-    """(slot, normalized value) of a claim, or None when the table knows no slot for it."""
+def _no_kind(name: str) -> str:
+    return ""
+
+
+def slot_of(
+    text: str, subject: Iterable[str] = (), kind_of: KindOf = _no_kind
+) -> tuple[str, str] | None:
+    """(slot, normalized value) of a claim, or None when the table knows no slot for it.
+    ``kind_of``: what a name is known as ("org", ...; "" when unknown)."""
     plain = _plain(text)
     plain = _LEAD_DATE_RE.sub("", plain)
     for name in sorted((s for s in subject if s), key=len, reverse=True):
@@ -72,6 +83,8 @@ def slot_of(text: str, subject: Iterable[str] = ()) -> tuple[str, str] | None:
         if not words:
             return None
         obj = m.groupdict().get("obj") or ""
+        if m.groupdict().get("to") and moved_to_org(m["to"], kind_of):
+            slot = "employer"
         return slot.format(obj=obj.lower()), " ".join(words)
     return None
 
@@ -81,14 +94,16 @@ def _clash(a: str, b: str) -> bool:
     return not (wa <= wb or wb <= wa)
 
 
-def contradictions(page: Page, path: str, claims: list[Claim]) -> list[Problem]:
+def contradictions(
+    page: Page, path: str, claims: list[Claim], kind_of: KindOf = _no_kind
+) -> list[Problem]:
     subject = (page.title, page.id, *page.aliases)
     seen: dict[str, tuple[Claim, str]] = {}
     out: list[Problem] = []
     for claim in claims:
         if claim.superseded:
             continue
-        found = slot_of(claim.text, subject)
+        found = slot_of(claim.text, subject, kind_of)
         if found is None:
             continue
         slot, value = found

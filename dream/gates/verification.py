@@ -50,6 +50,7 @@ from dream.gates.profilecheck import Problems, ProfileCheck
 from dream.gates.slots import contradictions, slot_of
 from dream.profile import PROFILE
 from dream.staging import Change
+from dream.subjects import FOLDERS, slugify
 from memoryfs.claims import Claim, extract_claims
 from memoryfs.errors import PageError
 from memoryfs.links import CITE_RE
@@ -384,7 +385,7 @@ class _Check:
                     Problem(GATE, path, claim.line, code, f"{why} ({_cites(claim)})")
                 )
         if path.startswith(_FACT_PREFIXES):
-            self.problems.extend(contradictions(page, path, claims))
+            self.problems.extend(contradictions(page, path, claims, self._kind_of))
 
     def turn(self, ref: str) -> tuple[Transcript, Turn] | None:
         """The transcript and turn ``ref`` names; None when there is none."""
@@ -392,6 +393,12 @@ class _Check:
         t = self.transcripts.get(path)
         turn = t.turn(anchor) if t is not None else None
         return (t, turn) if t is not None and turn is not None else None
+
+    def _kind_of(self, name: str) -> str:
+        """ "org" when the staged tree has an organisation page of that name ("" else): what
+        a move to it changes (``dream.gates.slots``)."""
+        org = self.transcripts.root / "memory" / "knowledge" / FOLDERS["org"] / slugify(name)
+        return "org" if org.with_suffix(".md").is_file() else ""
 
     def _turn_text(self, ref: str) -> str | None:
         found = self.turn(ref)
