@@ -63,6 +63,8 @@ def detect(src: Source, fmt: str | None) -> str:
 
 
 def _json_format(src: Source, data: Any) -> str:
+    if isinstance(data, list) and not data:
+        raise IngestError(f"{src.label}: an empty list; nothing to ingest")
     if conversation_list(data) is not None:
         return "chatgpt"
     first = data[0] if isinstance(data, list) and data else data
@@ -72,8 +74,6 @@ def _json_format(src: Source, data: Any) -> str:
         return "openai"
     if isinstance(first, dict) and any(k in first for k in _LOCOMO_KEYS):
         return "locomo"
-    if isinstance(data, list) and not data:
-        raise IngestError(f"{src.label}: an empty list; nothing to ingest")
     raise _ask(
         src, "cannot tell what this JSON holds (not a ChatGPT export, OpenAI messages or LoCoMo)"
     )

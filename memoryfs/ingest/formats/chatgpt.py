@@ -120,7 +120,8 @@ def _conversation(label: str, i: int, conv: Any, scope: dict[str, str]) -> Impor
     sid = f"{utc_date(created)}-{title_slug(title)}"
     source_id = conv.get("id") or conv.get("conversation_id")
     source_id = source_id if isinstance(source_id, str) else ""
-    meta: dict[str, Any] = {"title": title or "chat", "source_format": "chatgpt"}
+    meta: dict[str, Any] = {"title": title} if title else {}
+    meta["source_format"] = "chatgpt"
     if source_id:
         meta["source_id"] = source_id
     t = build_transcript(sid, said, scope, meta, started=iso_time(created), merge_tools=False)

@@ -60,8 +60,8 @@ def message_list(src: Source) -> list[tuple[str, Any]]:
     text = src.text.strip()
     if text.startswith("{") and _parses("\n".join(text.split("\n", 1)[:1])):
         records = list(src.json_lines())
-        if len(records) == 1 and isinstance(records[0][1], dict) and "messages" in records[0][1]:
-            return _body_messages(records[0][1], src.label)
+        if len(records) == 1 and isinstance(records[0][1], dict) and "role" not in records[0][1]:
+            return _body_messages(records[0][1], src.label)  # a request body on one line
         for lineno, record in records:
             if isinstance(record, dict) and "messages" in record:
                 raise IngestError(
