@@ -115,7 +115,9 @@ def test_chatgpt_title_slug(title: str, slug: str) -> None:
 
 
 def _conversation(cid: str | None, title: str, created: float, texts: list[str]) -> dict[str, Any]:
-    mapping: dict[str, Any] = {"root": {"id": "root", "message": None, "parent": None, "children": []}}
+    mapping: dict[str, Any] = {
+        "root": {"id": "root", "message": None, "parent": None, "children": []}
+    }
     prev = "root"
     for i, text in enumerate(texts):
         nid = f"n{i}"
@@ -234,8 +236,13 @@ def test_claude_code_skips_thinking_meta_sidechains_and_compaction(tmp_store: St
         assert hidden not in text
     t = parse_transcript(tmp_store.transcript_path("2026-01-05-4f35e220").read_text("utf-8"))
     tool_turns = [turn for turn in t.turns if turn.speaker == "tool"]
-    assert tool_turns[0].text.splitlines()[0].startswith('[tool call] Bash({"command": "ls figures/"')
-    assert tool_turns[1].text.splitlines()[1] == "[tool error] Write: Error: permission denied: convert.py"
+    assert (
+        tool_turns[0].text.splitlines()[0].startswith('[tool call] Bash({"command": "ls figures/"')
+    )
+    assert (
+        tool_turns[1].text.splitlines()[1]
+        == "[tool error] Write: Error: permission denied: convert.py"
+    )
 
 
 def test_openai_undated_file_gets_its_modified_time_and_keeps_it_when_grown(

@@ -101,7 +101,9 @@ def parse_json(text: str, where: str, *, line_of_file: bool = False) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         if line_of_file:
-            raise IngestError(f"{where}: not a JSON object ({exc.msg})") from None
+            raise IngestError(
+                f"{where}: not a JSON object ({exc.msg}, column {exc.colno})"
+            ) from None
         raise IngestError(
             f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
         ) from None

@@ -64,6 +64,8 @@ _COMMAND_OUTPUT = {
     "<bash-stderr>": "bash",
 }
 _ENTRY_KEYS = ("sessionId", "parentUuid", "leafUuid", "uuid")
+# entry types only Claude Code writes (a log can start with any of them)
+_ENTRY_TYPES = ("summary", "file-history-snapshot", "queue-operation", "ai-title", "last-prompt")
 _NOT_SLUG_RE = re.compile(r"[^a-z0-9]+")
 
 
@@ -71,6 +73,7 @@ def looks_like_entry(obj: Any) -> bool:
     """Whether a parsed line reads as a Claude Code log entry."""
     return isinstance(obj, dict) and (
         any(k in obj for k in _ENTRY_KEYS)
+        or obj.get("type") in _ENTRY_TYPES
         or (isinstance(obj.get("type"), str) and isinstance(obj.get("message"), dict))
     )
 
