@@ -327,6 +327,8 @@ def test_tool_text_is_kept_whole_up_to_the_limit_and_elided_past_it() -> None:
         ("c.jsonl", '{"type": "summary", "summary": "s", "leafUuid": "u"}\n', "claude-code"),
         ("c.jsonl", "not json\n", "jsonl"),
         ("notes.md", "anything", "md"),
+        ("chat.txt", '{"role": "user", "content": "hi", "ts": 1}\n', "jsonl"),
+        ("conversations", '[{"title": "t", "mapping": {}}]', "chatgpt"),
         ("-", "---\nid: s\n---\n", "md"),
         ("-", '{"type": "user", "message": {"role": "user", "content": "hi"}}\n', "claude-code"),
         ("-", '{"role": "user", "content": "hi", "ts": 1}\n', "jsonl"),
@@ -349,7 +351,7 @@ def test_detection(tmp_path: Path, name: str, text: str, fmt: str) -> None:
         ("c.json", '{"hello": "world"}', "cannot tell what this JSON holds .*; pass --format"),
         ("c.json", "[]", "an empty list"),
         ("c.json", "{ nope", "not valid JSON \\(line 1, column 3"),
-        ("c.txt", "hello", "cannot tell the format from the name; pass --format"),
+        ("c.txt", "hello", r"cannot tell the format \(not Markdown, JSON or JSONL\); pass"),
         ("-", "hello", "<stdin>: cannot tell the format"),
     ],
 )

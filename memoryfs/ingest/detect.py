@@ -3,11 +3,11 @@
 By name first: ``.md``/``.markdown`` is ``md``. Then by content, where it is
 unambiguous:
 
-- JSON (``.json``, or any input that parses as one JSON document): a ``mapping`` in
+- JSON (``.json``, or another input that parses as one JSON document): a ``mapping`` in
   the conversations is ``chatgpt``; a list of objects with ``role``, or an object
   with a ``messages`` list, is ``openai``; an object (or a list of them) with
   ``conversation``, ``speaker_a`` or ``sample_id`` is ``locomo``.
-- JSONL (``.jsonl``/``.ndjson``, or any input whose first line is a JSON object): a
+- JSONL (``.jsonl``/``.ndjson``, or another input whose first line is a JSON object): a
   first entry with Claude Code's keys (``sessionId``, ``uuid``, ``parentUuid``, or
   a ``type`` with a ``message``) is ``claude-code``; a first message with OpenAI's
   marks (a ``system``/``developer``/``tool`` role, content parts, ``tool_calls``,
@@ -49,8 +49,6 @@ def detect(src: Source, fmt: str | None) -> str:
         return _json_format(src, src.json())
     if src.suffix in (".jsonl", ".ndjson"):
         return _lines_format(src) or "jsonl"
-    if src.suffix and not src.is_stdin:
-        raise _ask(src, "cannot tell the format from the name")
     text = src.text.lstrip()
     if text.startswith("---"):
         return "md"

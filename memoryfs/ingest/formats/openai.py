@@ -58,7 +58,7 @@ _MEDIA_PARTS = {
 def message_list(src: Source) -> list[tuple[str, Any]]:
     """``(where, message)`` for each message of the input, in order."""
     text = src.text.strip()
-    if text.startswith("{") and _parses("\n".join(text.split("\n", 1)[:1])):
+    if text.startswith("{") and _parses(text.split("\n", 1)[0]):
         records = list(src.json_lines())
         if len(records) == 1 and isinstance(records[0][1], dict) and "role" not in records[0][1]:
             return _body_messages(records[0][1], src.label)  # a request body on one line
