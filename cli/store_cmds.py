@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -9,7 +10,8 @@ import typer
 
 from cli.output import JsonOpt, StoreOpt, emit, fail, handle_errors, log, open_store
 from memoryfs.index import prompt_index, write_indexes
-from memoryfs.ingest import FORMATS, ingest
+from memoryfs.ingest import FORMATS, Source, ingest
+from memoryfs.ingest.source import MAX_INPUT_BYTES
 from memoryfs.store import init_store
 
 __all__ = ["register"]
@@ -56,12 +58,24 @@ def init_cmd(
 @handle_errors
 def ingest_cmd(
     files: Annotated[
-        list[Path], typer.Argument(help="Transcript files (.md, .jsonl, LoCoMo .json).")
+        list[Path],
+        typer.Argument(
+            help="Chat logs or transcripts; '-' reads one input from stdin.",
+            allow_dash=True,
+        ),
     ],
     fmt: Annotated[
         str | None,
         typer.Option(
-            "--format", help=f"Input format: {', '.join(FORMATS)} (default: by extension)."
+            "--format",
+            help=f"Input format: {', '.join(FORMATS)} (default: by name, else by content).",
+        ),
+    ] = None,
+    session_id: Annotated[
+        str | None,
+        typer.Option(
+            "--session-id",
+            help="Name the one session the input holds (default: from the input).",
         ),
     ] = None,
     store_dir: StoreOpt = None,
@@ -69,7 +83,13 @@ def ingest_cmd(
 ) -> None:
     """Write sessions into memory/sessions/transcripts/ (append-only) and commit."""
     store = open_store(store_dir)
-    result = ingest(store, files, fmt)
+    if sum(1 for f in files if str(f) == "-") > 1:
+        raise fail("stdin ('-') can be read once", 2)
+    inputs = [
+        Source.from_stdin(sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)) if str(f) == "-" else f
+        for f in files
+    ]
+    result = ingest(store, inputs, fmt, session_id)
     data = {
         "sessions": [s.__dict__ for s in result.sessions],
         "changed": result.changed,

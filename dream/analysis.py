@@ -1,8 +1,9 @@
 """A session read once: its sentences, who says them, and the subjects it names.
 
-Job: split every turn into sentences (``dream.sentences``), map speaker labels to display
-names (the assistant to ""), and build the session's ``EntityTable``; ``analyze`` keeps the
-last few results so the summary and the facts of one run share one reading.
+Job: split every turn but tool traffic into sentences (``dream.sentences``), map speaker
+labels to display names (the assistant to ""), and build the session's ``EntityTable``;
+``analyze`` keeps the last few results so the summary and the facts of one run share one
+reading.
 
 Boundary: one transcript in, its analysis out; no store access.
 """
@@ -16,6 +17,10 @@ from dream.sentences import split_sentences
 from memoryfs.transcript import Transcript, Turn
 
 __all__ = ["Analysis", "Sentence", "analyze", "session_sentences", "speaker_names"]
+
+# tool calls and results (``[tool call] ...`` lines an importer wrote): machine traffic, not
+# something the user or the assistant said; the assistant's own turns say what came of them
+_TRAFFIC_SPEAKERS = {"tool"}
 
 
 @dataclass(frozen=True)
@@ -39,6 +44,7 @@ def session_sentences(t: Transcript) -> list[Sentence]:
     return [
         Sentence(turn, names.get(turn.speaker, turn.speaker), s)
         for turn in t.turns
+        if turn.speaker.lower() not in _TRAFFIC_SPEAKERS
         for s in split_sentences(turn.text)
     ]
 

@@ -27,6 +27,7 @@ __all__ = [
     "normalize_dia_id",
     "parse_locomo_datetime",
     "conversation_from_dict",
+    "conversations_from_json",
 ]
 
 _DIA_RE = re.compile(r"^\s*D\s*:?\s*(\d{1,4})\s*:\s*0*(\d{1,4})\s*$", re.IGNORECASE)
@@ -179,11 +180,19 @@ def load_locomo(path: Path, scope: dict[str, str]) -> list[Conversation]:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as exc:  # ValueError: bad JSON or UTF-8
         raise IngestError(f"{path}: not a readable LoCoMo JSON file: {exc}") from None
+    return conversations_from_json(data, Path(path).stem, scope, str(path))
+
+
+def conversations_from_json(
+    data: Any, stem: str, scope: dict[str, str], where: str
+) -> list[Conversation]:
+    """The conversations of a parsed LoCoMo document; ``stem`` names one without a
+    ``sample_id``, ``where`` names the input in errors."""
     items = data if isinstance(data, list) else [data]
     out = []
     for i, item in enumerate(items):
         if not isinstance(item, dict):
-            raise IngestError(f"{path}: item {i} is not a LoCoMo conversation object")
-        default = Path(path).stem if len(items) == 1 else f"{Path(path).stem}-{i + 1}"
+            raise IngestError(f"{where}: item {i} is not a LoCoMo conversation object")
+        default = stem if len(items) == 1 else f"{stem}-{i + 1}"
         out.append(conversation_from_dict(item, default, scope))
     return out

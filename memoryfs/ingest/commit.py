@@ -1,22 +1,17 @@
-"""Ingestion: turn chat logs into transcripts and commit them.
+"""Committing ingested sessions: plan, write, commit.
 
-Accepted inputs: transcripts already in the store's Markdown form (``md``),
-JSONL chat logs with one ``{"role", "content", "ts"}`` object per line
-(``jsonl``), and LoCoMo conversations (``locomo``). Everything is parsed and
-checked before anything is written: a session that exists already may only
-grow (its file gets the new turns appended, byte for byte); a change to an
-earlier turn, or a scope that is not the store's, is refused and nothing is
-written. Each new or grown session gets an ``ingested`` receipt
-(``memoryfs.receipts``: the transcript's content hash, no content) committed with
-the transcripts.
+Everything is parsed and checked before anything is written (``memoryfs.ingest.
+load``): a session that exists already may only grow (its file gets the new turns
+appended, byte for byte); a change to an earlier turn, or a scope that is not the
+store's, is refused and nothing is written. Each new or grown session gets an
+``ingested`` receipt (``memoryfs.receipts``: the transcript's content hash, no
+content) committed with the transcripts.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import json
-import re
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +21,7 @@ from memoryfs.atomic import atomic_write_text, remove_temp_files
 from memoryfs.deletions import load_deletions
 from memoryfs.errors import IngestError, MemoryFSError, PageError
 from memoryfs.hashing import content_hash
-from memoryfs.locomo import load_locomo
+from memoryfs.ingest.load import Input, read_inputs, settle
 from memoryfs.receipt_log import record_ingested, store_receipt_dir
 from memoryfs.redact import scrub_incoming
 from memoryfs.store import Store
@@ -39,10 +34,7 @@ from memoryfs.transcript import (
     valid_session_id,
 )
 
-__all__ = ["FORMATS", "SessionChange", "IngestResult", "load_sessions", "plan_ingest", "ingest"]
-
-FORMATS = ("md", "jsonl", "locomo")
-_MAX_INPUT_BYTES = 200_000_000
+__all__ = ["SessionChange", "IngestResult", "plan_ingest", "ingest"]
 
 
 @dataclass(frozen=True)
@@ -62,144 +54,6 @@ class IngestResult:
     @property
     def changed(self) -> int:
         return sum(1 for s in self.sessions if s.status != "unchanged")
-
-
-def _detect(path: Path, fmt: str | None) -> str:
-    if fmt:
-        if fmt not in FORMATS:
-            raise IngestError(f"unknown format {fmt!r} (use one of: {', '.join(FORMATS)})")
-        return fmt
-    suffix = path.suffix.lower()
-    if suffix == ".jsonl":
-        return "jsonl"
-    if suffix == ".json":
-        return "locomo"
-    if suffix in (".md", ".markdown"):
-        return "md"
-    raise IngestError(
-        f"{path}: cannot tell the format from the name; pass --format md|jsonl|locomo"
-    )
-
-
-def _read_text(path: Path) -> str:
-    try:
-        if path.stat().st_size > _MAX_INPUT_BYTES:
-            raise IngestError(f"{path}: larger than {_MAX_INPUT_BYTES} bytes; split it first")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise IngestError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if b"\x00" in data:
-        raise IngestError(f"{path}: contains NUL bytes; not a text transcript")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise IngestError(f"{path}: not UTF-8 (byte {exc.start}); convert it to UTF-8") from None
-    return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
-def _norm_ts(value: object, where: str) -> str:
-    if not isinstance(value, str | int | float) or isinstance(value, bool):
-        raise IngestError(f"{where}: 'ts' must be an ISO datetime string or a Unix time")
-    try:
-        if isinstance(value, int | float):
-            when = dt.datetime.fromtimestamp(value, tz=dt.UTC)
-        else:
-            when = dt.datetime.fromisoformat(value.strip())
-    except (ValueError, OverflowError, OSError):
-        raise IngestError(f"{where}: 'ts' {value!r} is not an ISO datetime") from None
-    return when.isoformat(timespec="seconds" if when.second else "minutes")
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:120]
-
-
-def _load_jsonl(path: Path, scope: dict[str, str]) -> Transcript:
-    sid = _slug(path.stem)
-    if not valid_session_id(sid):
-        raise IngestError(f"{path}: cannot make a session id from the file name")
-    turns: list[Turn] = []
-    last_ts = ""
-    for lineno, line in enumerate(_read_text(path).split("\n"), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{lineno}"
-        try:
-            obj = json.loads(line)
-        except (ValueError, RecursionError):  # ValueError: also ints over the digit limit
-            raise IngestError(f"{where}: not a JSON object") from None
-        if not isinstance(obj, dict):
-            raise IngestError(f"{where}: expected an object with 'role', 'content', 'ts'")
-        role, content = obj.get("role"), obj.get("content")
-        if not isinstance(role, str) or not role.strip():
-            raise IngestError(f"{where}: missing 'role'")
-        if not isinstance(content, str):
-            raise IngestError(f"{where}: 'content' must be a string")
-        if "ts" in obj and obj["ts"] is not None:
-            last_ts = _norm_ts(obj["ts"], where)
-        elif not last_ts:
-            raise IngestError(f"{where}: the first message needs a 'ts'")
-        turns.append(Turn(n=len(turns) + 1, speaker=role.strip(), ts=last_ts, text=content.strip()))
-    if not turns:
-        raise IngestError(f"{path}: no messages")
-    participants = tuple(dict.fromkeys(t.speaker for t in turns))
-    return Transcript(
-        id=sid,
-        started=turns[0].ts,
-        participants=participants,
-        scope=dict(scope),
-        turns=tuple(turns),
-        meta={},
-    )
-
-
-def _load_md(path: Path, scope: dict[str, str]) -> Transcript:
-    try:
-        t = parse_transcript(_read_text(path), str(path))
-    except PageError as exc:
-        raise IngestError(str(exc)) from None
-    if not t.turns:
-        raise IngestError(f"{path}: no turns (expected '## t1 · speaker · time' headings)")
-    if t.scope and t.scope != scope:
-        raise IngestError(
-            f"{path}: scope {t.scope} does not match this store's scope {scope}; "
-            "ingest it into the store of that user"
-        )
-    return t
-
-
-def load_sessions(store: Store, path: Path, fmt: str | None = None) -> list[Transcript]:
-    """Parse one input file into transcripts (no writes)."""
-    scope = {"user": store.config.user, "assistant": store.config.assistant}
-    kind = _detect(path, fmt)
-    if kind == "jsonl":
-        sessions = [_load_jsonl(path, scope)]
-    elif kind == "md":
-        sessions = [_load_md(path, scope)]
-    else:
-        sessions = [s for conv in load_locomo(path, scope) for s in conv.sessions]
-    for t in sessions:
-        _check_writable(t, path)
-    return sessions
-
-
-def _check_writable(t: Transcript, path: Path) -> None:
-    """Refuse what cannot be stored as a UTF-8 text file (JSON escapes can carry it)."""
-    if not valid_session_id(t.id):
-        raise IngestError(
-            f"{path}: session id {t.id[:80]!r} is not a lowercase slug of 1-128 chars"
-        )
-    try:
-        text = render_transcript(t)
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise IngestError(
-            f"{path}: session {t.id} holds invalid Unicode (lone surrogates)"
-        ) from None
-    except PageError as exc:
-        raise IngestError(f"{path}: session {t.id}: {exc}") from None
-    if "\x00" in text:
-        raise IngestError(f"{path}: session {t.id} holds NUL characters; not a text transcript")
 
 
 def plan_ingest(store: Store, sessions: list[Transcript]) -> list[tuple[SessionChange, str | None]]:
@@ -257,18 +111,29 @@ def _transcript_file(store: Store, session_id: str) -> Path:
     return path
 
 
-def ingest(store: Store, paths: list[Path], fmt: str | None = None) -> IngestResult:
-    """Ingest ``paths`` into ``store`` and commit ``ingest: N sessions, M turns``.
+def ingest(
+    store: Store,
+    paths: Sequence[Input],
+    fmt: str | None = None,
+    session_id: str | None = None,
+) -> IngestResult:
+    """Ingest ``paths`` (files, or ``Source``s such as stdin's) into ``store`` and commit
+    ``ingest: N sessions, M turns``.
 
-    Sessions the deletion log forgot are skipped (status ``forgotten``) and
-    forgotten phrases in new turns are redacted, so a forget holds when the same
-    chat log is ingested again. Transcripts an interrupted ingest wrote but did not
-    commit are checked (append-only against HEAD) and committed with this one.
+    ``fmt`` is one of ``FORMATS`` (default: detected per input); ``session_id`` names
+    the one session the inputs hold. Sessions the deletion log forgot are skipped
+    (status ``forgotten``) and forgotten phrases in new turns are redacted, so a
+    forget holds when the same chat log is ingested again. Transcripts an
+    interrupted ingest wrote but did not commit are checked (append-only against
+    HEAD) and committed with this one.
     """
-    sessions: list[Transcript] = []
-    for path in paths:
-        sessions.extend(load_sessions(store, Path(path), fmt))
+    imported = read_inputs(store, list(paths), fmt, session_id)
     with store.lock("write"):
+        # ids and times against the store as it is under the lock
+        sessions = settle(store, imported, renamed=session_id is not None)
+        for t in sessions:
+            if not valid_session_id(t.id):  # a numbered id past the length limit
+                raise IngestError(f"session id {t.id[:80]!r} is too long")
         deletions = load_deletions(store)
         kept: list[Transcript] = []
         forgotten: list[SessionChange] = []

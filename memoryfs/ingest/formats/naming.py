@@ -1,0 +1,53 @@
+"""Session ids an importer makes: from a file name, a time, or a title.
+
+``title_slug`` is the fixed scheme of titled conversations (ChatGPT): lower-cased,
+ASCII-folded (NFKD with the combining marks dropped; ``ß`` -> ``ss``), every run of
+other characters than ``a-z0-9`` one ``-``, trimmed, at most 40 characters cut at
+a hyphen; an empty result is ``chat``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from memoryfs.errors import IngestError
+from memoryfs.ingest.source import Source
+from memoryfs.transcript import valid_session_id
+
+__all__ = ["file_session_id", "named_after_time", "title_slug", "TITLE_SLUG_MAX"]
+
+TITLE_SLUG_MAX = 40
+_NOT_SLUG_RE = re.compile(r"[^a-z0-9]+")
+
+
+def file_session_id(src: Source) -> str:
+    """The session id a file's name gives (``Chat Log 7.jsonl`` -> ``chat-log-7``);
+    "" for stdin."""
+    if src.is_stdin:
+        return ""
+    sid = _NOT_SLUG_RE.sub("-", src.stem.lower()).strip("-")[:120]
+    if not valid_session_id(sid):
+        raise IngestError(f"{src.label}: cannot make a session id from the file name")
+    return sid
+
+
+def named_after_time(ts: str) -> str:
+    """``2026-02-02T10:00:00+00:00`` -> ``2026-02-02-chat-1000``: the id of a session
+    read from stdin, after the wall time of its first message as written."""
+    return f"{ts[:10]}-chat-{ts[11:13]}{ts[14:16]}"
+
+
+def title_slug(title: str) -> str:
+    folded = unicodedata.normalize("NFKD", title)
+    folded = "".join(c for c in folded if not unicodedata.combining(c))
+    folded = folded.lower().replace("ß", "ss")
+    slug = _NOT_SLUG_RE.sub("-", folded).strip("-")
+    if len(slug) > TITLE_SLUG_MAX:
+        if slug[TITLE_SLUG_MAX] == "-":
+            slug = slug[:TITLE_SLUG_MAX]
+        else:
+            cut = slug.rfind("-", 0, TITLE_SLUG_MAX)
+            slug = slug[:cut] if cut > 0 else slug[:TITLE_SLUG_MAX]
+        slug = slug.strip("-")
+    return slug or "chat"

@@ -1,0 +1,200 @@
+"""From inputs to the transcripts ingest will write; reads the store, never writes it.
+
+``read_inputs`` parses every input with its format's loader (``memoryfs.ingest.
+formats``) and applies ``--session-id``. ``settle`` then gives each session its
+place in this store:
+
+- **Same conversation, same session.** A session whose source has its own id
+  (``source_id``: a ChatGPT conversation, a Claude Code session) goes to the stored
+  transcript with that ``source_format`` and ``source_id``, whatever id its title
+  would give now; a new one whose id a stored transcript of another conversation
+  holds takes the next free ``-2``, ``-3``.
+- **Undated input keeps its times.** Turns of an input without times have the
+  fallback time (the file's modification time); the turns the store already holds
+  keep the times they were written with, so a grown file appends.
+
+``load_sessions`` does both and checks that every transcript can be written.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from memoryfs.errors import IngestError, PageError
+from memoryfs.ingest.detect import detect
+from memoryfs.ingest.formats import LOADERS
+from memoryfs.ingest.formats.imported import Imported
+from memoryfs.ingest.source import Source
+from memoryfs.page import parse_page
+from memoryfs.store import Store
+from memoryfs.transcript import Transcript, parse_transcript, render_transcript, valid_session_id
+
+__all__ = ["Input", "as_source", "read_inputs", "settle", "load_sessions", "check_writable"]
+
+Input = Path | str | Source
+_HEAD_BYTES = 256 * 1024  # where a stored transcript's frontmatter must end to be read
+
+
+def as_source(item: Input) -> Source:
+    return item if isinstance(item, Source) else Source.from_path(Path(item))
+
+
+def read_inputs(
+    store: Store, inputs: Sequence[Input], fmt: str | None = None, session_id: str | None = None
+) -> list[Imported]:
+    """Every session of ``inputs``, parsed and checked; nothing read from the store
+    but its scope. ``session_id`` names the one session the inputs must hold."""
+    scope = {"user": store.config.user, "assistant": store.config.assistant}
+    found: list[tuple[str, Imported]] = []
+    for item in inputs:
+        src = as_source(item)
+        for imp in LOADERS[detect(src, fmt)](src, scope):
+            if not imp.transcript.id and session_id is None:
+                raise IngestError(
+                    f"{src.label}: the messages carry no times to name the session by; "
+                    "pass --session-id"
+                )
+            found.append((src.label, imp))
+    if session_id is not None:
+        if not valid_session_id(session_id):
+            raise IngestError(
+                f"--session-id {session_id[:80]!r} is not a lowercase slug of 1-128 "
+                "characters (a-z, 0-9, '.', '_', '-')"
+            )
+        if len(found) != 1:
+            raise IngestError(f"--session-id names one session, but the input holds {len(found)}")
+        label, imp = found[0]
+        found = [(label, replace(imp, transcript=replace(imp.transcript, id=session_id)))]
+    for label, imp in found:
+        check_writable(imp.transcript, label)
+    return [imp for _, imp in found]
+
+
+def settle(
+    store: Store, imported: Sequence[Imported], *, renamed: bool = False
+) -> list[Transcript]:
+    """Each session as this store will keep it (see the module docstring).
+
+    ``renamed``: the ids were named by the user (``--session-id``) and stay."""
+    stored = {} if renamed or not any(i.source_id for i in imported) else _stored_sources(store)
+    by_source = {key: sid for sid, key in stored.items()}
+    ids = [_known_id(imp, by_source) or imp.transcript.id for imp in imported]
+    counts = Counter(ids)
+    assigned: dict[tuple[str, str], str] = {}
+    for k, imp in enumerate(imported):
+        key = _source_key(imp)
+        if renamed or not imp.source_id or key in by_source:
+            continue
+        if key in assigned:  # the same conversation twice in this ingest: planning refuses
+            counts[ids[k]] -= 1
+            ids[k] = assigned[key]
+            counts[ids[k]] += 1
+            continue
+        base = sid = ids[k]
+        n = 1
+        # taken: by a stored transcript (of another conversation: this one is not stored),
+        # or by another session of this ingest
+        while store.transcript_path(sid).exists() or counts[sid] > (sid == base):
+            n += 1
+            sid = f"{base}-{n}"
+        counts[base] -= 1
+        counts[sid] += 1
+        ids[k] = assigned[key] = sid
+    out = []
+    for imp, sid in zip(imported, ids, strict=True):
+        t = replace(imp.transcript, id=sid)
+        out.append(_restamped(store, t) if imp.undated else t)
+    return out
+
+
+def _source_key(imp: Imported) -> tuple[str, str]:
+    return (str(imp.transcript.meta.get("source_format", "")), imp.source_id)
+
+
+def _known_id(imp: Imported, by_source: dict[tuple[str, str], str]) -> str:
+    return by_source.get(_source_key(imp), "") if imp.source_id else ""
+
+
+def _stored_sources(store: Store) -> dict[str, tuple[str, str]]:
+    """Stored session id -> (source_format, source_id), for transcripts that have one."""
+    out: dict[str, tuple[str, str]] = {}
+    for rel in store.files("sessions/transcripts"):
+        if rel.count("/") != 2:
+            continue
+        try:
+            with (store.memory / rel).open("rb") as fh:
+                head = fh.read(_HEAD_BYTES)
+        except OSError:
+            continue
+        if b"source_id:" not in head:
+            continue
+        try:
+            meta = parse_page(head.decode("utf-8", "replace"), rel, memo=False).meta
+        except PageError:
+            continue
+        sid, source_id = meta.get("id"), meta.get("source_id")
+        if isinstance(sid, str) and isinstance(source_id, str) and source_id:
+            out[sid] = (str(meta.get("source_format", "")), source_id)
+    return out
+
+
+def _restamped(store: Store, t: Transcript) -> Transcript:
+    """An undated session's turns with the times the store already gave them."""
+    path = store.transcript_path(t.id)
+    if not path.is_file():
+        return t
+    try:
+        old = parse_transcript(path.read_text(encoding="utf-8"), str(path))
+    except (OSError, UnicodeDecodeError, PageError):
+        return t  # unreadable: planning reports it
+    turns = tuple(
+        replace(turn, ts=old.turns[i].ts) if i < len(old.turns) else turn
+        for i, turn in enumerate(t.turns)
+    )
+    return replace(t, started=old.started, turns=turns)
+
+
+def check_writable(t: Transcript, label: str) -> None:
+    """Refuse what cannot be stored as a UTF-8 text file, or would read back otherwise."""
+    if not valid_session_id(t.id):
+        raise IngestError(
+            f"{label}: session id {t.id[:80]!r} is not a lowercase slug of 1-128 chars"
+        )
+    try:
+        text = render_transcript(t)
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise IngestError(
+            f"{label}: session {t.id} holds invalid Unicode (lone surrogates)"
+        ) from None
+    except PageError as exc:
+        raise IngestError(f"{label}: session {t.id}: {exc}") from None
+    if "\x00" in text:
+        raise IngestError(f"{label}: session {t.id} holds NUL characters; not a text transcript")
+    try:
+        back = parse_transcript(text, label)
+    except PageError as exc:
+        raise IngestError(f"{label}: session {t.id} would not read back: {exc}") from None
+    for mine, theirs in zip(t.turns, back.turns, strict=False):
+        if not mine.same_as(theirs):
+            raise IngestError(
+                f"{label}: session {t.id}: turn t{mine.n} would not read back as written"
+            )
+    if len(back.turns) != len(t.turns):
+        raise IngestError(f"{label}: session {t.id} would not read back with {len(t.turns)} turns")
+
+
+def load_sessions(
+    store: Store, path: Input, fmt: str | None = None, session_id: str | None = None
+) -> list[Transcript]:
+    """Parse one input into the transcripts this store would get (no writes)."""
+    src = as_source(path)
+    imported = read_inputs(store, [src], fmt, session_id)
+    sessions = settle(store, imported, renamed=session_id is not None)
+    for t in sessions:
+        if not valid_session_id(t.id):  # a numbered id past the length limit
+            raise IngestError(f"{src.label}: session id {t.id[:80]!r} is too long")
+    return sessions

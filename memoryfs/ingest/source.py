@@ -1,0 +1,113 @@
+"""One input to ingest: a file, or the bytes of standard input.
+
+``Source`` reads its bytes once and decodes and parses them on demand, so format
+detection and the format's loader share one parse of a large export. Every problem
+is an ``IngestError`` that names the input (its path, or ``<stdin>``) and, for
+JSON, the line and column.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from memoryfs.errors import IngestError
+
+__all__ = ["MAX_INPUT_BYTES", "STDIN_LABEL", "Source"]
+
+MAX_INPUT_BYTES = 200_000_000
+STDIN_LABEL = "<stdin>"
+
+
+class Source:
+    """An input's bytes, its name for messages, and what its name says (stem, suffix).
+
+    ``modified`` is the file's modification time (for stdin: the time it was read);
+    it is the time given to turns of an input that carries no times at all.
+    """
+
+    def __init__(
+        self,
+        label: str,
+        data: bytes,
+        *,
+        stem: str = "",
+        suffix: str = "",
+        modified: dt.datetime | None = None,
+    ) -> None:
+        self.label = label
+        self.data = data
+        self.stem = stem
+        self.suffix = suffix.lower()
+        self.modified = modified or dt.datetime.now(dt.UTC)
+        self._text: str | None = None
+        self._json: tuple[Any] | None = None
+
+    @classmethod
+    def from_path(cls, path: Path) -> Source:
+        try:
+            if path.stat().st_size > MAX_INPUT_BYTES:
+                raise IngestError(f"{path}: larger than {MAX_INPUT_BYTES} bytes; split it first")
+            data = path.read_bytes()
+            mtime = path.stat().st_mtime
+        except OSError as exc:
+            raise IngestError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        modified = dt.datetime.fromtimestamp(mtime, tz=dt.UTC)
+        return cls(str(path), data, stem=path.stem, suffix=path.suffix, modified=modified)
+
+    @classmethod
+    def from_stdin(cls, data: bytes) -> Source:
+        if len(data) > MAX_INPUT_BYTES:
+            raise IngestError(f"{STDIN_LABEL}: larger than {MAX_INPUT_BYTES} bytes; split it first")
+        return cls(STDIN_LABEL, data)
+
+    @property
+    def is_stdin(self) -> bool:
+        return not self.stem
+
+    @property
+    def text(self) -> str:
+        """The input as text: UTF-8 (a BOM is dropped), line endings normalized to LF."""
+        if self._text is None:
+            if b"\x00" in self.data:
+                raise IngestError(f"{self.label}: contains NUL bytes; not a text transcript")
+            try:
+                text = self.data.decode("utf-8-sig")
+            except UnicodeDecodeError as exc:
+                raise IngestError(
+                    f"{self.label}: not UTF-8 (byte {exc.start}); convert it to UTF-8"
+                ) from None
+            self._text = text.replace("\r\n", "\n").replace("\r", "\n")
+        return self._text
+
+    def json(self) -> Any:
+        """The whole input parsed as one JSON document."""
+        if self._json is None:
+            self._json = (parse_json(self.text, self.label),)
+        return self._json[0]
+
+    def json_lines(self) -> Iterator[tuple[int, Any]]:
+        """``(line number, value)`` for each non-blank line, each parsed as JSON."""
+        for lineno, line in enumerate(self.text.split("\n"), start=1):
+            if line.strip():
+                yield lineno, parse_json(line, f"{self.label}:{lineno}", line_of_file=True)
+
+
+def parse_json(text: str, where: str, *, line_of_file: bool = False) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        if line_of_file:
+            raise IngestError(
+                f"{where}: not a JSON object ({exc.msg}, column {exc.colno})"
+            ) from None
+        raise IngestError(
+            f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
+    except RecursionError:
+        raise IngestError(f"{where}: JSON nested too deeply to read") from None
+    except ValueError as exc:  # integers over the digit limit
+        raise IngestError(f"{where}: not valid JSON ({exc})") from None
