@@ -32,6 +32,11 @@ Conventions (each one a choice; the tests pin them):
   year's once the season is over, else last year's; winter spans two years and is left alone.
 - "last August" is the latest August before the session's month, "next August" the first
   after it, "this August" the session year's (a month, like "last month").
+- "on Friday" is the latest Friday before the session in a clause told in the past, the
+  first one after it in a clause that points ahead or after "is"; with neither it is left
+  as said. "by Friday" (a deadline) and "for Friday" (a booking) point ahead unless told in
+  the past. "the last Sunday of April", "the first Monday in May" are that day in the
+  session's year (the next or previous year when the tense points past the session).
 - "on the 15th" is the latest 15th up to the session in a clause told in the past, the first
   one from the session's day on in a clause that points ahead (``dream.tense``: "is on the
   15th" points ahead too); "the 5th floor", "the 10th of May" are skipped. A bare "the 15th"
@@ -234,10 +239,50 @@ def _week_from(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> 
 
 
 def _on_weekday(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved | None:
-    """ "on Friday" in a clause told in the past: the latest Friday before the session."""
-    if not told_in_past(m.string, m.start(), m.end()):
+    """ "on Friday" in a clause told in the past: the latest Friday before the session; in
+    one that points ahead (or after "is": "the appointment is on Thursday"), the first
+    Friday after it; else left as said. "by Friday" is a deadline and "for Friday" what is
+    booked or planned for that day: both point ahead unless the clause is told in the past
+    ("finished it by Friday") or says "was" ("it was for Friday")."""
+    weekday = _WEEKDAYS[m["wd"].lower()]
+    prep = m["prep"].lower()
+    be = be_before(m.string, m.start())
+    if prep == "on":
+        step = be or pointing(m.string, m.start(), m.end())
+    elif be == -1:
+        step = -1
+    elif prep == "for":
+        step = 1  # "booked a physio for Tuesday": when it is, not when it was booked
+    else:
+        step = -1 if told_in_past(m.string, m.start(), m.end()) else 1
+    if step == 0:
         return None
-    return before(base, _WEEKDAYS[m["wd"].lower()]), "day"
+    return (before(base, weekday) if step < 0 else after(base, weekday)), "day"
+
+
+def _nth_weekday(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved:
+    """ "the last Sunday of April", "the first Monday in May": that day of the month in the
+    session's year, or of the year the tense points to when that day is on the other side
+    of the session ("it's on the first Monday of January", said in December)."""
+    weekday, month = _WEEKDAYS[m["wd"].lower()], _MONTHS[m["month"].lower()]
+    step = _step(m)
+    found = _weekday_of_month(base.year, month, weekday, m["ord"].lower())
+    if step > 0 and found < base:
+        found = _weekday_of_month(base.year + 1, month, weekday, m["ord"].lower())
+    elif step < 0 and found > base:
+        found = _weekday_of_month(base.year - 1, month, weekday, m["ord"].lower())
+    return found, "day"
+
+
+_ORDINALS = {"first": 0, "second": 1, "third": 2, "fourth": 3}
+
+
+def _weekday_of_month(year: int, month: int, weekday: int, ordinal: str) -> datetime.date:
+    if ordinal == "last":
+        end = add_months(datetime.date(year, month, 1), 1) - DAY
+        return end - ((end.weekday() - weekday) % 7) * DAY
+    first = datetime.date(year, month, 1)
+    return first + ((weekday - first.weekday()) % 7 + 7 * _ORDINALS[ordinal]) * DAY
 
 
 def _nth(day: int, base: datetime.date, step: int) -> datetime.date | None:
@@ -379,7 +424,15 @@ _RULES = [
     _rule(_N + r"\s+weekends?\s+ago", _weekends_ago),
     _rule(r"in\s+" + _N + r"\s+" + _UNIT + _NOT_POSSESSIVE, _shift(1)),
     _rule(r"a\s+week\s+(?:from\s+)?(?P<when>today|tomorrow)", _week_from),
-    _rule(r"on\s+" + _WD + r"(?![s\u2019'])", _on_weekday),
+    _rule(r"(?P<prep>on|by|for)\s+" + _WD + r"(?![s\u2019'])", _on_weekday),
+    _rule(
+        r"(?:the\s+)?(?P<ord>first|second|third|fourth|last)\s+"
+        + _WD
+        + r"\s+(?:of|in)\s+(?P<month>"
+        + _MONTH_WORDS
+        + ")",
+        _nth_weekday,
+    ),
     _rule(r"on\s+the\s+" + _DAY + _BARE_OR_VERB, _day_of_month),
     _rule(r"the\s+" + _DAY + _BARE_END, _bare_day_of_month),
     _rule(r"(?:on\s+)?" + _WD + r",?\s+(?:the\s+)?" + _DAY + _BARE_OR_VERB, _weekday_day_of_month),

@@ -76,7 +76,9 @@ def dated(text: str, base: datetime.date) -> tuple[str, list[DateMention]]:
         prev_word = re.findall(r"[A-Za-z]+", before[-12:])
         phrase_word = d.phrase.split()[0].lower()
         prep = ""
-        if (
+        if phrase_word in ("by", "for"):  # "by Friday": a deadline stays one
+            prep = phrase_word + " "
+        elif (
             phrase_word in ("on", "in")
             or not prev_word
             or prev_word[-1].lower() not in _PREPOSITIONS

@@ -296,22 +296,39 @@ def test_linear_time_on_huge_input() -> None:
         assert time.perf_counter() - started < 2.0, chunk[:30]
 
 
-# "on <weekday>" is read only in a sentence told in the past: the latest such day before base.
+# "on <weekday>" told in the past: the latest such day before base.
 ON_WEEKDAY = [
     ("I won my fourth video game tournament on Friday!", "5 May 2023"),
     ("On Saturday, I got great news.", "6 May 2023"),
     ("We went hiking on Monday and it rained.", "1 May 2023"),  # never base itself
 ]
 ON_WEEKDAY_SKIPPED = [
-    "I'm going to the concert on Friday.",
-    "We will meet on Friday.",
+    "See you on Friday.",  # no tense: it could point either way
     "I work on Fridays.",
-    "Can't wait for the party on Saturday, it was planned for ages.",
+]
+# pointing ahead (a word that points ahead, "is on"), or a deadline / a booking: the first
+# such day after base; told in the past, a deadline is gone
+ON_WEEKDAY_AHEAD = [
+    ("I'm going to the concert on Friday.", "12 May 2023"),
+    ("We will meet on Friday.", "12 May 2023"),
+    ("Can't wait for the party on Saturday, it was planned for ages.", "13 May 2023"),
+    ("The appointment is on Thursday.", "11 May 2023"),
+    ("My manager wants the report by Friday.", "12 May 2023"),
+    ("I booked a table for Saturday.", "13 May 2023"),
+    ("I finished the report by Friday.", "5 May 2023"),
+    ("The marathon is on the last Sunday of May.", "28 May 2023"),
+    ("The fair was on the first Monday in May.", "1 May 2023"),
 ]
 
 
 @pytest.mark.parametrize(("text", "rendered"), ON_WEEKDAY)
 def test_on_weekday_in_the_past(text: str, rendered: str) -> None:
+    mention = only(text)
+    assert mention.render() == rendered and mention.granularity == "day"
+
+
+@pytest.mark.parametrize(("text", "rendered"), ON_WEEKDAY_AHEAD)
+def test_on_by_for_weekday_ahead(text: str, rendered: str) -> None:
     mention = only(text)
     assert mention.render() == rendered and mention.granularity == "day"
 
