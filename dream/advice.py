@@ -25,7 +25,7 @@ from dream.records import Evidence, Fact
 from dream.sentences import split_sentences
 from memoryfs.transcript import Transcript, Turn
 
-__all__ = ["advice_facts", "request_in", "recommended_items"]
+__all__ = ["advice_facts", "question_in", "request_in", "recommended_items"]
 
 _MAX_ITEMS = 6
 _MAX_ITEM_WORDS = 10
@@ -77,7 +77,9 @@ _GENERIC_HEADS = frozenset({
     "pros", "cons", "tip", "tips", "note", "notes", "step", "steps", "budget", "cost", "costs",
     "time", "timing", "why", "how", "what", "when", "where", "option", "options", "idea",
     "ideas", "summary", "overview", "example", "examples", "bonus", "alternative",
-    "alternatives", "ingredients", "instructions", "method",
+    "alternatives", "ingredients", "instructions", "method", "schedule", "plan", "recipe",
+    "signs", "warning", "warnings", "checklist", "timeline", "agenda", "draft", "template",
+    "subject", "re",
 })  # fmt: skip
 
 
@@ -96,21 +98,32 @@ _POINT_WORDS = frozenset({
 class _Request:
     turn: Turn
     text: str  # the question as asked, short
+    recommend: bool  # it asks for a recommendation, not just any question
 
 
 def request_in(turn: Turn) -> str:
     """The sentence of a user's ``turn`` that asks for a recommendation ("" when none)."""
+    return _asking(turn, recommend=True)
+
+
+def question_in(turn: Turn) -> str:
+    """The last question a user's ``turn`` asks ("" when none): what an answer answers."""
+    return _asking(turn, recommend=False)
+
+
+def _asking(turn: Turn, recommend: bool) -> str:
+    found = ""
     for sentence in split_sentences(turn.text):
-        if _REQUEST_RE.search(sentence) and (
-            sentence.rstrip().endswith("?")
-            or re.match(r"(?i)(?:recommend|suggest|any)\b", sentence)
-        ):
+        asks = sentence.rstrip().endswith("?") or _ASK_OPEN_RE.match(sentence)
+        if asks and (not recommend or _REQUEST_RE.search(sentence)):
             sentence = re.sub(r"^\w+:\s+", "", sentence)  # "now: which places ...?"
             words = sentence.split()
             if len(words) > _MAX_REQUEST_WORDS:
                 sentence = "… " + " ".join(words[-_MAX_REQUEST_WORDS:])
-            return _plain(sentence).strip()
-    return ""
+            found = _plain(sentence).strip()
+            if recommend:
+                return found
+    return found
 
 
 def _plain(text: str) -> str:
@@ -127,38 +140,46 @@ def _head(item: str) -> str:
     return head
 
 
-def _names_thing(head: str) -> bool:
+def _names_thing(head: str, bold: bool = False) -> bool:
     """``head`` names a thing ("Piranesi by Susanna Clarke", "Moroccan vegetable tagine"),
-    not a step, a time ("Monday–Tuesday") or a point ("The ending is open")."""
+    not a step, a time ("Monday–Tuesday") or a point ("The ending is open"). A ``bold``
+    head is one the answer set apart itself ("**Put it in the oven with the light on.**")."""
     words = _WORD_RE.findall(head)
     if not words or len(head.split()) > _MAX_ITEM_WORDS or head.rstrip().endswith("?"):
         return False
     low = [w.lower() for w in words]
     if all(w in _GENERIC_HEADS or w in _TIME_WORDS for w in low):
         return False
-    titled = all(w[:1].isupper() for w in words if len(w) > 3)  # "The Rest Is History"
+    long_words = [w for w in words if len(w) > 3]
+    titled = bool(long_words) and all(w[:1].isupper() for w in long_words)  # "The Rest Is ..."
     if not titled and any(w in _POINT_WORDS for w in low):
         return False  # said to the user, or a clause: a point, not a thing
-    return any(w[:1].isupper() for w in words[1:]) or len(words) <= 5
+    return bold or any(w[:1].isupper() for w in words[1:]) or len(words) <= 5
 
 
 def recommended_items(text: str, strict: bool = False) -> list[str]:
-    """The things an assistant's answer puts forward: the heads of its list items, else
-    the names it set in bold or italics (at most six, in order, no repeats). ``strict``:
-    only list items that lead with a name in bold."""
+    """The things an assistant's answer puts forward: the heads of the items of its first
+    list (what follows, after a heading, is detail: signs, steps, extras), else the names
+    it set in bold or italics (at most six, in order, no repeats). ``strict``: only list
+    items that lead with a name in bold."""
     items: list[str] = []
-    in_fence = False
+    in_fence = listed = False
     for line in text.split("\n"):
         if line.lstrip().startswith(("```", "~~~")):
             in_fence = not in_fence
             continue
         m = None if in_fence else _LIST_ITEM_RE.match(line)
-        if m and strict and not _BOLD_RE.match(m.group("item").strip()):
+        if m is None:
+            if listed and line.strip() and not line.startswith((" ", "\t")):
+                break  # the first list ended
             continue
-        if m:
-            head = _head(m.group("item"))
-            if _names_thing(head):
-                items.append(head.rstrip(",.;:"))
+        listed = True
+        if strict and not _BOLD_RE.match(m.group("item").strip()):
+            continue
+        head = _head(m.group("item"))
+        bold = _BOLD_RE.match(m.group("item").strip())
+        if _names_thing(head, bold is not None and _plain(bold.group(0)).startswith(head)):
+            items.append(head.rstrip(",.;:"))
     if not items:
         for m in (*_BOLD_RE.finditer(text), *_ITALIC_RE.finditer(text)):
             thing = _plain(m.group(m.lastgroup or 0))
@@ -183,7 +204,8 @@ def advice_facts(t: Transcript, base: datetime.date) -> list[Fact]:
         role = roster.role(turn.speaker)
         if role == "user":
             asked = request_in(turn)
-            request = _Request(turn, asked) if asked else None
+            question = "" if asked else question_in(turn)
+            request = _Request(turn, asked or question, bool(asked)) if asked or question else None
             continue
         if role != "assistant" or turn.speaker.strip().lower() in ("tool", "system", "developer"):
             continue
@@ -205,14 +227,21 @@ def _turn_facts(
     # a list answers a request for recommendations; without one, a list in a turn that
     # recommends is taken only for the names it sets in bold
     recommends = bool(_RECOMMEND_RE.search(turn.text))
-    items = recommended_items(turn.text, strict=request is None) if request or recommends else []
+    asked_for = request is not None and request.recommend
+    items = recommended_items(turn.text, strict=not asked_for) if request or recommends else []
     if items:
-        text = f"{assistant} recommended {_joined(items)} to {user}"
+        # asked for a recommendation, the answer recommends; asked anything else, it is the
+        # answer's points ("Use lukewarm water; Feed twice a day"), said as such
+        if request is not None and not request.recommend:
+            text = f'{assistant} answered {user} (asked: "{request.text}"): {_joined(items)}'
+        else:
+            text = f"{assistant} recommended {_joined(items)} to {user}"
+            if request is not None:
+                text += f' (asked: "{request.text}")'
         evidence: tuple[Evidence, ...] = (own,)
         if request is not None:
-            text += f' (asked: "{request.text}")'
             evidence = (own, Evidence(t.id, request.turn.n, request.turn.hash, t.date))
-        facts.append(_fact(user, "advice", text + ".", evidence, t.date))
+        facts.append(_fact(user, "advice", text.rstrip(".") + ".", evidence, t.date))
     for sentence in split_sentences(turn.text):
         said = _plain(sentence)
         if not said or said.endswith("?"):

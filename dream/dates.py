@@ -35,8 +35,8 @@ Conventions (each one a choice; the tests pin them):
 - "on Friday" is the latest Friday before the session in a clause told in the past, the
   first one after it in a clause that points ahead or after "is"; with neither it is left
   as said. "by Friday" (a deadline) and "for Friday" (a booking) point ahead unless told in
-  the past. "the last Sunday of April", "the first Monday in May" are that day in the
-  session's year (the next or previous year when the tense points past the session).
+  the past. "the last Sunday of April", "the first Monday in May" are that day in the year
+  that puts it nearest the session.
 - "on the 15th" is the latest 15th up to the session in a clause told in the past, the first
   one from the session's day on in a clause that points ahead (``dream.tense``: "is on the
   15th" points ahead too); "the 5th floor", "the 10th of May" are skipped. A bare "the 15th"
@@ -262,16 +262,12 @@ def _on_weekday(m: re.Match[str], base: datetime.date, anchor: datetime.date) ->
 
 def _nth_weekday(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved:
     """ "the last Sunday of April", "the first Monday in May": that day of the month in the
-    session's year, or of the year the tense points to when that day is on the other side
-    of the session ("it's on the first Monday of January", said in December)."""
+    year that puts it nearest the session ("the first Monday of January", said in
+    December, is next January's)."""
     weekday, month = _WEEKDAYS[m["wd"].lower()], _MONTHS[m["month"].lower()]
-    step = _step(m)
-    found = _weekday_of_month(base.year, month, weekday, m["ord"].lower())
-    if step > 0 and found < base:
-        found = _weekday_of_month(base.year + 1, month, weekday, m["ord"].lower())
-    elif step < 0 and found > base:
-        found = _weekday_of_month(base.year - 1, month, weekday, m["ord"].lower())
-    return found, "day"
+    years = (base.year - 1, base.year, base.year + 1)
+    days = [_weekday_of_month(y, month, weekday, m["ord"].lower()) for y in years]
+    return min(days, key=lambda d: abs((d - base).days)), "day"
 
 
 _ORDINALS = {"first": 0, "second": 1, "third": 2, "fourth": 3}

@@ -26,6 +26,7 @@ import re
 from dream.lexicon import CHAT_WORDS, GENERIC_WORDS, STOP_WORDS
 
 __all__ = [
+    "stated_before_asking",
     "glue",
     "points_back",
     "restates_name",
@@ -211,6 +212,11 @@ _ANAPHOR_RE = re.compile(
     r"sounds|sounded|feels|felt|might|may|must|can|could)\b)",
     re.IGNORECASE,
 )
+_NAMED_AFTER_RE = re.compile(
+    r"(?<![.!?]\s)\b(?!(?:I|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|"
+    r"February|March|April|May|June|July|August|September|October|November|December)\b)"
+    r"[A-Z][a-z]+"
+)
 _SELF_WORDS = frozenset({"i", "i'm", "i’m", "i've", "i’ve", "i'll", "i’ll", "i'd", "i’d", "me",
                          "my", "we", "our", "us"})  # fmt: skip
 
@@ -223,12 +229,28 @@ def points_back(said: str, speaker: str = "") -> bool:
     if m is None:
         return False
     own = {w.lower() for w in _WORD_RE.findall(speaker)}
+    if _NAMED_AFTER_RE.search(said, m.end()):
+        return False  # "I named it Brood Pitt": the sentence names what it is about
     before = [
         w
         for w in _WORD_RE.findall(said[: m.start()])
         if w.lower() not in STOP_WORDS and w.lower() not in own and w.lower() not in _SELF_WORDS
     ]
     return len(before) < 2
+
+
+_STATED_RE = re.compile(
+    r"^(?P<stated>(?:I|I['’](?:m|ve|d|ll)|My|We|We['’](?:re|ve|ll|d)|Our)\s[^?]{8,}?)"
+    r",\s*(?:so|but|and|which|is|are|do|does|should|would|could|can|what|how|any)\b[^?]*\?$"
+)
+
+
+def stated_before_asking(said: str) -> str:
+    """The statement a question opens with ("I usually bake on Saturday mornings, so I'd
+    feed it Friday night?" -> "I usually bake on Saturday mornings."); "" when it opens
+    with none."""
+    m = _STATED_RE.match(said)
+    return m.group("stated").rstrip(" ,") + "." if m else ""
 
 
 # --- questions and the answers to them -----------------------------------------------------

@@ -43,6 +43,7 @@ from dream.distill import (
     points_back,
     question_claim,
     restates_name,
+    stated_before_asking,
     topic_of,
     trim,
     vague,
@@ -258,6 +259,8 @@ def _facts_of(
         )
     else:
         said = trim(said, listener)
+        if said.endswith("?"):
+            said = stated_before_asking(said) or said
         if not said:
             return []
     fused = (

@@ -318,6 +318,8 @@ ON_WEEKDAY_AHEAD = [
     ("I finished the report by Friday.", "5 May 2023"),
     ("The marathon is on the last Sunday of May.", "28 May 2023"),
     ("The fair was on the first Monday in May.", "1 May 2023"),
+    ("I signed up, it's on the last Sunday of April.", "30 April 2023"),  # nearest to base
+    ("We go every year on the first Monday in January.", "2 January 2023"),
 ]
 
 
