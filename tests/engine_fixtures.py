@@ -34,6 +34,18 @@ def sample_store(tmp_path: Path) -> Store:
     return store
 
 
+CHATLOGS = SAMPLE / "chatlogs"
+
+
+def chatlog_store(tmp_path: Path) -> Store:
+    """The second sample: a user who never says their name, in JSONL chat logs and one
+    ChatGPT export."""
+    store = init_store(tmp_path / "chatlogs", "noor-haddad", "wren")
+    ingest(store, sorted((CHATLOGS / "logs").glob("*.jsonl")))
+    ingest(store, [CHATLOGS / "chatgpt" / "conversations.json"], fmt="chatgpt")
+    return store
+
+
 def write_session(store: Store, sid: str, started: str, turns: list[tuple[str, str]]) -> Path:
     """A transcript from (speaker, text) pairs, committed."""
     t = Transcript(

@@ -12,7 +12,15 @@ import time
 from pathlib import Path
 
 import pytest
-from engine_fixtures import LOCOMO, SAMPLE, consolidate, quality, sample_store
+from engine_fixtures import (
+    CHATLOGS,
+    LOCOMO,
+    SAMPLE,
+    chatlog_store,
+    consolidate,
+    quality,
+    sample_store,
+)
 
 from dream.extract import claim_slot
 from memoryfs.claims import extract_claims, resolve_claim_sources
@@ -39,6 +47,30 @@ def test_answers_are_in_cited_claims(consolidated) -> None:  # type: ignore[no-u
     for miss in misses:
         print("  miss:", miss)
     assert score >= 0.80
+
+
+@pytest.fixture(scope="module")
+def chatlogs(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    store = chatlog_store(tmp_path_factory.mktemp("chatlogs"))
+    consolidate(store)
+    return store
+
+
+def test_chat_log_answers_are_in_cited_claims(chatlogs) -> None:  # type: ignore[no-untyped-def]
+    """The second sample: the user never says their name; a fifth of its questions ask what
+    the assistant recommended or answered."""
+    score, misses = quality(chatlogs, CHATLOGS / "questions.jsonl")
+    print(f"\nchat-log quality: {score:.1%} of questions answered by a claim citing their evidence")
+    for miss in misses:
+        print("  miss:", miss)
+    assert score >= 0.90
+
+
+def test_chat_log_user_page_and_recall(chatlogs) -> None:  # type: ignore[no-untyped-def]
+    page = chatlogs.memory / "knowledge/people/noor-haddad.md"
+    text = page.read_text(encoding="utf-8")
+    assert "title: Noor Haddad" in text and "moved into the Lombok flat" in text
+    assert validate_store(chatlogs) == []
 
 
 def test_role_change_supersedes_and_both_stay_cited(consolidated) -> None:  # type: ignore[no-untyped-def]
