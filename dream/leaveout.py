@@ -15,8 +15,8 @@ tree and commits the rest (``dream.run``). What goes, by problem:
   line or on a claim the base had): the whole file stays as on the base (restored when
   changed or deleted, removed when new). A summary left out keeps its session pending
   (pending is derived from the files: ``dream.orient``);
-- a ``[[link]]`` that names no page because the page it named was left out: the link
-  (its label stays as text; a list item holding nothing but links goes);
+- a ``[[link]]`` that names no page because the page it named was left out: the link;
+  its label stays as text (``memoryfs.scrub.unlink_pages``, as ``forget`` leaves it);
 - a problem on a file the run did not change (a cross-page rule: an unchanged page's
   link broke, an id or alias now clashes): the changed pages whose names (id, file
   name, aliases, before or after the run) meet that file's names or link targets.
@@ -33,19 +33,17 @@ moving ``main`` are ``dream.run``'s and ``dream.sync``'s.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
-from dream.disklist import DiskList
 from dream.gates import GENERATED, Problem, base_page, staged_page
 from dream.gates.both import problems_of, run_gates
 from dream.gates.claimtext import plain
-from dream.pagewriter import RELATED, Outline, Section, load_page_text, page_text
+from dream.pagewriter import Outline, Section, load_page_text, page_text
 from dream.profile import PROFILE
 from dream.sources import Sources
-from dream.staging import Change, Stage, git_proc, stage_changes_on_disk, stage_tree
+from dream.staging import Change, Stage, git_proc, run_git, stage_changes_on_disk, stage_tree
 from memoryfs.atomic import atomic_write_text
 from memoryfs.claims import extract_claims
 from memoryfs.errors import PageError
@@ -53,6 +51,7 @@ from memoryfs.hashing import content_hash
 from memoryfs.links import CITE_RE, WIKILINK_RE, extract_links
 from memoryfs.page import Page, render_page
 from memoryfs.receipts import opaque_item, page_item
+from memoryfs.scrub import unlink_pages
 from memoryfs.store import Store
 
 __all__ = ["MAX_PASSES", "LeftOut", "Reduction", "reduce_stage"]
@@ -61,7 +60,6 @@ MAX_PASSES = 5
 _PAGE_DIRS = ("memory/knowledge/", "memory/notes/")
 _WRITTEN = (*_PAGE_DIRS, "memory/sessions/summaries/")  # pages a claim can be left out of
 _SUMMARIES = "memory/sessions/summaries/"
-_LINK_ONLY_RE = re.compile(r"^\s*(?:[-*+]\s+)?[\s,;·|]*$")  # a list item of links, once they go
 
 
 @dataclass(frozen=True)
@@ -96,7 +94,7 @@ class Reduction:
     problems: tuple[Problem, ...]  # every problem the gates reported, first pass first
     changes: Sequence[Change]  # what is left to commit (when landable)
     superseded: int = 0  # claims the reduced tree marks superseded
-    why: str = ""  # why nothing can land ("" when the rest can)
+    why: str = ""  # why nothing can land, a clause ("" when the rest can)
     touched: tuple[str, ...] = ()  # the files left out or edited (root-relative)
 
     @property
@@ -123,14 +121,14 @@ def reduce_stage(
     for _ in range(MAX_PASSES):
         items, unpinned = _pass(store, stage, changes, current, gone)
         if not items:
-            shown = unpinned or current
-            return _unlandable(tree, left, found, touched, f"{len(shown)} gate problems")
+            why = f"{len(unpinned or current)} of them on nothing the run can leave out"
+            return _unlandable(tree, left, found, touched, why)
         left.extend(_as_written(stage, tree, items))
         touched.update((i.path, None) for i in items)
         stage.write_indexes(store)
         changes = stage_changes_on_disk(stage)
         if not any(_of_the_run(c) for c in changes):
-            return _unlandable(tree, left, found, touched, "nothing left to commit")
+            return _unlandable(tree, left, found, touched, "nothing valid left to commit")
         validation, verification = run_gates(store, stage, changes, full_validation)
         current = problems_of(validation, verification)
         found.update(dict.fromkeys(current))
@@ -143,7 +141,8 @@ def reduce_stage(
                 superseded=verification.stats.get("claims_superseded", 0),
                 touched=tuple(touched),
             )
-    return _unlandable(tree, left, found, touched, f"{len(current)} gate problems")
+    why = f"{len(current)} still after leaving out {MAX_PASSES} times"
+    return _unlandable(tree, left, found, touched, why)
 
 
 def _unlandable(
@@ -281,28 +280,17 @@ def _leave_out(store: Store, stage: Stage, path: str, plan: _Plan, gone: set[str
     if plan.status == "A":
         target.unlink(missing_ok=True)
     else:
-        git_proc(stage.path, "checkout", stage.base, "--", path)
+        run_git(stage.path, "checkout", stage.base, "--", path)
     return [LeftOut(path, p.line, p.code, p.message, "file", version)]
 
 
 def _edit(stage: Stage, path: str, page: Page, plan: _Plan) -> list[LeftOut]:
-    """Drop the plan's claims and links from ``page``, write it back; what went."""
+    """Drop the plan's claims from ``page``, turn its links to pages left out into their
+    labels (``memoryfs.scrub.unlink_pages``, as ``forget`` does), write it back; what went."""
     outline = Outline(page.body)
     lines = page.body.split("\n")
     left: list[LeftOut] = []
     drops: list[tuple[Section, int]] = []
-    for line_no, (p, targets) in sorted(plan.links.items()):
-        found = outline.locate(line_no - page.body_line)
-        if found is None or line_no in plan.claims:
-            continue
-        sec, at = found
-        raw = sec.lines[at]
-        kept = _without_links(raw, targets)
-        if kept is None:
-            drops.append(found)
-        else:
-            sec.lines[at] = kept
-        left.append(LeftOut(path, line_no, p.code, p.message, "link", content_hash(raw)))
     for line_no, p in sorted(plan.claims.items()):
         found = outline.locate(line_no - page.body_line)
         if found is None:
@@ -310,32 +298,25 @@ def _edit(stage: Stage, path: str, page: Page, plan: _Plan) -> list[LeftOut]:
         drops.append(found)
         raw = lines[line_no - page.body_line]
         left.append(LeftOut(path, line_no, p.code, p.message, "claim", content_hash(raw)))
-    touched: dict[int, Section] = {}
+    emptied: dict[int, Section] = {}
     for sec, at in sorted(drops, key=lambda d: -d[1]):  # from the bottom: positions hold
         outline.remove_at(sec, at)
-        touched[id(sec)] = sec
-    for sec in touched.values():
-        if sec in outline.sections and not any(x.strip() for x in sec.lines):
-            if path.startswith(_SUMMARIES):  # as render_summary writes an empty section
+        emptied[id(sec)] = sec
+    if path.startswith(_SUMMARIES):  # an emptied section says so, as render_summary writes it
+        for sec in emptied.values():
+            if sec in outline.sections and not any(x.strip() for x in sec.lines):
                 none = "Outcome: none recorded" if sec.title.lower() == "outcome" else ""
                 sec.lines[:] = ["", none or "- none recorded", ""]
-            elif sec.title == RELATED:
-                outline.drop_if_empty(sec)
-    atomic_write_text(stage.path / path, _with_sources(page, outline.render()))
+    text = _with_sources(page, outline.render()) if drops else render_page(page)
+    targets: set[str] = set()
+    for line_no, (p, gone) in sorted(plan.links.items()):
+        if line_no not in plan.claims:
+            targets |= gone
+            raw = lines[line_no - page.body_line]
+            left.append(LeftOut(path, line_no, p.code, p.message, "link", content_hash(raw)))
+    text, _ = unlink_pages(text, path.removeprefix("memory/"), frozenset(targets))
+    atomic_write_text(stage.path / path, text)
     return left
-
-
-def _without_links(raw: str, targets: set[str]) -> str | None:
-    """``raw`` without its links to ``targets``: a list item of links loses them (None
-    when none is left: the line goes), prose keeps each one's label as text."""
-    if not _LINK_ONLY_RE.match(WIKILINK_RE.sub("", raw)):
-        return WIKILINK_RE.sub(lambda m: _unlink(m, targets), raw)
-    kept = WIKILINK_RE.sub(lambda m: "" if _key(m.group(1)) in targets else m.group(0), raw)
-    if not WIKILINK_RE.search(kept):
-        return None
-    kept = re.sub(r"\s*([,;·|])(?:\s*[,;·|])+", r"\1", kept)  # separators of links gone
-    kept = re.sub(r"^(\s*[-*+]\s+)[,;·|]\s*", r"\1", kept)
-    return re.sub(r"\s*[,;·|]\s*$", "", kept)
 
 
 def _with_sources(page: Page, body: str) -> str:
@@ -348,13 +329,6 @@ def _with_sources(page: Page, body: str) -> str:
         return render_page(page.with_body(body))
     meta = {k: v for k, v in page.meta.items() if k != "sources"}
     return page_text(None, meta, body, sources)
-
-
-def _unlink(m: re.Match[str], targets: set[str]) -> str:
-    target, label = m.group(1), m.group(2)
-    if _key(target) not in targets:
-        return m.group(0)
-    return (label or target).strip()
 
 
 # -- names and culprits -----------------------------------------------------------------
@@ -396,7 +370,9 @@ def _culprits(
             keys |= {_key(link.target) for link in extract_links(page.body)} if page else set()
             wanted[p.path] = keys
     out: dict[str, tuple[Change, Problem]] = {}
-    for change in DiskList(c for c in changes if c.path.startswith(_PAGE_DIRS)):
+    for change in changes:
+        if not change.path.startswith(_PAGE_DIRS):
+            continue
         names: set[str] = set()
         for page in (
             base_page(store, stage.base, change.path) if change.status != "A" else None,

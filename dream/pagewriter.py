@@ -287,16 +287,6 @@ class Outline:
             self.sections.remove(sec)
             del self._by_title[_key(sec.title)]
 
-    def drop_if_empty(self, sec: Section) -> bool:
-        """Remove ``sec`` (heading and all) when it holds no text; whether it went."""
-        if sec not in self.sections or any(x.strip() for x in sec.lines):
-            return False
-        self.sections.remove(sec)
-        if self._by_title.get(_key(sec.title)) is sec:
-            del self._by_title[_key(sec.title)]
-        self.changed = True
-        return True
-
     def locate(self, index: int) -> tuple[Section, int] | None:
         """The section holding line ``index`` (0-based) of the body as it was read, and
         the line's place in it; None for a ``## `` heading or past the end. Ask before

@@ -444,9 +444,9 @@ class _Attempt:
         if self.options.dry_run:
             verdict = "gates pass"
             if failed:
-                verdict = f"{len(problems)} gate problems ({why} once rejected parts are left out)"
+                verdict = f"{len(problems)} gate problems, {why}"
             elif left:
-                verdict = f"gates pass once {len(left)} parts are left out"
+                verdict = f"gates pass with {len(left)} left out"
             return replace(
                 result,
                 status="dry-run",
@@ -473,9 +473,8 @@ class _Attempt:
                 status="gate-failed",
                 commit=commit,
                 branch=stage.branch,
-                message=f"dream: {len(problems)} gate problems, {why} once the rejected "
-                f"parts are left out; {result.target} untouched, branch "
-                f"{stage.branch} kept ('dream review {result.run_id}')",
+                message=f"dream: {len(problems)} gate problems, {why}; {result.target} "
+                f"untouched, branch {stage.branch} kept ('dream review {result.run_id}')",
             ), True
         if self.options.review:
             return replace(
