@@ -27,8 +27,13 @@ at most ``MAX_PASSES`` times. A problem pinned to nothing (on a generated index,
 store's layout), or a tree with nothing of the run left in it, makes the reduction
 unlandable: the run then fails as a gate failure always did.
 
-Boundary: edits the staged worktree and says what it left out; committing, receipts and
-moving ``main`` are ``dream.run``'s and ``dream.sync``'s.
+Once the rest landed, ``put_back`` commits on the run's branch, on top of what landed,
+what was left out as the engine wrote it: ``dream review`` shows just that, and ``dream
+apply`` lands it once a human fixed it.
+
+Boundary: edits the staged worktree, says what it left out and puts it back after a
+landing; the run's commit, its receipts and moving ``main`` are ``dream.run``'s and
+``dream.sync``'s.
 """
 
 from __future__ import annotations
@@ -43,7 +48,17 @@ from dream.gates.claimtext import plain
 from dream.pagewriter import Outline, Section, load_page_text, page_text
 from dream.profile import PROFILE
 from dream.sources import Sources
-from dream.staging import Change, Stage, git_proc, run_git, stage_changes_on_disk, stage_tree
+from dream.staging import (
+    Change,
+    Stage,
+    commit_stage,
+    git_proc,
+    run_git,
+    stage_changes,
+    stage_changes_on_disk,
+    stage_tree,
+)
+from dream.sync import left_out_section
 from memoryfs.atomic import atomic_write_text
 from memoryfs.claims import extract_claims
 from memoryfs.errors import PageError
@@ -54,7 +69,7 @@ from memoryfs.receipts import opaque_item, page_item
 from memoryfs.scrub import unlink_pages
 from memoryfs.store import Store
 
-__all__ = ["MAX_PASSES", "LeftOut", "Reduction", "reduce_stage"]
+__all__ = ["MAX_PASSES", "LeftOut", "Reduction", "reduce_stage", "put_back"]
 
 MAX_PASSES = 5
 _PAGE_DIRS = ("memory/knowledge/", "memory/notes/")
@@ -384,3 +399,47 @@ def _culprits(
             if wanted[p.path] & names:
                 out.setdefault(change.path, (change, p))
     return out
+
+
+# -- after the landing ------------------------------------------------------------------
+
+
+def put_back(
+    store: Store,
+    stage: Stage,
+    reduction: Reduction,
+    reduced: str,
+    landed: str,
+    left_out: Sequence[str],
+) -> str:
+    """Commit on the stage's branch (at ``landed``, the tip the run's ``reduced`` commit
+    landed as) the files ``reduction`` touched as the engine wrote them, the indexes
+    rendered again; ``left_out``: the items, for the message. Returns the commit ("" when
+    nothing differs). A file the moved tip changed (a rebase carried the run onto it)
+    keeps what landed: the branch never undoes someone else's edit."""
+    touched, tree = list(reduction.touched), reduction.full_tree
+    moved: set[str] = set()
+    if landed != reduced:
+        out = run_git(stage.path, "diff", "--name-only", "-z", reduced, landed, "--", *touched)
+        moved = set(out.split("\0"))
+    listed = run_git(stage.path, "ls-tree", "-r", "-z", "--name-only", tree, "--", *touched)
+    present = set(listed.split("\0"))
+    for path in touched:
+        if path in moved:
+            continue
+        if path in present:
+            run_git(stage.path, "checkout", tree, "--", path)
+        else:
+            run_git(stage.path, "rm", "-q", "--ignore-unmatch", "--", path)
+    stage.write_indexes(store)
+    if not stage_changes(stage, against="HEAD"):
+        return ""
+    lines = [
+        f"dream: what run {stage.run_id} left out, put back for review",
+        "",
+        "On top of what landed, for 'dream review' (and 'dream apply' once fixed).",
+        "",
+        *left_out_section(left_out),
+        f"Dream-Run: {stage.run_id}",
+    ]
+    return commit_stage(store, stage, "\n".join(lines) + "\n")

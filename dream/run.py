@@ -38,7 +38,7 @@ from dream.engine import Engine, EngineContext
 from dream.errors import DreamError
 from dream.gates import Problem
 from dream.gates.both import problems_of, run_gates
-from dream.leaveout import LeftOut, Reduction, reduce_stage
+from dream.leaveout import LeftOut, put_back, reduce_stage
 from dream.orient import find_pending, orient, stop_conditions, target_branch
 from dream.recite import recite_stage
 from dream.records import PendingSession
@@ -61,7 +61,6 @@ from dream.sync import (
     changed_files,
     commit_message,
     describe,
-    left_out_section,
     sync,
 )
 from memoryfs.errors import LockedError
@@ -82,7 +81,6 @@ __all__ = [
     "run_gates",
     "run_lock",
     "land",
-    "keep_left_out",
     "stage_receipts",
     "problems_of",
     "now_utc",
@@ -491,15 +489,22 @@ class _Attempt:
         result, keep = land(self.store, stage, commit, result, self.options.full_validation)
         self.lap("sync")
         if result.status == "committed" and reduction is not None:
-            kept = keep_left_out(self.store, stage, reduction, commit, result)
-            if kept:
-                keep = True
-                result = replace(
-                    result,
-                    branch=stage.branch,
-                    message=f"{result.message}; what was left out is kept on {stage.branch} "
-                    f"('dream review {result.run_id}')",
+            try:
+                kept = put_back(
+                    self.store, stage, reduction, commit, result.commit, result.left_out
                 )
+            except DreamError as exc:  # what landed stands; only the copy for review is lost
+                message = f"{result.message}; what was left out was not kept for review ({exc})"
+                result = replace(result, message=message)
+            else:
+                keep = bool(kept)
+                if kept:
+                    result = replace(
+                        result,
+                        branch=stage.branch,
+                        message=f"{result.message}; what was left out is kept on "
+                        f"{stage.branch} ('dream review {result.run_id}')",
+                    )
         if result.status == "committed" and stopped:
             result = replace(
                 result,
@@ -507,43 +512,3 @@ class _Attempt:
                 f"{result.pending_after} sessions still pending",
             )
         return result, keep
-
-
-def keep_left_out(
-    store: Store, stage: Stage, reduction: Reduction, reduced: str, landed: RunResult
-) -> str:
-    """Commit what the run left out on top of what landed, on the run's branch: the
-    files ``reduction`` touched as the engine wrote them, the indexes rendered again.
-    ``dream review`` then shows just what was left out. Returns the commit ("" when
-    nothing differs). A file ``main`` changed meanwhile (a rebase carried the run onto
-    a moved tip) keeps what landed: the branch never undoes someone else's edit."""
-    moved: set[str] = set()
-    if landed.commit != reduced:
-        paths = list(reduction.touched)
-        out = run_git(stage.path, "diff", "--name-only", "-z", reduced, landed.commit, "--", *paths)
-        moved = set(out.split("\0")) - {""}
-    tree = reduction.full_tree
-    present = set(
-        run_git(
-            stage.path, "ls-tree", "-r", "-z", "--name-only", tree, "--", *reduction.touched
-        ).split("\0")
-    )
-    for path in reduction.touched:
-        if path in moved:
-            continue
-        if path in present:
-            run_git(stage.path, "checkout", tree, "--", path)
-        else:
-            run_git(stage.path, "rm", "-q", "--ignore-unmatch", "--", path)
-    stage.write_indexes(store)
-    if not stage_changes(stage, against="HEAD"):
-        return ""
-    lines = [
-        f"dream: what run {landed.run_id} left out, put back for review",
-        "",
-        "On top of what landed, for 'dream review' (and 'dream apply' once fixed).",
-        "",
-        *left_out_section(landed.left_out),
-        f"Dream-Run: {landed.run_id}",
-    ]
-    return commit_stage(store, stage, "\n".join(lines) + "\n")
