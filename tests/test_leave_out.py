@@ -11,16 +11,21 @@ it. A run with nothing valid left exits 1 and leaves main untouched.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import io
 import json
 import shlex
 import subprocess
 import sys
+import tarfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from dream_fixtures import ScriptedEngine, add_sessions
+from forkrun import fork_cli
+from killpoints import KillPoint, kill_when
 from typer.testing import CliRunner, Result
 
 from cli.dream_app import app
@@ -29,6 +34,7 @@ from dream.health import check_health
 from dream.kept import apply_run, discard_run, review_run
 from dream.orient import orient
 from dream.run import RunOptions, run_dream
+from dream.runlog import read_record
 from dream.skills import approve
 from dream.staging import Stage, kept_runs
 from dream.sync import ChangeSummary, commit_message
@@ -481,3 +487,93 @@ def test_a_dry_run_says_what_it_would_leave_out(store: Store, tmp_path: Path) ->
     assert result.status == "dry-run" and len(result.left_out) == 1
     assert "gates pass with 1 left out" in result.message
     assert head(store) == before and kept_runs(store) == []
+
+
+# -- killed mid-run ---------------------------------------------------------------------------
+
+
+class BadPageEngine(ScriptedEngine):
+    """A summary that passes and two pages, one of which the gates reject."""
+
+    def __init__(self) -> None:
+        pages = {"knowledge/projects/reefsong.md": REEFSONG, "knowledge/people/gunther.md": GUNTHER}
+        super().__init__(page=_writes(pages))
+
+
+def _observer(event: str, root: Path, base: str) -> Callable[[], bool]:
+    heads = root / ".git/refs/heads"
+
+    def read(path: Path) -> str:
+        try:
+            return path.read_text().strip()
+        except OSError:
+            return ""
+
+    def main_moved() -> bool:
+        return read(heads / "main") not in ("", base)
+
+    if event == "main-moved":
+        return main_moved
+    if event == "put-back":  # the branch moved past what landed on main
+
+        def put_back() -> bool:
+            with contextlib.suppress(OSError):
+                tips = [read(b) for b in (heads / "dream").iterdir()]
+                return main_moved() and any(t not in ("", base, read(heads / "main")) for t in tips)
+            return False
+
+        return put_back
+    runs = root / ".dream/runs"
+    return lambda: runs.is_dir() and any(runs.iterdir())
+
+
+def _valid_at(root: Path, rev: str, scratch: Path) -> None:
+    data = subprocess.run(
+        ["git", "-C", str(root), "archive", "--format=tar", rev], capture_output=True, check=True
+    ).stdout
+    scratch.mkdir(parents=True)
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(scratch, filter="data")
+    assert validate_store(Store.open(scratch)) == []
+
+
+@pytest.mark.parametrize(
+    "point",
+    [
+        KillPoint("main-moved", 0.0, False),
+        KillPoint("main-moved", 0.0, True),
+        KillPoint("main-moved", 0.003, True),
+        KillPoint("put-back", 0.0, True),
+        KillPoint("record", 0.0, False),
+        KillPoint("timer", 0.4, True),
+    ],
+    ids=lambda p: p.label(),
+)
+def test_a_run_killed_while_leaving_out_leaves_main_valid_and_the_next_run_recovers(
+    store: Store, tmp_path: Path, point: KillPoint
+) -> None:
+    add_sessions(store, tmp_path / "in", [S1])
+    base = head(store)
+    args = ["run", "--store", str(store.root), "--engine", "test_leave_out:BadPageEngine"]
+    pid = fork_cli(args, app=app, prog_name="dream")
+    fired = (lambda: True) if point.event == "timer" else _observer(point.event, store.root, base)
+    kill_when(pid, fired, point)
+    fsck = subprocess.run(["git", "-C", str(store.root), "fsck"], capture_output=True, text=True)
+    assert fsck.returncode == 0 or "worktrees/" in fsck.stderr, fsck.stderr
+    main = git(store, "rev-parse", "main")
+    assert main == base or git(store, "rev-parse", "main~1") == base
+    _valid_at(store.root, "main", tmp_path / "scratch")
+    assert not (store.memory / "knowledge/people/gunther.md").exists() or main == base
+    # the next run lands it once (or finds it landed), and leaves nothing stale behind
+    result = run_dream(Store.open(store.root), BadPageEngine())
+    assert result.status in ("committed", "nothing-pending"), result
+    assert git(store, "rev-parse", "main~1") == base and validate_store(store) == []
+    assert not (store.memory / "knowledge/people/gunther.md").exists()
+    assert git(store, "status", "--porcelain", "--untracked-files=all") == ""
+    # a branch stays only when it holds what main does not: what a run left out
+    for rid in kept_runs(store):
+        tip = git(store, "rev-parse", f"dream/{rid}")
+        assert git(store, "merge-base", tip, "main") != tip
+        assert read_record(store, rid) is not None or rid != result.run_id
+    assert result.status == "nothing-pending" or result.run_id in kept_runs(store)
+    assert sorted(p.name for p in (store.dream_dir / "worktrees").iterdir()) in ([], [".spare"])
