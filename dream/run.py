@@ -55,14 +55,7 @@ from dream.staging import (
     stage_changes,
     stage_changes_on_disk,
 )
-from dream.sync import (
-    MAX_ATTEMPTS,
-    SyncConflict,
-    changed_files,
-    commit_message,
-    describe,
-    sync,
-)
+from dream.sync import MAX_ATTEMPTS, SyncConflict, changed_files, commit_message, describe, sync
 from memoryfs.errors import LockedError
 from memoryfs.hashing import content_hash
 from memoryfs.links import clear_parse_cache as clear_links_cache
@@ -98,7 +91,8 @@ Progress = Callable[[str, int, int], None]
 @dataclass(frozen=True)
 class RunOptions:
     dry_run: bool = False  # stage, consolidate and gate, then throw the stage away
-    review: bool = False  # keep the gated commit on its branch for 'dream apply'
+    review: bool = False  # keep the gated commit on its branch for 'dream apply' (what
+    # it would land: parts the gates rejected are left out of it and listed, not kept)
     max_sessions: int | None = None  # None: memory.toml [dream] max_sessions
     deadline: str | None = None  # "20m"; None: memory.toml [dream] deadline
     allow_unapproved: bool = False  # run with a skill the store has not approved

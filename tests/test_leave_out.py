@@ -31,7 +31,7 @@ from typer.testing import CliRunner, Result
 from cli.dream_app import app
 from dream.engine import EngineContext
 from dream.health import check_health
-from dream.kept import apply_run, discard_run, review_run
+from dream.kept import apply_run, discard_run, left_out_of, review_run
 from dream.orient import orient
 from dream.run import RunOptions, run_dream
 from dream.runlog import read_record
@@ -418,6 +418,25 @@ def test_apply_is_all_or_nothing_and_lands_a_fixed_page(store: Store, tmp_path: 
     report = check_health(store)
     verdict = {lv.item: lv.verdict for lv in report.lineages}
     assert verdict[page_item(bad)] == "healthy" and report.ok, report.to_json()
+
+
+def test_a_review_run_keeps_what_would_land_and_lists_what_was_left_out(
+    store: Store, tmp_path: Path
+) -> None:
+    add_sessions(store, tmp_path / "in", [S1])
+    before = head(store)
+    bad = "knowledge/people/gunther.md"
+    pages = {"knowledge/projects/reefsong.md": REEFSONG, bad: GUNTHER}
+    result = run_dream(store, ScriptedEngine(page=_writes(pages)), RunOptions(review=True))
+    assert result.status == "review" and head(store) == before and len(result.left_out) == 1
+    assert "1 left out" in result.message
+    shown = dream(store, "review", result.run_id).stdout.splitlines()
+    assert shown[0] == f"left out: {result.left_out[0]}"
+    assert f"== memory/{bad} (added) ==" not in shown
+    applied = apply_run(store, result.run_id)
+    assert applied.status == "committed" and not (store.memory / bad).exists()
+    assert (store.memory / "knowledge/projects/reefsong.md").is_file()
+    assert validate_store(store) == [] and left_out_of(store, result.run_id) == result.left_out
 
 
 def test_health_neither_alarms_over_nor_hides_what_was_left_out(
