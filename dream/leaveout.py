@@ -273,7 +273,7 @@ def _plan(
                 plan.links.setdefault(p.line, (p, targets))
                 continue
         plan.whole = plan.whole or p
-    if plan.whole is None and not set(claims) - set(plan.claims):
+    if plan.whole is None and plan.claims and not set(claims) - set(plan.claims):
         plan.whole = next(iter(plan.claims.values()))  # no claim would be left
     return plan
 

@@ -360,10 +360,17 @@ def test_a_link_in_a_kept_claim_keeps_its_label(store: Store, tmp_path: Path) ->
     add_sessions(store, tmp_path / "in", [S1])
     linking = REEFSONG.replace("for Reefsong [cite:1]", "for [[bad-page|Reefsong]] [cite:1]")
     bad = _page("bad-page", "Bad", "topic", "\n- Gunther was in Oslo [cite:1]\n", _source(1, S1))
-    pages = {"knowledge/projects/reefsong.md": linking, "knowledge/topics/bad-page.md": bad}
+    hub = _page("hub", "Hub", "topic", "\nSee [[bad-page]] and [[reefsong]].\n")  # no claims
+    pages = {
+        "knowledge/projects/reefsong.md": linking,
+        "knowledge/topics/bad-page.md": bad,
+        "knowledge/topics/hub.md": hub,
+    }
     result = run_dream(store, ScriptedEngine(page=_writes(pages)))
     assert result.status == "committed", result.problems
     assert (store.memory / "knowledge/projects/reefsong.md").read_text() == REEFSONG
+    hub_text = (store.memory / "knowledge/topics/hub.md").read_text()
+    assert hub_text.endswith("\nSee bad-page and [[reefsong]].\n")
     assert validate_store(store) == []
 
 
