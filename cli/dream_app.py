@@ -2,8 +2,9 @@
 
 Each command opens the store, calls one function of ``dream.run`` and prints:
 results (and the one-line summary) on stdout, progress on stderr, ``--json`` for
-machines. A gate failure exits 1 with its reasons; library errors are one line on
-stderr and a non-zero exit (``cli.output.handle_errors``).
+machines. A run that left parts out exits 0 and names them ("left out: ..."); a run
+with nothing valid left to commit exits 1 with the gates' reasons; library errors are
+one line on stderr and a non-zero exit (``cli.output.handle_errors``).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from cli.dream_engine_cmds import (
     watch_cmd,
 )
 from cli.output import JsonOpt, StoreOpt, emit, handle_errors, open_store
-from dream.kept import apply_run, discard_run, dream_status, review_run
+from dream.kept import apply_run, discard_run, dream_status, left_out_of, review_run
 from dream.run import RunOptions, RunResult, run_dream
 from memoryfs import __version__
 
@@ -75,7 +76,9 @@ class _Progress:
 
 
 def _emit_result(result: RunResult, as_json: bool) -> None:
-    lines = [*result.problems, *(f"rejected: {r}" for r in result.rejected)]
+    # a run that left parts out names them; the problems behind them say the same again
+    found = [f"left out: {x}" for x in result.left_out] or list(result.problems)
+    lines = [*found, *(f"rejected: {r}" for r in result.rejected)]
     lines.append(result.message)
     emit(result.to_json(), "\n".join(lines), as_json)
     if result.exit_code:
@@ -176,15 +179,21 @@ def status_cmd(store_dir: StoreOpt = None, as_json: JsonOpt = False) -> None:
 @app.command("review")
 @handle_errors
 def review_cmd(run_id: RunArg, store_dir: StoreOpt = None, as_json: JsonOpt = False) -> None:
-    """Show a kept run's diff, grouped by page."""
-    pages = review_run(open_store(store_dir), run_id)
+    """Show a kept run's diff, grouped by page (after a partial landing: what was left out)."""
+    store = open_store(store_dir)
+    pages = review_run(store, run_id)
+    left = left_out_of(store, run_id)
     names = {"A": "added", "M": "modified", "D": "deleted"}
-    parts: list[str] = []
+    parts: list[str] = [f"left out: {item}" for item in left]
     for page in pages:
         parts.append(f"== {page.path} ({names.get(page.status, page.status)}) ==")
         parts.append(page.diff.rstrip("\n"))
     parts.append(f"{len(pages)} files changed in run {run_id.removeprefix('dream/')}")
-    data: dict[str, Any] = {"runId": run_id, "pages": [p.to_json() for p in pages]}
+    data: dict[str, Any] = {
+        "runId": run_id,
+        "leftOut": list(left),
+        "pages": [p.to_json() for p in pages],
+    }
     emit(data, "\n".join(parts), as_json)
 
 

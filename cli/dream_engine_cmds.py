@@ -176,7 +176,8 @@ def watch_cmd(
         if as_json:
             sys.stdout.write(json.dumps(result.to_json(), default=str) + "\n")
         else:
-            sys.stdout.write("\n".join([*result.problems, result.message]) + "\n")
+            found = [f"left out: {x}" for x in result.left_out] or list(result.problems)
+            sys.stdout.write("\n".join([*found, result.message]) + "\n")
         sys.stdout.flush()
 
     def error(message: str) -> None:

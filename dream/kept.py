@@ -1,10 +1,14 @@
-"""Kept runs: the ``dream/<run-id>`` branches a ``--review`` run or a gate failure
-leaves behind, and the store's Dream status.
+"""Kept runs: the ``dream/<run-id>`` branches a ``--review`` run, a gate failure or a
+run that left parts out leaves behind, and the store's Dream status.
 
-``review_run`` shows a kept run's diff page by page; ``apply_run`` lands it through
-the same gates and compare-and-swap sync as ``dream run`` (edits a human made in
-its worktree are committed first); ``discard_run`` deletes it. ``dream_status``
-lists pending sessions, the last run records and the kept branches.
+``review_run`` shows a kept run's diff page by page: against where it left the target,
+so for a run that left parts out (its branch holds, on top of what landed, a commit
+putting them back) just what was left out; ``left_out_of`` lists those parts and why.
+``apply_run`` lands a kept run through the same gates and compare-and-swap sync as
+``dream run`` (edits a human made in its worktree are committed first), all or
+nothing: what a human applies is landed whole or not at all, nothing is left out of
+it. ``discard_run`` deletes it. ``dream_status`` lists pending sessions, the last run
+records and the kept branches.
 """
 
 from __future__ import annotations
@@ -42,9 +46,18 @@ from dream.staging import (
 from dream.sync import describe
 from memoryfs.hashing import content_hash
 from memoryfs.receipt_log import ReceiptLog, store_receipt_dir
+from memoryfs.receipts import page_item, session_item
 from memoryfs.store import Store
 
-__all__ = ["PageDiff", "StatusReport", "apply_run", "discard_run", "review_run", "dream_status"]
+__all__ = [
+    "PageDiff",
+    "StatusReport",
+    "apply_run",
+    "discard_run",
+    "review_run",
+    "left_out_of",
+    "dream_status",
+]
 
 _ORDER = ("memory/sessions/summaries/", "memory/knowledge/", "memory/notes/")
 
@@ -79,7 +92,10 @@ def apply_run(store: Store, run_id: str, full_validation: bool = False) -> RunRe
         result = replace(
             result, finished=now_utc(), timings={"total": round(time.monotonic() - t0, 3)}
         )
-        write_record(store, {**(read_record(store, run_id) or {}), **record(result)})
+        new = record(result)
+        if not new["left_out"]:  # what the run itself left out stays on its record
+            del new["left_out"]
+        write_record(store, {**(read_record(store, run_id) or {}), **new})
         return result
 
 
@@ -133,17 +149,26 @@ def _apply(
 
 
 def _seal_receipts(store: Store, stage: Stage, result: RunResult) -> str:
-    """Commit the run's passing receipts on its branch unless it holds them already (a
-    ``--review`` run wrote them; a gate failure someone fixed recorded only its failure).
+    """Commit the run's passing receipts on its branch for what it lands that holds none
+    yet (a ``--review`` run wrote them; a gate failure someone fixed recorded only its
+    failure; a run that left parts out, only theirs: what landed has its own).
 
     Returns the new tip, or "" when nothing was added.
     """
     run_id = result.run_id
     since = dt.datetime.strptime(run_id[:8], "%Y%m%d").replace(tzinfo=dt.UTC)
-    if any(
-        r.run_id == run_id and r.tier == "committed"
+    sealed = {
+        r.item
         for r in ReceiptLog(store_receipt_dir(stage.path)).read(since)
-    ):
+        if r.run_id == run_id and r.tier == "committed"
+    }
+    result = replace(
+        result,
+        sessions=[s for s in result.sessions if session_item(s) not in sealed],
+        pages_created=[p for p in result.pages_created if page_item(p) not in sealed],
+        pages_updated=[p for p in result.pages_updated if page_item(p) not in sealed],
+    )
+    if not (result.sessions or result.pages_created or result.pages_updated):
         return ""
     sessions: dict[str, str] = {}
     for sid in result.sessions:
@@ -152,6 +177,13 @@ def _seal_receipts(store: Store, stage: Stage, result: RunResult) -> str:
             sessions[sid] = content_hash(path.read_bytes())
     stage_receipts(store, stage, result, sessions, passed=True)
     return commit_stage(store, stage, f"dream: receipts of run {run_id}\n\nDream-Run: {run_id}\n")
+
+
+def left_out_of(store: Store, run_id: str) -> tuple[str, ...]:
+    """What run ``run_id`` left out and why (``LeftOut.format()``), from its record."""
+    old = read_record(store, _run_id(run_id)) or {}
+    items = old.get("left_out", [])
+    return tuple(str(i) for i in items) if isinstance(items, list) else ()
 
 
 def discard_run(store: Store, run_id: str) -> RunResult:

@@ -26,6 +26,18 @@ Proven failures outrank missing proof (1-5 over 6), and missing proof outranks
 "not yet" (6 over 7), so the verdict is never better than the evidence.
 Evidence expires after ``max_age`` unless the store itself re-proves it now
 (the item's current version equals its last committed version).
+
+Left out: a page or a line (``claim`` item) whose last generation receipt is a
+failed ``validated`` with a ``reason`` (a Dream run's gates rejected it and the run
+left it out, committing the rest: ``dream.leaveout``), and that no receipt has
+committed since, is no promotion the pipeline owes: nothing will retry it, so it is
+never ``promotion_missing`` (a false alarm that would never clear) and its evidence
+does not expire (the rejection is final; what the store holds is what was committed).
+It is not hidden either: while the run's branch is kept for review it is
+``waiting`` (on a human: ``dream review``, then ``dream apply`` or ``dream
+discard``); once the branch is gone it was decided, and the lineage is ``healthy``
+with a reason naming the finding. A session is never judged this way: a summary
+left out leaves its session pending, retried by the next run and overdue as any.
 """
 
 from __future__ import annotations
@@ -95,6 +107,7 @@ class StoreFacts:
     citations_at_risk: tuple[CitationRisk, ...] = ()
     approved_skill: str = ""  # "" when nothing was approved
     active_skill: str = "none"
+    kept_runs: frozenset[str] = frozenset()  # run ids whose dream/<run-id> branch is kept
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -113,6 +126,7 @@ class StoreFacts:
             ],
             "approvedSkill": self.approved_skill,
             "activeSkill": self.active_skill,
+            "keptRuns": sorted(self.kept_runs),
         }
 
     @classmethod
@@ -133,6 +147,7 @@ class StoreFacts:
             ),
             approved_skill=str(data.get("approvedSkill", "")),
             active_skill=str(data.get("activeSkill", "none")),
+            kept_runs=frozenset(str(r) for r in data.get("keptRuns", ())),
         )
 
 
@@ -203,9 +218,30 @@ def classify_lineage(
         return _verdict(item, found, healthy_reason="forgotten")
     _check_sources(item, kind, rs, facts, add)
     _check_reads(rs, add)
-    _check_promotion(item, kind, rs, facts, now, due_after, add)
-    _check_evidence(item, kind, rs, facts, now, max_age, add)
-    return _verdict(item, found, healthy_reason="every tier proven")
+    left = _left_out(kind, rs)
+    if left is None:
+        _check_promotion(item, kind, rs, facts, now, due_after, add)
+    elif left.run_id in facts.kept_runs:
+        add("waiting", "validated", f"left out by a gate ({left.reason}); its run awaits review")
+    _check_evidence(item, kind, rs, facts, now, max_age, add, expires=left is None)
+    healthy = "every tier proven"
+    if left is not None:
+        healthy = f"left out by a gate ({left.reason}); its run was reviewed"
+    return _verdict(item, found, healthy_reason=healthy)
+
+
+def _left_out(kind: str, rs: Sequence[Receipt]) -> Receipt | None:
+    """The receipt of a run that left this page or line out (a failed ``validated``
+    with a ``reason``), when no receipt committed it since; None otherwise."""
+    if kind == "session":
+        return None
+    left = None
+    for r in rs:
+        if r.tier == "validated" and r.status == "failed" and r.reason:
+            left = r
+        elif r.tier == "committed" and r.succeeded:
+            left = None
+    return left
 
 
 def _verdict(item: str, found: list[Finding], healthy_reason: str) -> LineageVerdict:
@@ -337,6 +373,7 @@ def _check_evidence(
     now: dt.datetime,
     max_age: dt.timedelta,
     add: Any,
+    expires: bool = True,
 ) -> None:
     for r in rs:
         if not r.source_version:
@@ -359,5 +396,5 @@ def _check_evidence(
     if kind == "page" and current and last and current != last:
         add("uncertain", "committed", "the store's version differs from the last committed one")
     live = bool(current) and current == last
-    if rs and not live and now - rs[-1].at > max_age:
+    if rs and expires and not live and now - rs[-1].at > max_age:
         add("uncertain", rs[-1].tier, "evidence older than max-age")

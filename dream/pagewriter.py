@@ -277,11 +277,30 @@ class Outline:
             self.changed = True
 
     def remove(self, sec: Section, line: str) -> None:
-        sec.lines.remove(line)
+        self.remove_at(sec, sec.lines.index(line))
+
+    def remove_at(self, sec: Section, at: int) -> None:
+        """Drop line ``at`` of ``sec``; a dated section left without text goes too."""
+        del sec.lines[at]
         self.changed = True
         if day_of(sec.title) and not any(x.strip() for x in sec.lines):
             self.sections.remove(sec)
             del self._by_title[_key(sec.title)]
+
+    def locate(self, index: int) -> tuple[Section, int] | None:
+        """The section holding line ``index`` (0-based) of the body as it was read, and
+        the line's place in it; None for a ``## `` heading or past the end. Ask before
+        changing the outline: positions move as lines go."""
+        at = index
+        for sec in (self.head, *self.sections):
+            if sec is not self.head:
+                if at == 0:
+                    return None  # the heading line itself
+                at -= 1
+            if at < len(sec.lines):
+                return sec, at
+            at -= len(sec.lines)
+        return None
 
 
 def _key(title: str) -> str:

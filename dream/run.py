@@ -8,9 +8,15 @@ with a clear message.
 A run never writes the live tree or ``main`` before both gates pass: the engine
 writes into a worktree on ``dream/<run-id>`` (``dream.staging``), the gates check
 what changed there (``dream.gates``), and ``dream.sync`` commits and moves ``main``
-by compare-and-swap. A gate failure keeps the branch (one commit, for review) and
-leaves ``main`` alone. Stop conditions (max sessions, deadline) end a run cleanly:
-what was done lands, the rest stays pending (pending is derived from the files).
+by compare-and-swap. What the gates reject is left out (``dream.leaveout``) and the
+rest lands: ``main`` gets one commit holding what passed, whose message lists what was
+left out and why; the branch keeps a second commit on top of it that puts back what
+was left out (everything the engine wrote), for ``dream review`` and, once fixed,
+``dream apply``. Only when nothing valid is left (or a problem cannot be pinned to a
+part of the run) does the run fail: the branch keeps the engine's tree in one commit
+for review and ``main`` stays where it was. Stop conditions (max sessions, deadline)
+end a run cleanly: what was done lands, the rest stays pending (pending is derived
+from the files).
 The run id goes into the commit message, the branch name, the run record and the
 content-free receipts under ``.dream/receipts/`` only, never into ``memory/``, so the
 same input and base give byte-identical memory trees.
@@ -32,6 +38,7 @@ from dream.engine import Engine, EngineContext
 from dream.errors import DreamError
 from dream.gates import Problem
 from dream.gates.both import problems_of, run_gates
+from dream.leaveout import LeftOut, put_back, reduce_stage
 from dream.orient import find_pending, orient, stop_conditions, target_branch
 from dream.recite import recite_stage
 from dream.records import PendingSession
@@ -43,6 +50,7 @@ from dream.staging import (
     create_stage,
     git_proc,
     remove_stage,
+    reset_to_tree,
     run_git,
     stage_changes,
     stage_changes_on_disk,
@@ -83,7 +91,8 @@ Progress = Callable[[str, int, int], None]
 @dataclass(frozen=True)
 class RunOptions:
     dry_run: bool = False  # stage, consolidate and gate, then throw the stage away
-    review: bool = False  # keep the gated commit on its branch for 'dream apply'
+    review: bool = False  # keep the gated commit on its branch for 'dream apply' (what
+    # it would land: parts the gates rejected are left out of it and listed, not kept)
     max_sessions: int | None = None  # None: memory.toml [dream] max_sessions
     deadline: str | None = None  # "20m"; None: memory.toml [dream] deadline
     allow_unapproved: bool = False  # run with a skill the store has not approved
@@ -96,6 +105,7 @@ class RunResult:
 
     run_id: str
     # committed | nothing-pending | no-change | gate-failed | review | dry-run | discarded | error
+    # (committed with ``left_out``: what passed landed, the rest waits on the kept branch)
     status: str
     message: str  # the one-line summary
     base: str = ""
@@ -112,6 +122,7 @@ class RunResult:
     pending_after: int = 0
     stopped: str = ""  # "max-sessions" or "deadline" when the run stopped before the end
     problems: tuple[str, ...] = ()  # formatted gate problems (file:line: code why)
+    left_out: tuple[str, ...] = ()  # what the gates rejected and the run left out (LeftOut)
     rejected: tuple[str, ...] = ()  # what the engine dropped before the gates (file:line: why)
     tokens: int = 0  # model tokens the engine spent
     cost: float = 0.0
@@ -202,6 +213,7 @@ def land(
             branch=stage.branch,
             rebased=outcome.rebased,
             problems=tuple(p.format() for p in outcome.problems),
+            left_out=(),
             message=f"dream: {len(outcome.problems)} gate problems after rebasing onto "
             f"{outcome.base[:10]}; {result.target} untouched, branch {stage.branch} kept",
         )
@@ -220,13 +232,19 @@ def land(
 
 
 def stage_receipts(
-    store: Store, stage: Stage, result: RunResult, sessions: dict[str, str], passed: bool
+    store: Store,
+    stage: Stage,
+    result: RunResult,
+    sessions: dict[str, str],
+    passed: bool,
+    left_out: Sequence[LeftOut] = (),
 ) -> None:
     """Write the run's lineage receipts into the staged tree and stage them, so they land
     with its commit (``sessions``: id -> transcript hash of what the run read).
 
-    Passed runs: the summarized sessions and every page written (hashed as staged);
-    a gate failure: ``validated`` failed for every session of the batch.
+    Passed runs: the summarized sessions and every page written (hashed as staged),
+    and a failed ``validated`` for each part ``left_out``; a gate failure: ``validated``
+    failed for every session of the batch.
     """
     done = {s: sessions[s] for s in result.sessions if s in sessions} if passed else sessions
     memory = stage.path / "memory"
@@ -238,7 +256,8 @@ def stage_receipts(
 
     scope = scope_ids(store.config.user, store.config.assistant)
     source = run_source(result.skill, result.engine)
-    write_receipts(stage.path, result.run_id, scope, source, done, pages(), passed)
+    left = [(i.item, i.version, i.code) for i in left_out]
+    write_receipts(stage.path, result.run_id, scope, source, done, pages(), passed, left)
     ensure_union_merge(stage.path)
     run_git(stage.path, "add", "--", ".dream/receipts", ".gitattributes")
 
@@ -389,6 +408,18 @@ class _Attempt:
         superseded = verification.stats.get("claims_superseded", report.claims_superseded)
         summary = describe(changes, superseded)
         problems = problems_of(validation, verification)
+        reduction = None
+        if problems:
+            self.tick("leave out", 0, 1)
+            reduction = reduce_stage(
+                self.store, stage, changes, problems, self.options.full_validation
+            )
+            self.lap("leave out")
+            problems = reduction.problems
+            if reduction.landable:
+                summary = describe(reduction.changes, reduction.superseded)
+        left = reduction.left_out if reduction is not None and reduction.landable else ()
+        headline = summary.headline() + (f"; {len(left)} left out" if left else "")
         result = replace(
             result,
             sessions=summary.sessions,
@@ -396,31 +427,46 @@ class _Attempt:
             pages_updated=summary.updated,
             claims_superseded=summary.superseded,
             problems=tuple(p.format() for p in problems),
+            left_out=tuple(i.format() for i in left),
             stopped=stopped,
-            message=summary.headline(),
+            message=headline,
         )
+        why = reduction.why if reduction is not None else ""  # "": what is left can land
+        failed = bool(why)
         if self.options.dry_run:
-            verdict = f"{len(problems)} gate problems" if problems else "gates pass"
+            verdict = "gates pass"
+            if failed:
+                verdict = f"{len(problems)} gate problems, {why}"
+            elif left:
+                verdict = f"gates pass with {len(left)} left out"
             return replace(
                 result,
                 status="dry-run",
                 message=f"dream (dry run): would commit {summary.headline()}; {verdict}",
             ), False
+        if reduction is not None and failed:
+            reset_to_tree(stage, reduction.full_tree)  # the branch keeps what the engine wrote
         sessions = {p.id: p.content_hash for p in batch}
-        stage_receipts(self.store, stage, result, sessions, passed=not problems)
+        stage_receipts(self.store, stage, result, sessions, passed=not failed, left_out=left)
         message = commit_message(
-            summary, result.run_id, result.engine, result.skill, result.tokens, result.cost
+            summary,
+            result.run_id,
+            result.engine,
+            result.skill,
+            result.tokens,
+            result.cost,
+            left_out=result.left_out,
         )
         commit = commit_stage(self.store, stage, message)
         self.lap("commit")
-        if problems:
+        if reduction is not None and failed:
             return replace(
                 result,
                 status="gate-failed",
                 commit=commit,
                 branch=stage.branch,
-                message=f"dream: {len(problems)} gate problems; {result.target} untouched, "
-                f"branch {stage.branch} kept ('dream review {result.run_id}')",
+                message=f"dream: {len(problems)} gate problems, {why}; {result.target} "
+                f"untouched, branch {stage.branch} kept ('dream review {result.run_id}')",
             ), True
         if self.options.review:
             return replace(
@@ -428,7 +474,7 @@ class _Attempt:
                 status="review",
                 commit=commit,
                 branch=stage.branch,
-                message=f"dream: {summary.headline()}; kept on {stage.branch} for review "
+                message=f"dream: {headline}; kept on {stage.branch} for review "
                 f"('dream apply {result.run_id}')",
             ), True
         if self.before_sync is not None:
@@ -436,6 +482,23 @@ class _Attempt:
         self.tick("sync", 0, 1)
         result, keep = land(self.store, stage, commit, result, self.options.full_validation)
         self.lap("sync")
+        if result.status == "committed" and reduction is not None:
+            try:
+                kept = put_back(
+                    self.store, stage, reduction, commit, result.commit, result.left_out
+                )
+            except DreamError as exc:  # what landed stands; only the copy for review is lost
+                message = f"{result.message}; what was left out was not kept for review ({exc})"
+                result = replace(result, message=message)
+            else:
+                keep = bool(kept)
+                if kept:
+                    result = replace(
+                        result,
+                        branch=stage.branch,
+                        message=f"{result.message}; what was left out is kept on "
+                        f"{stage.branch} ('dream review {result.run_id}')",
+                    )
         if result.status == "committed" and stopped:
             result = replace(
                 result,

@@ -9,7 +9,11 @@ into the staged tree and committed with the run's commit, so ``main`` holds them
 exactly when it holds what they describe: for each session a run summarized,
 ``summarized``, ``validated`` and ``committed`` at the transcript's content hash; for
 each page it wrote, ``validated`` and ``committed`` at the page's content hash. A
-run stopped by a gate records ``validated`` as ``failed`` on its kept branch.
+run stopped by a gate records ``validated`` as ``failed`` on its kept branch. A run
+that left parts out (``dream.leaveout``) records, for each, ``validated`` as
+``failed`` with the finding's code as ``reason``: the page left out whole, or the
+line (a claim, a link) left out of its page as a ``claim`` item named by the line's
+hash, never its text.
 """
 
 from __future__ import annotations
@@ -127,6 +131,7 @@ def write_receipts(
     sessions: dict[str, str],
     pages: Iterable[tuple[str, str]],
     passed: bool,
+    left_out: Iterable[tuple[str, str, str]] = (),
 ) -> list[Path]:
     """Append a run's receipts to ``root``'s ``.dream/receipts/`` (the staged tree, so they
     are committed with the run's commit); returns the files written.
@@ -137,12 +142,13 @@ def write_receipts(
     ``source_version``. When ``passed`` (both gates), sessions get ``summarized``,
     ``validated`` and ``committed``, pages ``validated`` and ``committed`` (and
     ``attached`` under ``knowledge/`` and ``notes/``: claims were attached there);
-    otherwise ``validated`` fails for all.
+    otherwise ``validated`` fails for all. ``left_out``: (item, version, finding code) of
+    each part the run left out, whose ``validated`` fails with that code as ``reason``.
     """
     at = format_utc()
 
-    def receipt(item: str, tier: str, version: str, status: str) -> Receipt:
-        return Receipt(run_id, *scope, item, tier, version, source, status, at)
+    def receipt(item: str, tier: str, version: str, status: str, reason: str = "") -> Receipt:
+        return Receipt(run_id, *scope, item, tier, version, source, status, at, reason=reason)
 
     def receipts() -> Iterator[Receipt]:
         for sid, version in sorted(sessions.items()):
@@ -158,6 +164,8 @@ def write_receipts(
             yield receipt(item, "validated", version, "verified" if passed else "failed")
             if passed:
                 yield receipt(item, "committed", version, "committed")
+        for item, version, code in left_out:
+            yield receipt(item, "validated", version, "failed", code)
 
     return ReceiptLog(store_receipt_dir(root)).append(receipts())
 

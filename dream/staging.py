@@ -45,6 +45,8 @@ __all__ = [
     "stage_changes",
     "stage_changes_on_disk",
     "commit_stage",
+    "stage_tree",
+    "reset_to_tree",
     "kept_runs",
     "worktrees_dir",
     "owned",
@@ -305,6 +307,19 @@ def _staged_diff(stage: Stage, against: str | None) -> Iterator[Change]:
             yield Change(status[:1], next(entries))
     except (Untold, StopIteration):
         raise DreamError(f"git {' '.join(args)} failed in {stage.path}") from None
+
+
+def stage_tree(stage: Stage) -> str:
+    """Git's tree of the worktree as it is (every change staged first): a snapshot to
+    go back to with ``reset_to_tree`` or to take files from."""
+    run_git(stage.path, "add", "-A", "--", ".")
+    return run_git(stage.path, "write-tree").strip()
+
+
+def reset_to_tree(stage: Stage, tree: str) -> None:
+    """Make the worktree and its index hold exactly ``tree`` (``stage_tree``'s)."""
+    run_git(stage.path, "add", "-A", "--", ".")
+    run_git(stage.path, "read-tree", "--reset", "-u", tree)
 
 
 def commit_stage(store: Store, stage: Stage, message: str) -> str:

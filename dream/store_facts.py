@@ -4,8 +4,9 @@ Reads the live tree (what a reader gets now): every transcript (content hash,
 scope, turn hashes), every page under ``knowledge/``, ``notes/`` and
 ``sessions/summaries/`` (content hash, scope, ``sources`` hashes against the
 current turn hashes), each summary's outcome (``summary_outcome``), ``deletions.jsonl``,
-the HEAD commit and the dream skill's approval. It never raises on a malformed
-file: an unparsable page simply proves nothing (the validator reports it).
+the HEAD commit, the dream skill's approval and the runs whose branch is kept. It never
+raises on a malformed file: an unparsable page simply proves nothing (the validator
+reports it).
 
 Item ids follow ``memoryfs.receipts``: ``session_item(session id)`` and
 ``page_item(path relative to memory/)``, scopes are ``scope_id`` hashes; versions
@@ -19,8 +20,10 @@ import json
 import re
 from pathlib import Path
 
+from dream.errors import DreamError
 from dream.lineage import CitationRisk, StoreFacts
 from dream.skills import skill_status
+from dream.staging import kept_runs
 from memoryfs.errors import MemoryFSError
 from memoryfs.hashing import content_hash
 from memoryfs.page import Page, parse_page
@@ -146,7 +149,16 @@ def gather_store_facts(
         citations_at_risk=tuple(risks),
         approved_skill=status.approved,
         active_skill=status.active,
+        kept_runs=frozenset(_kept_runs(store)),
     )
+
+
+def _kept_runs(store: Store) -> list[str]:
+    """The runs whose branch is kept (for review: what a run left out waits there)."""
+    try:
+        return kept_runs(store)
+    except DreamError:  # no Git to ask: no branch is kept
+        return []
 
 
 def _citation_risks(

@@ -1,9 +1,9 @@
 """Controlled sync: one commit on the run's branch, then ``main`` moves by compare-and-swap.
 
 The commit message says what the run did (sessions summarized, pages created and
-updated, claims superseded) and ends with the ``Dream-Run``, ``Dream-Engine`` and
-``Dream-Skill`` trailers. Moving the target branch (the one the store root has
-checked out, normally ``main``):
+updated, claims superseded, what it left out and why: ``dream.leaveout``) and ends
+with the ``Dream-Run``, ``Dream-Engine`` and ``Dream-Skill`` trailers. Moving the
+target branch (the one the store root has checked out, normally ``main``):
 
 1. Under ``store.lock("write")`` -- the lock ingestion and indexing also take --
    read the target's tip. If it is still the run's base, fast-forward it to the
@@ -16,6 +16,10 @@ checked out, normally ``main``):
    files there, run the gates again on the rebased tree, and go back to 1. A
    rebase conflict raises ``SyncConflict`` (the run starts over from the new tip);
    after ``MAX_ATTEMPTS`` moves the run gives up and keeps its branch.
+
+The gates after a rebase leave nothing out: the commit passed them on its base (after
+any leaving out), so a problem now comes from what the moved tip brought; the rebased
+commit's branch is kept and ``main`` untouched, as for any gate failure.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ __all__ = [
     "describe",
     "changed_files",
     "commit_message",
+    "left_out_section",
     "advance",
     "rebase_stage",
     "sync",
@@ -46,6 +51,7 @@ __all__ = [
 
 MAX_ATTEMPTS = 5
 _LIST_LIMIT = 40  # entries per list in a commit message; the rest are counted
+_ITEM_CHARS = 200  # a left-out item's line in a commit message, at most
 
 
 class SyncConflict(DreamError):
@@ -119,15 +125,33 @@ def _listing(title: str, items: Sequence[str]) -> list[str]:
     return [*lines, ""]
 
 
+def left_out_section(items: Sequence[str]) -> list[str]:
+    """The ``Left out:`` section: an item a line, each cut at ``_ITEM_CHARS``."""
+    cut = [i if len(i) <= _ITEM_CHARS else i[: _ITEM_CHARS - 3] + "..." for i in items]
+    lines = _listing("Left out", cut)
+    if len(items) > _LIST_LIMIT:
+        lines[-2] += f" ({len(items)} in all)"
+    return lines
+
+
 def commit_message(
-    summary: ChangeSummary, run_id: str, engine: str, skill: str, tokens: int = 0, cost: float = 0.0
+    summary: ChangeSummary,
+    run_id: str,
+    engine: str,
+    skill: str,
+    tokens: int = 0,
+    cost: float = 0.0,
+    left_out: Sequence[str] = (),
 ) -> str:
-    lines = [f"dream: {summary.headline()}", ""]
+    """``left_out``: ``LeftOut.format()`` of each part the run left out."""
+    headline = summary.headline() + (f"; {len(left_out)} left out" if left_out else "")
+    lines = [f"dream: {headline}", ""]
     lines += _listing("Sessions summarized", summary.sessions)
     lines += _listing("Pages created", summary.created)
     lines += _listing("Pages updated", summary.updated)
     lines += _listing("Pages removed", summary.removed)
     lines += [f"Claims superseded: {summary.superseded}", ""]
+    lines += left_out_section(left_out)
     lines += [f"Dream-Run: {run_id}", f"Dream-Engine: {engine}", f"Dream-Skill: {skill}"]
     if tokens:  # engines that use a model: what the run spent
         lines.append(f"Dream-Tokens: {tokens}" + (f" (cost {cost:.4f})" if cost else ""))

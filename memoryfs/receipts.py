@@ -13,7 +13,9 @@ that on every receipt built, read or appended, so text can never slip in:
 - ``sourceVersion`` is ``memoryfs=<pkg>;skill=<hash|none>;engine=<name/ver|none>``
   made by ``source_version``;
 - ``version`` / ``dependsOnVersion`` are hex (a content hash or a commit);
-- ``outcomeReceipt`` is ``file:<hex>``, ``commit:<hex>`` or ``test:pass|fail``.
+- ``outcomeReceipt`` is ``file:<hex>``, ``commit:<hex>`` or ``test:pass|fail``;
+- ``reason`` (optional) is the stable code of the gate finding that made a step
+  fail (``MF201``, ``DV101``): what a Dream run left out and why, never the text.
 
 - ``userScope`` / ``assistantScope`` are ``scope_id`` hashes (16 hex) of the
   scope names, never the names: a user scope is often a person's first name.
@@ -88,7 +90,7 @@ ID_WORDS = frozenset(
 )  # fmt: skip
 _KEYS = (  # JSON names, in the order of Receipt's fields
     "runId", "userScope", "assistantScope", "item", "tier", "version", "sourceVersion", "status",
-    "atUtc", "dependsOnVersion", "outcomeReceipt",
+    "atUtc", "dependsOnVersion", "outcomeReceipt", "reason",
 )  # fmt: skip
 RECEIPT_VOCABULARY = frozenset(
     {k.lower() for k in _KEYS} | set(TIERS) | set(STATUSES) | set(ITEM_KINDS) | ID_WORDS
@@ -108,6 +110,7 @@ _SOURCE_RE = re.compile(
     r"^memoryfs=[0-9][0-9A-Za-z.+!-]{0,31};skill=(none|[0-9a-f]{8,64});engine=" + _ENGINE + "$"
 )
 _OUTCOME_RE = re.compile(r"^((file|commit):[0-9a-f]{7,64}|test:(pass|fail))$")
+_REASON_RE = re.compile(r"^[A-Z]{2}[0-9]{3}$")  # a finding code (memoryfs.findings, Dream's gates)
 _ALPHA_RUN_RE = re.compile(r"[A-Za-z]{4,}")
 _HEX_LETTERS = frozenset("abcdefABCDEF")
 
@@ -131,6 +134,7 @@ class Receipt:
     at_utc: str  # format_utc(...): "2026-01-12T02:15:00Z"
     depends_on_version: str = ""  # retrieval/use: the version it relied on
     outcome_receipt: str = ""  # "file:<hex>", "commit:<hex>" or "test:pass|fail"
+    reason: str = ""  # the code of the gate finding behind a failed step ("DV101")
 
     def __post_init__(self) -> None:
         guard_content_free(self)
@@ -150,7 +154,7 @@ class Receipt:
     def to_json(self) -> dict[str, str]:
         values = [getattr(self, f.name) for f in fields(self)]
         out = dict(zip(_KEYS, values, strict=True))
-        for optional in ("dependsOnVersion", "outcomeReceipt"):
+        for optional in ("dependsOnVersion", "outcomeReceipt", "reason"):
             if not out[optional]:
                 del out[optional]
         return out
@@ -225,6 +229,8 @@ def _field_ok(key: str, value: str) -> bool:
         return True
     if key == "outcomeReceipt":
         return not value or bool(_OUTCOME_RE.match(value))
+    if key == "reason":
+        return not value or bool(_REASON_RE.match(value))
     return False
 
 

@@ -65,6 +65,9 @@ def test_json_is_camel_case_and_omits_empty_optional_keys() -> None:
     used = _r(tier="used", depends_on_version="c3d4e5f607182930", outcome_receipt="test:pass")
     assert json.loads(used.to_line())["dependsOnVersion"] == "c3d4e5f607182930"
     assert Receipt.from_json(used.to_json()) == used
+    left_out = _r(tier="validated", status="failed", reason="DV101")  # a part a run left out
+    assert json.loads(left_out.to_line())["reason"] == "DV101"
+    assert Receipt.from_json(left_out.to_json()) == left_out
 
 
 @pytest.mark.parametrize(
@@ -80,6 +83,8 @@ def test_json_is_camel_case_and_omits_empty_optional_keys() -> None:
         ("source_version", "the summary said she moved to Lisbon"),
         ("outcome_receipt", "decided to submit the paper"),
         ("outcome_receipt", "file:notahash"),
+        ("reason", "name Gunther is not in the cited turn"),  # a code, never the finding
+        ("reason", "Gunther"),
         ("at_utc", "yesterday"),
         ("at_utc", "2026-02-30T10:00:00Z"),
         ("tier", "remembered"),
