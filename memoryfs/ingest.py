@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import re
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from memoryfs.hashing import content_hash
 from memoryfs.locomo import load_locomo
 from memoryfs.receipt_log import record_ingested, store_receipt_dir
 from memoryfs.redact import scrub_incoming
+from memoryfs.slugs import slugify
 from memoryfs.store import Store
 from memoryfs.transcript import (
     Transcript,
@@ -111,7 +111,7 @@ def _norm_ts(value: object, where: str) -> str:
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:120]
+    return slugify(text, 120, empty="session")
 
 
 def _load_jsonl(path: Path, scope: dict[str, str]) -> Transcript:
