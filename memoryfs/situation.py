@@ -51,8 +51,8 @@ _A = r"['’]"
 _QUESTIONS = {
     "work": re.compile(
         r"\bwhere\b.*\b(?:work|works|working|employed|job)\b|"
-        r"\bwho\b.*\b(?:work|works|working)\s+for\b|"
-        r"\bwhat\b.*\b(?:job|employer|company|firm|workplace|occupation|profession)\b|"
+        r"\b(?:who|what\s+\w+)\b.*\b(?:work|works|working)\s+(?:for|at)\b|"
+        r"\bwhat\b.*\b(?:job|employer|workplace|occupation|profession)\b|"
         r"\bwhat\b.*\bdo(?:es)?\b.*\b(?:for\s+(?:a\s+)?living|for\s+work)\b|"
         r"\b(?:employer|workplace)\b",
         re.IGNORECASE,
