@@ -123,7 +123,7 @@ def _kind_within(
     kind: str,
     registry: Registry,
     votes: dict[str, Counter[str]],
-    weak: dict[str, Counter[str]],
+    weak: dict[str, Counter[str]] | None = None,
 ) -> str:
     """A "person" whose first or last word is a place or an organisation of the store or of
     this run is named after it, not someone ("Berlin Hbf", "Lisbon Airport")."""
@@ -132,9 +132,8 @@ def _kind_within(
         return kind
     for word in (words[0], words[-1]):
         known = registry.resolve(word)
-        inner = (
-            known.type if known else _decide_type(votes[word], weak[word]) if word in votes else ""
-        )
+        typed = _decide_type(votes[word], (weak or {}).get(word)) if word in votes else ""
+        inner = known.type if known else typed
         if inner in ("place", "org"):
             return inner
     return kind
