@@ -35,7 +35,9 @@ def run(ctx: EngineContext, ws: Workset) -> None:
     # grew the run's memory with the store, issue 3)
     seen_in: Counter[str] = Counter()
     last_in: dict[str, str] = {}
-    weak: Counter[str] = Counter()  # sessions whose vote rests on a weak cue ("moved to X")
+    # of those votes, the sessions whose vote rests on weak cues only ("moved to X", the shape
+    # of a name): typed evidence of other sessions wins over them
+    weak: dict[str, Counter[str]] = defaultdict(Counter)
     preferring: dict[str, None] = {}  # names with a preference, in order of first one
     for sid in ws.facts:
         for f in _facts_of(ws, sid):
@@ -44,7 +46,7 @@ def run(ctx: EngineContext, ws: Workset) -> None:
                 last_in[f.subject] = sid
                 seen_in[f.subject] += 1
                 votes[f.subject][kind] += 1
-                weak[f.subject] += f.weak
+                weak[f.subject][kind] += f.weak
             if f.subject_type == "preference":
                 preferring.setdefault(f.subject)
     subjects = _resolve_all(ws, registry, votes, seen_in, weak)
@@ -101,14 +103,28 @@ class _Filings:
             yield Filing(subject, f, primary, links)
 
 
-def _decide_type(votes: Counter[str]) -> str:
+def _decide_type(votes: Counter[str], weak: Counter[str] | None = None) -> str:
+    """The type most sessions give a name on typed evidence; when all of it is weak
+    (``weak``: the sessions whose vote rests on weak cues only), the type of the most
+    weak votes, where any other type wins over a person made by the shape of a name
+    ("Temple Quay" said after "walked over to" in one session, in no typed way in two)."""
+    strong = Counter({k: votes[k] - (weak[k] if weak else 0) for k in _TYPE_ORDER})
+    typed = [k for k in _TYPE_ORDER if strong[k] > 0]
+    if typed:
+        return max(typed, key=lambda k: (strong[k], -_TYPE_ORDER.index(k)))
     typed = [k for k in _TYPE_ORDER if votes[k]]
     if not typed:
         return "topic"
-    return max(typed, key=lambda k: (votes[k], -_TYPE_ORDER.index(k)))
+    return max(typed, key=lambda k: (k != "person", votes[k], -_TYPE_ORDER.index(k)))
 
 
-def _kind_within(name: str, kind: str, registry: Registry, votes: dict[str, Counter[str]]) -> str:
+def _kind_within(
+    name: str,
+    kind: str,
+    registry: Registry,
+    votes: dict[str, Counter[str]],
+    weak: dict[str, Counter[str]] | None = None,
+) -> str:
     """A "person" whose first or last word is a place or an organisation of the store or of
     this run is named after it, not someone ("Berlin Hbf", "Lisbon Airport")."""
     words = name.split()
@@ -116,7 +132,8 @@ def _kind_within(name: str, kind: str, registry: Registry, votes: dict[str, Coun
         return kind
     for word in (words[0], words[-1]):
         known = registry.resolve(word)
-        inner = known.type if known else _decide_type(votes[word]) if word in votes else ""
+        typed = _decide_type(votes[word], (weak or {}).get(word)) if word in votes else ""
+        inner = known.type if known else typed
         if inner in ("place", "org"):
             return inner
     return kind
@@ -127,7 +144,7 @@ def _resolve_all(
     registry: Registry,
     votes: dict[str, Counter[str]],
     seen_in: Counter[str],
-    weak: Counter[str],
+    weak: dict[str, Counter[str]],
 ) -> dict[str, Subject | None]:
     """Name -> subject page, longest names first so "Priya" finds "Priya Natarajan"."""
     out: dict[str, Subject | None] = {}
@@ -135,19 +152,21 @@ def _resolve_all(
     lonely_topics = [
         n
         for n in names
-        if _decide_type(votes[n]) == "topic" and seen_in[n] < 2 and registry.resolve(n) is None
+        if _decide_type(votes[n], weak[n]) == "topic"
+        and seen_in[n] < 2
+        and registry.resolve(n) is None
     ]
     recurring = recurring_in_store(ws, lonely_topics)
     for name in names:
-        kind = _kind_within(name, _decide_type(votes[name]), registry, votes)
+        kind = _kind_within(name, _decide_type(votes[name], weak[name]), registry, votes, weak)
         subject = registry.resolve(name, kind)
-        if kind == "place" and 0 < weak[name] >= votes[name]["place"]:
-            # only "moved to X" / "from X" made it a place: an organisation's short form
-            # ("to Archiva" for "Archiva Foundation") stays the organisation's, and a name
-            # most of its sessions leave untyped stays a topic ("from Zenodo")
-            other = subject or registry.resolve(name, "topic")
-            subject = other if other is not None and other.type != "person" else subject
-            if subject is None and votes[name]["topic"] > votes[name]["place"]:
+        if subject is None and kind != "topic" and 0 < weak[name][kind] >= votes[name][kind]:
+            # only weak cues typed it ("back at X", "moved to X", the shape of the name): the
+            # short form of a page of the store or of this run is that page, whatever its
+            # type ("at Archiva" for "Archiva Foundation", "over to Odile" for "Odile
+            # Brandt"), and a place most of its sessions leave untyped stays a topic
+            subject = registry.resolve(name, "topic")
+            if subject is None and kind == "place" and votes[name]["topic"] > votes[name]["place"]:
                 kind = "topic"
         if subject is not None:
             if subject.type != "preference":

@@ -3,8 +3,10 @@
 Job: rank the sentences of one session by how much a later reader would want them (names,
 dates, numbers, decisions, preferences, plans; not chat, not questions, not the assistant's
 boilerplate), keep 3-8 of them in the order they were said, each citing its turn, and pick
-the outcome (the strongest decision, or none) and the threads left open (plans, things
-not done yet). Boundary: one session in, a ``SummaryDraft`` out; no store access.
+the outcome (the strongest decision, or none) and the threads left open: first what
+someone asked to be reminded of, a to-do the speaker states, a reminder the assistant
+promises (``dream.todos``), then plans and things not done yet. Boundary: one session
+in, a ``SummaryDraft`` out; no store access.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dream.extract import Sentence, analyze, classify, informative, speaker_name
 from dream.phrasing import dated, third_person, tidy
 from dream.records import Evidence, KeyPoint, SummaryDraft
 from dream.sentences import PHOTO_RE
+from dream.todos import as_request, open_item
 from memoryfs.transcript import Transcript
 
 __all__ = ["summarize_session", "session_title"]
@@ -33,14 +36,18 @@ _OPEN_RE = re.compile(
 )
 _SLUG_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}-?")
 _MIN_POINTS, _MAX_POINTS = 3, 8
+_MAX_OPEN_ITEMS = 5  # to-dos and reminders listed as open threads
+_MAX_THREADS = 3  # open threads filled up with plans and things not done yet
 
 
 class _Scored:
-    __slots__ = ("sentence", "claim", "kind", "score", "order")
+    __slots__ = ("sentence", "claim", "kind", "score", "order", "todo")
 
-    def __init__(self, sentence: Sentence, claim: str, kind: str, score: float, order: int):
-        self.sentence, self.claim, self.kind, self.score, self.order = (
-            sentence, claim, kind, score, order,
+    def __init__(
+        self, sentence: Sentence, claim: str, kind: str, score: float, order: int, todo: bool
+    ):
+        self.sentence, self.claim, self.kind, self.score, self.order, self.todo = (
+            sentence, claim, kind, score, order, todo,
         )  # fmt: skip
 
 
@@ -54,9 +61,13 @@ def _score_all(
     out: list[_Scored] = []
     for i, s in enumerate(sentences):
         others = [p for p in people if p != s.speaker]
-        # in a two-person talk: no "Hey Caroline," and "you" is the other person
-        listener = others[0] if len(others) == 1 and s.speaker else ""
+        # talking to one person: no "Hey Caroline," and "you" is the other person (the
+        # assistant's "I'll remind you" is addressed to the one user)
+        listener = others[0] if len(others) == 1 else ""
         said = trim(tidy(s.text), listener)
+        todo = open_item(said, by_assistant=not s.speaker)
+        if s.speaker and (request := as_request(said)):
+            said = request  # "Remind me to ..." -> "I asked to be reminded to ..."
         names = table.mentions(s.text)
         if PHOTO_RE.fullmatch(s.text) or not informative(said, bool(names)):
             continue
@@ -76,7 +87,7 @@ def _score_all(
         score += 1.0 if 8 <= words <= 40 else 0.0
         score -= 2.0 if words > 60 else 0.0
         score -= 3.0 if not s.speaker else 0.0
-        out.append(_Scored(s, claim, kind, score, i))
+        out.append(_Scored(s, claim, kind, score, i, todo))
     return out
 
 
@@ -132,23 +143,28 @@ def summarize_session(t: Transcript) -> SummaryDraft:
     pool = human if len(human) >= _MIN_POINTS else scored
     k = max(_MIN_POINTS, min(_MAX_POINTS, len(pool) // 3))
     decisions = sorted(
-        (s for s in human if s.kind == "decision"), key=lambda x: (-x.score, x.order)
+        (s for s in human if s.kind == "decision" and not s.todo),
+        key=lambda x: (-x.score, x.order),
     )
     outcome = decisions[0] if decisions else None
     exclude = {outcome.order} if outcome else set()
+    # what is left to do is an open thread, not a key point of what was said
+    todos = _pick([s for s in scored if s.todo], _MAX_OPEN_ITEMS, exclude)
+    exclude |= {s.order for s in todos}
     points = _pick(pool, k, exclude)
     if len(points) < _MIN_POINTS:
         points = _pick(scored, _MIN_POINTS, exclude)
     used = exclude | {p.order for p in points}
-    threads = _pick(
+    more = _pick(
         [
             s
             for s in human
             if s.order not in used and (s.kind == "plan" or _OPEN_RE.search(s.claim))
         ],
-        3,
+        max(0, _MAX_THREADS - len(todos)),
         set(),
     )
+    threads = sorted([*todos, *more], key=lambda x: x.order)
     participants = tuple(str(p) for p in t.participants) or tuple(sorted(names))
     result = KeyPoint(outcome.claim, _evidence(t, outcome)) if outcome else _produced(t)
     return SummaryDraft(

@@ -3,8 +3,13 @@
 Job: find capitalized names in sentences ("Priya Natarajan", "Marlow Institute for Ocean
 Research", "Lisbon") and type each one as a person, org, place or project from cue words
 around its mentions across the session ("my partner Sam", "at the X Institute", "moved to
-X", "my main project is X"). A name with no cue stays a ``topic`` candidate; the attach
-phase keeps a topic only when it recurs across sessions. Short forms are folded into the
+X", "X is a lively district", "my main project is X"). A name with no cue stays a
+``topic`` candidate; the attach phase keeps a topic only when it recurs across sessions.
+Cues that fit more than one type ("back at X": a place or an organisation) and a type
+guessed from the shape of a name (two capitalized words: a person) are weak
+(``weak``, ``guessed``): a preposition of place before a name outweighs its shape
+("walked over to Temple Quay"), and the attach phase lets typed evidence of other
+sessions, and the pages a short form belongs to, outweigh them. Short forms are folded into the
 long name they are part of ("Priya" -> "Priya Natarajan").
 
 Boundary: one session at a time, no store access, no model, no name lists: a word the
@@ -22,11 +27,13 @@ from dream.lexicon import (
     EVENT_NOUNS,
     NOUN_ENDINGS,
     OPENERS,
+    ORG_KINDS,
     ORG_NOUNS_AFTER,
     ORG_PREFIXES,
     ORG_SUFFIXES,
     PERSON_VERBS_AFTER,
     PERSON_WORDS_BEFORE,
+    PLACE_KINDS,
     PLACE_NOUNS,
     PLACE_NOUNS_AFTER,
     PLACE_PREFIXES,
@@ -52,24 +59,46 @@ _PLACE_VERBS = re.compile(
     r"back|based|here|there|arrived|arrive|drive|drove|train|holiday|vacation|stay|stayed|"
     r"staying|born|grew\s+up|home|office|workshop|conference|house|flat|apartment|hotel|campus|"
     r"station|airport|harbour|harbor|restaurant|cafe|café|neighbourhood|neighborhood|near|city|"
-    r"town|village|country|capital|downtown|weekend|days?|week|ferry|bus|tour|hike|hiking)"
-    r"(?:\s+[\w'’-]+){0,2}\s+(?:in|to|from|at|near|around|of)\s+(?:the\s+)?$",
+    r"town|village|country|capital|downtown|weekend|days?|week|ferry|bus|tour|hike|hiking|"
+    r"walk|walks|walked|walking|stroll|strolled|cycle|cycled|cycling|biked|head|headed|heading|"
+    r"commute|commuted|lunch|dinner|breakfast|brunch|coffee|drinks|picnic|shopping)"
+    r"(?:\s+[\w'’-]+){0,2}\s+(?P<prep>in|to|from|at|near|around|of)\s+(?:the\s+)?$",
     re.IGNORECASE,
 )
 # a plain verb of motion with "to" / "from": "moved to X", "going from X" say where something
 # went, and data and releases go to services and organisations too ("moving the data from
-# X to Y", "the release went straight to X"): a weak place cue (travel, "flying out to X",
-# "got back from X", and "in X" stay strong)
+# X to Y", "the release went straight to X"), and people walk or drive over to where they
+# work: a weak place cue (travel, "flying out to X", "got back from X", and "in X" stay
+# strong). So is any cue ending in "at": one is back at, has lunch at or has an office at an
+# organisation as much as at a place
 _MOVED_TO = re.compile(
-    r"\b(?:move|moved|moving|relocated|relocating|go|going|went)(?:\s+[\w'’-]+){0,2}"
-    r"\s+(?:to|from)\s+(?:the\s+)?$",
+    r"\b(?:move|moved|moving|relocated|relocating|go|going|went|walk|walks|walked|walking|"
+    r"stroll|strolled|cycle|cycled|cycling|biked|drive|drove|head|headed|heading|commute|"
+    r"commuted)(?:\s+[\w'’-]+){0,2}\s+(?:to|from)\s+(?:the\s+)?$",
     re.IGNORECASE,
 )
+# a name right after a preposition of place ("at X", "in the X", "near X") is where
+# something is, rarely who: no person by the shape of the name alone ("Temple Quay")
+_LOCATIVE_BEFORE = re.compile(
+    r"\b(?P<prep>at|in|near|around|outside|opposite|inside|across|behind)\s+(?:the\s+)?$",
+    re.IGNORECASE,
+)
+# "X is a business district", "X was a small energy company": what the name is (the kind
+# noun ends its phrase: "a town planner" is no town)
+_IS_A = (
+    r"^\s+(?:is|was)\s+(?:a|an|the)\s+(?:[\w'’-]+\s+){{0,3}}?(?:{})"
+    r"(?=\s*(?:[,.;:!?)]|$)|\s+(?:in|of|on|near|by|at|to|from|up|down|off|over|across|along|"
+    r"around|behind|beside|between|just|right|north|south|east|west|outside|close|with|where|"
+    r"that|which|and|but|for|full|famous|known|popular|mostly|mainly|only|not)\b)"
+)
+_IS_A_PLACE = re.compile(_IS_A.format("|".join(sorted(PLACE_KINDS))), re.IGNORECASE)
+_IS_A_ORG = re.compile(_IS_A.format("|".join(sorted(ORG_KINDS))), re.IGNORECASE)
 # a name joined to another by a dash before a project noun: "the Marlow–Tidewater project"
 # names a joint project, not either side of it
 _JOINED_BEFORE = re.compile(r"[^\W\d_][\w'’]*\s*[–—/-]\s*$")
 _AFTER_NOUN_RE = re.compile(r"^\s+[\w-]+\s+([a-z][a-z-]*)\b")  # " dataset citations"
 _WEAK_PLACE = "place?"  # the vote of a weak place cue (see ``EntityTable.weak``)
+_LOCATED = "at?"  # a bare preposition of place before the name: no person by its shape
 _ORG_BEFORE = re.compile(
     r"\b(?:work|works|working|worked|job|joined|join|joining|interview|interviewed|employed|"
     r"intern|internship|hired|position|offer|contract|staff|team|postdoc|volunteer|volunteering)"
@@ -210,18 +239,25 @@ class EntityTable:
         self.canonical = _fold_short_forms(names, self.speakers)
         self.types: dict[str, str] = {}
         self.weak: set[str] = set()  # typed a place by weak cues only ("moved to X")
+        # typed a person by weak cues only: the shape of the name, one "met X" or "X said"
+        self.guessed: set[str] = set()
         merged: dict[str, Counter[str]] = defaultdict(Counter)
         for n in names:
             canon = self.canonical[n]
             if canon != n and not canon.endswith(" " + n):
-                votes[n].pop(_WEAK_PLACE, None)  # "to Archiva" says nothing of "Archiva Labs"
+                # "to Archiva" says nothing of "Archiva Labs"
+                votes[n].pop(_WEAK_PLACE, None)
+                votes[n].pop(_LOCATED, None)
             merged[canon].update(votes[n])
         for n, v in merged.items():
+            located = v.pop(_LOCATED, 0)
             if weak := v.pop(_WEAK_PLACE, 0):
                 v["place"] += weak
-            kind = _decide(n, v, self._common)
-            if kind == "place" and weak and v["place"] <= weak:
+            kind, guessed = _decide(n, v, self._common, located)
+            if kind == "place" and (guessed or weak and v["place"] <= weak):
                 self.weak.add(n)
+            elif guessed:
+                self.guessed.add(n)
             if kind == "topic" and (n.isupper() and len(n) <= 4 or len(n) < 3):
                 continue  # "PDF", "UTC": acronyms are words here, not subjects of their own
             self.types[n] = kind
@@ -343,7 +379,18 @@ def _names_a_project(before: str, after: str) -> bool:
     return not (then and _noun_ending(then.group(1)))
 
 
-def _decide(name: str, votes: Counter[str], common: set[str]) -> str:
+def _decide(name: str, votes: Counter[str], common: set[str], located: int = 0) -> tuple[str, bool]:
+    """The name's type, and whether it rests on the shape of the name alone: a person for
+    two capitalized words no one uses in lower case, a place for a name said only after a
+    preposition of place ("at Temple Quay"), which wins over that shape."""
+    cued = votes["person"]  # before the shape of the name adds its vote
+    kind = _decide_kind(name, votes, common, located)
+    if kind == "topic" and located and len(name.split()) > 1:
+        return "place", True
+    return kind, kind == "person" and cued <= 1
+
+
+def _decide_kind(name: str, votes: Counter[str], common: set[str], located: int) -> str:
     words = name.split()
     low = [w.lower() for w in words]
     if len(words) > 1 and low[-1] in EVENT_NOUNS:
@@ -366,6 +413,7 @@ def _decide(name: str, votes: Counter[str], common: set[str]) -> str:
         and not any(w in common or w in CONNECTORS for w in low)
         and not votes["org"]
         and not votes["place"]
+        and not located
     ):
         votes["person"] += 2  # "Priya Natarajan": two capitalized words no one uses lower case
     if ending:
@@ -420,8 +468,17 @@ def _cues(sentence: str, c: Candidate, common: set[str]) -> list[tuple[str, int]
         out.append(("project", 3))
     if _ORG_BEFORE.search(before):
         out.append(("org", 2))
+    if _IS_A_PLACE.match(after):
+        out.append(("place", 3))
+    elif _IS_A_ORG.match(after):
+        out.append(("org", 3))
     if re.match(r"^-based\b", after):
         out.append(("place", 2))
-    elif _PLACE_VERBS.search(before):
-        out.append((_WEAK_PLACE if _MOVED_TO.search(before) else "place", 2))
+    elif re.match(r"^['’]s\b", after):
+        pass  # "at Ravi's", "over to Sam's flat": someone's place, not a place's name
+    elif (verb := _PLACE_VERBS.search(before)) is not None:
+        weak = _MOVED_TO.search(before) or verb.group("prep").lower() == "at"
+        out.append((_WEAK_PLACE if weak else "place", 2))
+    elif (prep := _LOCATIVE_BEFORE.search(before)) is not None and not _ORG_BEFORE.search(before):
+        out.append((_WEAK_PLACE, 2) if prep.group("prep").lower() == "near" else (_LOCATED, 1))
     return out

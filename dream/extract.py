@@ -119,10 +119,13 @@ def extract_facts(t: Transcript) -> list[Fact]:
                 kind = "place"  # "works at X in Wellington": no one "she" can stand for
             recent.append((name, kind, s.turn, s.text[start:end]))
         del recent[:-12]
-    if table.weak:
+    if table.weak or table.guessed:
         facts = [
             dataclasses.replace(f, weak=True)
-            if f.subject in table.weak and f.subject_type == "place"
+            if f.subject_type == "place"
+            and f.subject in table.weak
+            or f.subject_type == "person"
+            and f.subject in table.guessed
             else f
             for f in facts
         ]

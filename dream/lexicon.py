@@ -27,6 +27,8 @@ __all__ = [
     "PROJECT_NOUNS",
     "PLACE_NOUNS",
     "PLACE_NOUNS_AFTER",
+    "PLACE_KINDS",
+    "ORG_KINDS",
     "EVENT_NOUNS",
     "CONNECTORS",
     "CHAT_WORDS",
@@ -86,6 +88,8 @@ PLACE_SUFFIXES = {
     "kingdom", "gulf", "peninsula", "canyon", "forest", "desert", "harbour", "harbor",
     "keys", "cays", "reef", "reefs", "strait", "straits", "archipelago", "atoll", "lagoon",
     "isles", "fjord", "basin", "plateau", "glacier", "cove", "falls", "heights", "highlands",
+    "quay", "square", "station", "district", "quarter", "wharf", "docks", "plaza",
+    "avenue", "road", "boulevard", "marina", "promenade", "embankment", "airport", "borough",
 }  # fmt: skip
 # "East Atlantic", "Northern Ireland", "Central Asia": a compass word opens a region's name
 COMPASS_WORDS = {
@@ -193,7 +197,18 @@ PLACE_NOUNS = {
 # a place noun in lower case right after a name: "Sal island", "Leipzig city"
 PLACE_NOUNS_AFTER = {
     "island", "islands", "city", "town", "village", "district", "suburb", "neighbourhood",
-    "neighborhood", "county", "province",
+    "neighborhood", "county", "province", "area", "quarter", "borough",
+}  # fmt: skip
+# what "X is a ..." says a place is: "a business district", "a small town by the sea"
+PLACE_KINDS = {
+    "city", "town", "village", "neighbourhood", "neighborhood", "district", "country",
+    "capital", "island", "region", "suburb", "quarter", "borough", "county", "province",
+    "square", "street", "quay", "harbour", "harbor", "port", "park",
+}  # fmt: skip
+# what "X is a ..." says an organisation is: "a small energy company", "a startup"
+ORG_KINDS = {
+    "company", "startup", "firm", "nonprofit", "charity", "employer", "bank", "university",
+    "institute", "agency", "consultancy", "foundation", "corporation", "publisher", "insurer",
 }  # fmt: skip
 # acronyms that name a thing a name has or makes ("the Archiva DOI", "Ada's CV", "the Ocean
 # Data API"), not a part of the name: only these are trimmed off the end of a name ("Team USA",

@@ -10,11 +10,13 @@ same note twice. Boundary: called by the wiki phase; writes through the ``Workse
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from dream.pagewriter import as_date, render_note
-from dream.subjects import Subject, slugify
+from dream.subjects import Subject
 from dream.workset import Filing, Workset
 from memoryfs.page import parse_page, render_page
+from memoryfs.slugs import ascii_words, slugify
 
 __all__ = ["maybe_note", "retire_note", "wants_note"]
 
@@ -67,13 +69,32 @@ def _title(text: str) -> str:
 
 
 def _base(subject: Subject, text: str, day: str) -> str:
-    """The name a note of ``text``, said on ``day``, gets (before any clash suffix)."""
+    """The name a note of ``text``, said on ``day``, gets (before any clash suffix): its
+    subject, day and first words, spelt in ASCII ("Eimsbüttel" -> "eimsbuttel"; a word
+    of a script with no ASCII spelling is its short hash, ``memoryfs.slugs``)."""
+    own = set(ascii_words(subject.title))
+    words = [w for w in ascii_words(text) if w not in _STOP and w not in own]
+    return slugify(f"{subject.id} {day} {' '.join(words[:6])}", 80)
+
+
+def _ascii_only_base(subject: Subject, text: str, day: str) -> str:
+    """The name the ASCII-only rule gives the same note (a letter outside ASCII splits
+    its word, "eimsb-ttel", or is dropped): stores hold notes by that name, so it is
+    looked for too, and a session read again never writes its note twice, and a claim
+    superseded later still finds its note."""
     words = [
         w
         for w in re.findall(r"[a-z0-9]+", text.lower())
         if w not in _STOP and w not in subject.title.lower().split()
     ]
-    return slugify(f"{subject.id} {day} {' '.join(words[:6])}", 80)
+    raw = unicodedata.normalize("NFKD", f"{subject.id} {day} {' '.join(words[:6])}")
+    slug = re.sub(r"[^a-z0-9]+", "-", raw.encode("ascii", "ignore").decode().lower())
+    return slug.strip("-")[:80].rstrip("-") or "subject"
+
+
+def _bases(subject: Subject, text: str, day: str) -> tuple[str, ...]:
+    """The name a note gets, then the name an older store may have given it."""
+    return tuple(dict.fromkeys((_base(subject, text, day), _ascii_only_base(subject, text, day))))
 
 
 def maybe_note(ws: Workset, filing: Filing) -> str:
@@ -81,9 +102,9 @@ def maybe_note(ws: Workset, filing: Filing) -> str:
     if not wants_note(filing) or ws.registry is None:
         return ""
     subject, fact = filing.subject, filing.fact
-    base = _base(subject, fact.text, fact.evidence[0].date)
+    base, *older = _bases(subject, fact.text, fact.evidence[0].date)
     folder = f"notes/{subject.id}"
-    if ws.exists(f"{folder}/{base}.md"):
+    if any(ws.exists(f"{folder}/{name}.md") for name in (base, *older)):
         return ""  # this session's note was written by an earlier run
     note_id = ws.registry.new_id(base)
     rel = f"{folder}/{note_id}.md"
@@ -102,14 +123,10 @@ def retire_note(ws: Workset, subject: Subject, text: str, said: str, on: str) ->
 
     The note is found by the name ``maybe_note`` gave it, or that name with the suffix
     ``Registry.new_id`` adds on a clash ("-2", "-3", ...), holding the claim's text."""
-    base = f"notes/{subject.id}/{_base(subject, text, said)}"
-    for n in range(1, _CLASH_TRIES + 1):
-        rel = f"{base}.md" if n == 1 else f"{base}-{n}.md"
-        old = ws.read(rel)
-        if old is not None and text in old:
-            break
-    else:
+    found = _find_note(ws, subject, text, said)
+    if found is None:
         return ""
+    rel, old = found
     note = parse_page(old, rel)
     if note.meta.get("status") == "superseded" or note.type != "note":
         return ""
@@ -123,3 +140,14 @@ def retire_note(ws: Workset, subject: Subject, text: str, said: str, on: str) ->
     marked = note.with_meta(status="superseded", updated=as_date(max(on, note.updated)))
     ws.write(rel, render_page(marked.with_body("\n".join(lines))))
     return rel
+
+
+def _find_note(ws: Workset, subject: Subject, text: str, said: str) -> tuple[str, str] | None:
+    """(path, text) of the note ``maybe_note`` wrote for the claim ``text`` said on ``said``."""
+    for base in _bases(subject, text, said):
+        for n in range(1, _CLASH_TRIES + 1):
+            rel = f"notes/{subject.id}/{base}" + (".md" if n == 1 else f"-{n}.md")
+            old = ws.read(rel)
+            if old is not None and text in old:
+                return rel, old
+    return None

@@ -166,7 +166,7 @@ _QUOTED_RE = re.compile(r'("[^"]*"|“[^”]*”)')
 _YOU_OBJECT_RE = re.compile(
     r"\b(?P<w>of|for|to|with|about|at|from|like|than|love|miss|thank|thanks|see|help|told|tell|"
     r"asked|ask|invite|invited|support|supporting|believe in|inspire|inspired|congratulate|"
-    r"remind|send|give|show|email|call|text|ping|notify|let)"
+    r"remind|send|give|show|email|call|text|ping|notify|nudge|let)"
     r"\s+you\b(?!['’])",
     re.IGNORECASE,
 )

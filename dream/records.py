@@ -38,7 +38,9 @@ class Fact:
     date: str  # ISO date the claim is about (event date) or was stated (session date)
     mentions: tuple[str, ...] = ()  # other subjects named in the same claim (context edges)
     # the subject's type rests on weak cues only ("moved to X" makes a place, but data moves
-    # to services too): the attach phase lets it give way to an existing page of another type
+    # to services too; two capitalized words make a person, but so do "Temple Quay"): the
+    # attach phase lets it give way to typed evidence of other sessions and to an existing
+    # page of another type
     weak: bool = False
 
 

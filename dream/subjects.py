@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,9 +24,10 @@ from rapidfuzz import fuzz, process
 from dream.disklist import scratch_table
 from memoryfs.deletions import Deletions, has_phrase
 from memoryfs.page import split_frontmatter
+from memoryfs.slugs import slugify
 from memoryfs.store import Store
 
-__all__ = ["FOLDERS", "Subject", "Registry", "TakenIds", "slugify", "without_sources"]
+__all__ = ["FOLDERS", "Subject", "Registry", "TakenIds", "without_sources"]
 
 FOLDERS = {
     "person": "people",
@@ -43,13 +43,6 @@ _SOURCES_KEY_RE = re.compile(r"^sources:", re.MULTILINE)
 _TOP_KEY_RE = re.compile(r"^[A-Za-z_][\w-]*:", re.MULTILINE)
 _FUZZ_CUTOFF = 90
 _ARCHIVE_RE = re.compile(r"-archive-\d{4}(?:-\d{2}){0,2}$")  # yearly, monthly, daily
-
-
-def slugify(text: str, max_len: int = 60) -> str:
-    """ASCII slug: "Eimsbüttel" -> "eimsbuttel", "Priya Natarajan" -> "priya-natarajan"."""
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
-    return slug[:max_len].rstrip("-") or "subject"
 
 
 @dataclass(slots=True)
@@ -239,7 +232,7 @@ class Registry:
 
     def create(self, name: str, kind: str, title: str = "") -> Subject | None:
         """A new subject page for ``name`` (None when its id is tombstoned)."""
-        base = slugify(title or name)
+        base = slugify(title or name, empty=kind or "subject")
         if base in self.deletions.pages or has_phrase(title or name, self.deletions):
             return None
         sid = self.new_id(base)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryfs.errors import IngestError
+from memoryfs.slugs import slugify
 from memoryfs.transcript import Transcript, Turn
 
 __all__ = [
@@ -69,7 +70,7 @@ def parse_locomo_datetime(value: str) -> dt.datetime:
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "conversation"
+    return slugify(text, 120, empty="conversation")
 
 
 def conversation_from_dict(

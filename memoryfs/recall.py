@@ -5,7 +5,9 @@ its best items: ``memoryfs.expand``, and a category word's instances:
 ``memoryfs.senses``), follows one hop of ``[[links]]`` from the
 best pages, weighs what the speakers a question names said above what others
 said (``memoryfs.voice``) and, for a question asking when, items stating a date
-above others (``memoryfs.when``), follows the citations of the best claims to the
+above others (``memoryfs.when``), and for a question asking where someone works or
+lives now, the newest current item saying so (``memoryfs.situation``), follows the
+citations of the best claims to the
 transcript turns they cite, and writes a compact synthesis: one line per item,
 best first, dated, with where it lives and what it cites, each line adding
 evidence or words to those above it (``memoryfs.packing``). Locations are short
@@ -36,6 +38,7 @@ from memoryfs.readlog import record_reads
 from memoryfs.receipt_log import local_receipt_dir, sandbox_receipt_dir
 from memoryfs.search import SUPERSEDED_WEIGHT, Hit, SearchIndex
 from memoryfs.senses import instance_words
+from memoryfs.situation import SLOT_WORDS, asked_names, asked_slot, situation_weights
 from memoryfs.speakers import asked_in_third_person
 from memoryfs.store import LAYERS, Store
 from memoryfs.tokens import count_tokens
@@ -66,6 +69,7 @@ KIND_WEIGHTS = {
 }
 FEEDBACK_WEIGHT = 0.5  # the feedback search's weight in the fusion (the question's own: 1)
 SENSES_WEIGHT = 0.5  # the weight of the search for a category's instance words (memoryfs.senses)
+SITUATION_WEIGHT = 1.0  # the weight of the search for a slot's words (memoryfs.situation)
 # FTS5 gives a word held by more than half the units (a speaker's name, in a store of
 # two people's talk) an idf of 1e-6, so an item that matched only such words scores
 # about 1e-5, and those items come in file order: the oldest claims first, whatever
@@ -87,6 +91,7 @@ CITES_PER_CLAIM = 2
 MAX_MISSES = 40  # stop filling after this many items in a row did not fit
 _TRANSCRIPTS = "sessions/transcripts/"
 _NORM_RE = re.compile(r"\W+")
+_MARKED_RE = re.compile(r"\(superseded[^()]*\)$")  # "(superseded)", "(superseded on 2026-01-20)"
 
 
 @dataclass(frozen=True)
@@ -143,7 +148,8 @@ def recall(
     with SearchIndex.open(store) as idx:
         idx.refresh_for_read()
         families = _families(idx)
-        entries = _gather(idx, asked, layers, budget_tokens, families)
+        user = store.config.roster.user_name
+        entries = _gather(idx, asked, layers, budget_tokens, families, user)
         served = idx.versions([e.hit.path for e in entries])
         max_item = min(150, max(40, budget_tokens // 5))
         names = FileNames(idx, families)
@@ -175,7 +181,12 @@ def recall(
 
 
 def _gather(
-    idx: SearchIndex, question: str, layers: tuple[str, ...], budget: int, families: Families
+    idx: SearchIndex,
+    question: str,
+    layers: tuple[str, ...],
+    budget: int,
+    families: Families,
+    user: str = "",
 ) -> list[_Entry]:
     """Candidates best first, each claim followed by the turns it cites."""
     k = max(40, budget // 12)
@@ -199,6 +210,13 @@ def _gather(
         found = _one_head(idx.search(" ".join(kinds), k=k, layers=layers), families)
         rankings.append(said_by_named(question, hits, found, partial(_speaker, idx)))
         fusion.append(SENSES_WEIGHT)
+    # A question asking where someone works or lives, or whom they report to, also
+    # searches the words the claims stating it use (memoryfs.situation).
+    slot = asked_slot(question)
+    if slot:
+        words = [*asked_names(question), *SLOT_WORDS[slot]]
+        rankings.append(_one_head(idx.search(" ".join(words), k=k, layers=layers), families))
+        fusion.append(SITUATION_WEIGHT)
     if len(rankings) > 1:
         hits = fuse(rankings, fusion, k)
     scored = [_Entry(h, h.score * KIND_WEIGHTS.get(h.kind, 1.0)) for h in hits]
@@ -242,6 +260,11 @@ def _gather(
         entry.score *= w
     # A question asking when is answered by an item that states a date (memoryfs.when).
     for entry, w in zip(scored, when_weights(question, [e.hit.text for e in scored]), strict=True):
+        entry.score *= w
+    # ... and one asking where someone works (lives, reports) now, by the newest current
+    # item that says so (memoryfs.situation).
+    situation = situation_weights(question, [e.hit for e in scored], user)
+    for entry, w in zip(scored, situation, strict=True):
         entry.score *= w
     # A page head whose summary repeats a claim says less than the claim (which
     # is dated and cited): keep the claim.
@@ -433,5 +456,5 @@ def _render(hit: Hit, shown: str, entry: _Entry, name: FileNames) -> str:
     date = "" if quiet else human_date(hit.date)
     prefix = "  ↳ " if entry.follower else ""
     # said once: a superseded claim's own text often ends with the marker already
-    stale = " (superseded)" if hit.superseded and not shown.endswith("(superseded)") else ""
+    stale = " (superseded)" if hit.superseded and not _MARKED_RE.search(shown) else ""
     return f"{prefix}{date + ' · ' if date else ''}{shown}{stale} [{where}]"

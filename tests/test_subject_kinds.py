@@ -110,3 +110,77 @@ def test_only_an_acronym_that_names_a_thing_is_trimmed_off_a_name() -> None:
     assert "Team" not in table.types and "Radio" not in table.types
     assert "Team USA" in table.types and "Radio NZ" in table.types
     assert "Datavault API" not in table.types and "Datavault" in table.types
+
+
+def test_place_cues_win_over_the_shape_of_a_name(tmp_store: Store) -> None:
+    """Regression: a quarter of town said after "near" in one session, "cycled over to" in
+    another and with no cue in a third was filed under people (two capitalized words no
+    one uses in lower case), and a district described as one ("X is a lively district")
+    was a person or no subject at all."""
+    _two_turns(tmp_store, "2026-04-01-a", "The new studio is near Finzels Reach, by the river.")
+    _two_turns(tmp_store, "2026-04-02-b", "I cycled over to Finzels Reach after lunch.")
+    _two_turns(tmp_store, "2026-04-03-c", "Finzels Reach was packed with food stalls tonight.")
+    _two_turns(tmp_store, "2026-04-04-d", "Stokes Croft is a lively district full of murals.")
+    _two_turns(tmp_store, "2026-04-05-e", "Cotham is a quiet neighbourhood up the hill.")
+    _two_turns(tmp_store, "2026-04-06-f", "I had lunch with Imogen Clarke at Finzels Reach.")
+    consolidate(tmp_store)
+    knowledge = tmp_store.memory / "knowledge"
+    for place in ("finzels-reach", "stokes-croft", "cotham"):
+        assert (knowledge / "places" / f"{place}.md").exists(), place
+        assert not (knowledge / "people" / f"{place}.md").exists(), place
+    assert (knowledge / "people" / "imogen-clarke.md").exists()  # "lunch with X" is someone
+    assert validate_store(tmp_store) == []
+
+
+def test_place_cues_in_one_session() -> None:
+    table = EntityTable(
+        [
+            "We met outside Castle Mews before the gig.",
+            "Hartcliffe is a big suburb south of the river.",
+            "The flat is near Lowther Gardens.",
+            "I had dinner with Aurelie Fontaine.",
+            "Dinner at Ravi's was lovely.",
+        ],
+        speakers=("Dana",),
+    )
+    assert table.types["Castle Mews"] == "place"
+    assert table.types["Hartcliffe"] == "place"
+    assert table.types["Lowther Gardens"] == "place"
+    assert table.types["Aurelie Fontaine"] == "person"
+    assert table.types.get("Ravi") != "place"  # "at Ravi's" is someone's home
+
+
+def test_a_short_form_resolves_to_the_org_or_person_it_is_short_for(tmp_store: Store) -> None:
+    """Regression: "I work at X Energy" once, later "back at X" and "X's office", made a
+    place page "X" beside the organisation's page."""
+    _two_turns(tmp_store, "2026-04-07-a", "I started a new job at Lumen Freight on Monday.")
+    _two_turns(tmp_store, "2026-04-07-b", "My manager Odile Brandt signed off the budget.")
+    consolidate(tmp_store)
+    _two_turns(
+        tmp_store, "2026-04-10-c", "I was back at Lumen after a week off, the canteen reopened."
+    )
+    _two_turns(tmp_store, "2026-04-12-d", "I walked over to Odile to ask about the rota.")
+    consolidate(tmp_store)
+    knowledge = tmp_store.memory / "knowledge"
+    assert not (knowledge / "places" / "lumen.md").exists()
+    assert not (knowledge / "places" / "odile.md").exists()
+    org = parse_page((knowledge / "orgs" / "lumen-freight.md").read_text())
+    assert "Lumen" in org.aliases
+    assert any("2026-04-10-c" in s.ref for s in org.sources)
+    person = parse_page((knowledge / "people" / "odile-brandt.md").read_text())
+    assert any("2026-04-12-d" in s.ref for s in person.sources)
+
+
+def test_a_short_form_said_first_resolves_to_a_new_subject_of_the_same_run(
+    tmp_store: Store,
+) -> None:
+    _two_turns(tmp_store, "2026-05-01-a", "Back at Kestrel today, the lifts work again.")
+    _two_turns(tmp_store, "2026-05-02-b", "I got a job at Kestrel Robotics as a test engineer.")
+    _two_turns(tmp_store, "2026-05-03-c", "Lunch at Kestrel was a curry, not bad.")
+    consolidate(tmp_store)
+    knowledge = tmp_store.memory / "knowledge"
+    assert sorted(p.name for p in knowledge.rglob("kestrel*.md")) == ["kestrel-robotics.md"]
+    org = parse_page((knowledge / "orgs" / "kestrel-robotics.md").read_text())
+    assert {"2026-05-01-a", "2026-05-02-b"} <= {
+        s.ref.split("/")[-1].split(".")[0] for s in org.sources
+    }

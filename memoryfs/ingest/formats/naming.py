@@ -13,6 +13,7 @@ import unicodedata
 
 from memoryfs.errors import IngestError
 from memoryfs.ingest.source import Source
+from memoryfs.slugs import slugify
 from memoryfs.transcript import valid_session_id
 
 __all__ = ["file_session_id", "named_after_time", "title_slug", "TITLE_SLUG_MAX"]
@@ -26,7 +27,7 @@ def file_session_id(src: Source) -> str:
     "" for stdin."""
     if src.is_stdin:
         return ""
-    sid = _NOT_SLUG_RE.sub("-", src.stem.lower()).strip("-")[:120]
+    sid = slugify(src.stem, 120, empty="session")
     if not valid_session_id(sid):
         raise IngestError(f"{src.label}: cannot make a session id from the file name")
     return sid
