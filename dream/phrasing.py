@@ -227,8 +227,9 @@ def _third_person(text: str, name: str) -> str:
     def verb(m: re.Match[str]) -> str:
         adverbs, word = m.group(1), m.group(2)
         if _JOINED_RE.search(m.string, 0, m.start()):
-            if re.search(r"\bI\b|\ue000", m.string[: m.start()]):
-                # "I loved it and I usually read": a second clause of the speaker's
+            if re.search(r"\bI\b|\ue000|,\s*(?:and|or|nor)\s+$", m.string[: m.start()]):
+                # "I loved it and I usually read", "Leila is marrying in June, and I have
+                # no idea": a clause of the speaker's of its own
                 verb_form = word if word in _NOT_VERBS else _third(word)
             else:  # "my partner and I are moving": one plural subject
                 verb_form = "were" if word == "was" else "are" if word == "am" else word

@@ -109,6 +109,7 @@ def _claims(t: Transcript) -> list[str]:
         ("I used to live in Bremen.", "Priya S used to live in Bremen."),
         ("I sold my car and I now walk everywhere.", "Priya S now walks everywhere"),
         ("My name is Priya and I teach chemistry.", "Priya S teaches chemistry."),
+        ("Omar is getting married in May, and I have no idea what to give.", "and Priya S has no"),
     ],
 )
 def test_first_person_reads_right_in_the_third(said: str, claim: str) -> None:
