@@ -306,6 +306,7 @@ ON_WEEKDAY_SKIPPED = [
     "See you on Friday.",  # no tense: it could point either way
     "I work on Fridays.",
 ]
+ON_WEEKDAY_PAST = [("He reminded me on Friday.", "5 May 2023")]
 # pointing ahead (a word that points ahead, "is on"), or a deadline / a booking: the first
 # such day after base; told in the past, a deadline is gone
 ON_WEEKDAY_AHEAD = [
@@ -316,6 +317,9 @@ ON_WEEKDAY_AHEAD = [
     ("My manager wants the report by Friday.", "12 May 2023"),
     ("I booked a table for Saturday.", "13 May 2023"),
     ("I finished the report by Friday.", "5 May 2023"),
+    ("can you remind me on wednesday to chase the vendor?", "10 May 2023"),
+    ("I've got to finish the budget by Thursday.", "11 May 2023"),
+    ("Ana asked to be reminded on Wednesday to call.", "10 May 2023"),
     ("The marathon is on the last Sunday of May.", "28 May 2023"),
     ("The fair was on the first Monday in May.", "1 May 2023"),
     ("I signed up, it's on the last Sunday of April.", "30 April 2023"),  # nearest to base
@@ -323,7 +327,7 @@ ON_WEEKDAY_AHEAD = [
 ]
 
 
-@pytest.mark.parametrize(("text", "rendered"), ON_WEEKDAY)
+@pytest.mark.parametrize(("text", "rendered"), ON_WEEKDAY + ON_WEEKDAY_PAST)
 def test_on_weekday_in_the_past(text: str, rendered: str) -> None:
     mention = only(text)
     assert mention.render() == rendered and mention.granularity == "day"
