@@ -83,8 +83,9 @@ def test_a_summary_lists_reminders_and_to_dos_as_cited_open_threads(tmp_store: S
 
     assert cited("asked to be reminded to renew the van insurance") == "t3"
     assert cited("asked to be reminded to send Ilse the signed lease") == "t5"
+    # a deadline and a promise, dated as they point: ahead
     assert cited('finish the grant budget for Hallam Trust by 4 June 2026 ("by Thursday")') == "t6"
-    assert cited("will remind Dana about the van insurance on Friday") == "t8"
+    assert cited('will remind Dana about the van insurance on 5 June 2026 ("on Friday")') == "t8"
     assert not any("coffee" in t for t in threads)  # a figure of speech, not a to-do
     key_points = _section(text, "Key points")
     assert not any("reminded" in k for k in key_points)  # listed once, as a thread
