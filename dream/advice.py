@@ -52,7 +52,8 @@ _RECOMMEND_RE = re.compile(
     r"enjoy|like|love|read|watch|visit|start\s+with|go\s+with)|"
     r"(?:^|\.\s+)(?:try|consider|check\s+out|look\s+into|start\s+with|go\s+for)\b|"
     r"(?:a\s+)?(?:good|great|solid|safe)\s+(?:option|choice|bet|pick|fit)|"
-    r"here\s+(?:are|is)\s+(?:a\s+few|some|my|three|two|four|five|several))",
+    r"here\s+(?:are|is)\s+(?:a\s+few|some|my|three|two|four|five|several)|"
+    r"what\s+I['’]?d\s+(?:do|suggest|try|recommend)|until\s+then|in\s+the\s+meantime)",
     re.IGNORECASE,
 )
 # the assistant promises to do something ("I'll remind you", "I've added it to your list")
@@ -161,7 +162,7 @@ def recommended_items(text: str, strict: bool = False) -> list[str]:
     """The things an assistant's answer puts forward: the heads of the items of its first
     list (what follows, after a heading, is detail: signs, steps, extras), else the names
     it set in bold or italics (at most six, in order, no repeats). ``strict``: only list
-    items that lead with a name in bold."""
+    items that lead with a name in bold, in any of its lists."""
     items: list[str] = []
     in_fence = listed = False
     for line in text.split("\n"):
@@ -170,8 +171,8 @@ def recommended_items(text: str, strict: bool = False) -> list[str]:
             continue
         m = None if in_fence else _LIST_ITEM_RE.match(line)
         if m is None:
-            if listed and line.strip() and not line.startswith((" ", "\t")):
-                break  # the first list ended
+            if not strict and listed and line.strip() and not line.startswith((" ", "\t")):
+                break  # the first list ended (a strict reading takes what is in bold anywhere)
             continue
         listed = True
         if strict and not _BOLD_RE.match(m.group("item").strip()):
@@ -232,7 +233,9 @@ def _turn_facts(
     if items:
         # asked for a recommendation, the answer recommends; asked anything else, it is the
         # answer's points ("Use lukewarm water; Feed twice a day"), said as such
-        if request is not None and not request.recommend:
+        if request is None:
+            text = f"{assistant} advised {user}: {_joined(items)}"
+        elif not request.recommend:
             text = f'{assistant} answered {user} (asked: "{request.text}"): {_joined(items)}'
         else:
             text = f"{assistant} recommended {_joined(items)} to {user}"

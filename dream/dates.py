@@ -235,7 +235,9 @@ def _weekends_ago(m: re.Match[str], base: datetime.date, anchor: datetime.date) 
 
 
 def _week_from(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved:
-    return base + (8 if m["when"].lower() == "tomorrow" else 7) * DAY, "day"
+    """ "a week from tomorrow", "four weeks from today", "two weeks tomorrow": exact days."""
+    weeks = _count(m["n"]) if m["n"] else 1
+    return base + (7 * weeks + (m["when"].lower() == "tomorrow")) * DAY, "day"
 
 
 def _on_weekday(m: re.Match[str], base: datetime.date, anchor: datetime.date) -> Resolved | None:
@@ -247,7 +249,7 @@ def _on_weekday(m: re.Match[str], base: datetime.date, anchor: datetime.date) ->
     weekday = _WEEKDAYS[m["wd"].lower()]
     prep = m["prep"].lower()
     be = be_before(m.string, m.start())
-    if prep == "on":
+    if prep in ("on", ""):
         step = be or pointing(m.string, m.start(), m.end())
     elif be == -1:
         step = -1
@@ -419,8 +421,21 @@ _RULES = [
     _rule(_N + r"\s+" + _UNIT + r"\s+ago", _shift(-1)),
     _rule(_N + r"\s+weekends?\s+ago", _weekends_ago),
     _rule(r"in\s+" + _N + r"\s+" + _UNIT + _NOT_POSSESSIVE, _shift(1)),
-    _rule(r"a\s+week\s+(?:from\s+)?(?P<when>today|tomorrow)", _week_from),
+    _rule(
+        r"(?:a|(?P<n>[1-9]|one|two|three|four|five|six|seven|eight|nine|ten))\s+weeks?\s+"
+        r"(?:from\s+)?(?P<when>today|tomorrow)",
+        _week_from,
+    ),
     _rule(r"(?P<prep>on|by|for)\s+" + _WD + r"(?![s\u2019'])", _on_weekday),
+    # chat drops the "on": "starts monday", "the dentist is thursday", "flying out friday"
+    _rule(
+        r"(?<=\w\s)(?P<prep>)"
+        + "".join(rf"(?<!{w}\s)" for w in ("last", "next", "this", "every", "each", "past"))
+        + r"(?<!coming\s)(?<!on\s)(?<!by\s)(?<!for\s)"
+        + _WD
+        + r"(?![s\u2019'])(?!\s*,?\s+(?:the\s+)?\d)",
+        _on_weekday,
+    ),
     _rule(
         r"(?:the\s+)?(?P<ord>first|second|third|fourth|last)\s+"
         + _WD

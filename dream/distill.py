@@ -296,6 +296,7 @@ _SUBJECT_OPEN_RE = re.compile(
 def asked(turn_text: str) -> str:
     """The last real question in ``turn_text`` ("" when it asks none or only small talk)."""
     text = re.sub(r"\[shared a photo:[^\]]*\]", " ", turn_text)
+    text = re.sub(r"\*\*|__", "", text)  # "**Did anything change recently?**"
     parts = [p.strip() for p in _QUESTION_SPLIT_RE.split(" ".join(text.split())) if p.strip()]
     for part in reversed(parts):
         if not part.endswith("?"):

@@ -44,6 +44,7 @@ from dream.distill import (
     question_claim,
     restates_name,
     stated_before_asking,
+    substantive,
     topic_of,
     trim,
     vague,
@@ -53,6 +54,7 @@ from dream.gates.verification import check_claim, support_for
 from dream.phrasing import dated, third_person, tidy, with_subject
 from dream.records import Evidence, Fact
 from dream.sentences import PHOTO_RE
+from dream.todos import as_request
 from memoryfs.transcript import Transcript, Turn
 
 # The reading of a session and the cue words live in their own modules; they are
@@ -79,6 +81,12 @@ _THEY_RE = re.compile(r"^(?:They|Their)\b")
 _WHERE_RE = re.compile(r"\b(?:in|at|near|from|to)\s+(?:the\s+)?$", re.IGNORECASE)
 _OPENING_WORD_RE = re.compile(r"^(?:It|It['’]s|They|Their|This|That|These|Those|There|The|A|An)\b")
 _MAX_TARGETS = 4
+# a sentence that has its own subject: a pronoun, a possessive, or a word and a verb
+_OWN_SUBJECT_RE = re.compile(
+    r"^(?:I|I['’](?:m|ve|d|ll)|My|We|We['’](?:re|ve|ll|d)|Our|It|It['’]?s|Its|They|"
+    r"They['’](?:re|ve)|Their|He|She|His|Her|This|That|There|These|Those)\b",
+    re.IGNORECASE,
+)
 
 
 def extract_facts(t: Transcript) -> list[Fact]:
@@ -262,6 +270,8 @@ def _facts_of(
         )
     else:
         said = trim(said, listener)
+        # "can you remind me on wednesday to chase the vendor?" is the speaker's plan
+        said = as_request(said) or said
         if said.endswith("?"):
             said = stated_before_asking(said) or said
         if not said:
@@ -271,8 +281,17 @@ def _facts_of(
         and not photo
         and not said.endswith("?")
         and needs_question(said, listener)
+        # an assistant's question is fused only into an answer that needs it ("Twice a
+        # week."): "it's a python job on airflow" says what it is on its own
+        and not (addressee and not question.asker and _OWN_SUBJECT_RE.match(said))
     )
-    has_name = bool(mentions) or bool(_PRONOUN_RE.match(said))
+    # talking to an assistant, a statement of the speaker's is about their life even with
+    # no name in it (chat in lower case names no one: "jess read about lake bohinj")
+    has_name = (
+        bool(mentions)
+        or bool(_PRONOUN_RE.match(said))
+        or bool(addressee and len(substantive(said)) >= 3 and not _YOU_RE.search(said))
+    )
     text, dates = dated(said, base)
     # a fragment of the speaker's ("so pescatarian now, not vegetarian anymore") says
     # something only after their sentence before it: it may join that claim, no more

@@ -32,7 +32,8 @@ _NOT_PAST_ED = _wordset("need feed seed bed red shed speed proceed exceed indeed
 _AHEAD_RE = re.compile(
     r"\b(?:will|won['\u2019]t|['\u2019]ll|going\s+to|gonna|plan|plans|planning|planned\s+to|"
     r"hope|hoping|can['\u2019]t\s+wait|next|tomorrow|upcoming|coming|soon|every|each|"
-    r"want|wants|need|needs|have\s+to|has\s+to|got\s+to|gotta|remind|to\s+be\s+reminded)\b",
+    r"want|wants|need|needs|have\s+to|has\s+to|got\s+to|gotta|remind|to\s+be\s+reminded|"
+    r"starts|begins|arrives|leaves|opens|flies)\b",
     re.IGNORECASE,
 )
 # someone asked to do something: the date in the clause is when it is to be done

@@ -262,3 +262,46 @@ def test_dream_commits_every_users_chat_logs(meta: Path, tmp_path: Path) -> None
     }
     assert name in titles, sorted(titles)
     assert "[cite:" in titles[name].read_text("utf-8")
+
+
+def test_lower_case_chat_to_an_assistant_is_still_the_users_life() -> None:
+    t = _session(
+        [
+            (
+                "user",
+                "change of plan. my flatmate read about lake bled and wants that instead of "
+                "ljubljana.",
+            ),
+            ("assistant", "Roughly how long do you have there?"),
+            ("user", "its a four day trip, we take the train."),
+            ("user", "can you remind me on wednesday to book the hostel?"),
+        ],
+        day="2026-06-01",  # a Monday
+    )
+    claims = _claims(t)
+    assert any("lake bled" in c for c in claims), claims
+    # an assistant's question is not fused into an answer that stands on its own
+    assert any(c.startswith("Its a four day trip") or "four day trip" in c for c in claims)
+    assert not [c for c in claims if "how long" in c.lower()], claims
+    # a request to be reminded is the user's plan, dated as it points: ahead
+    assert any(
+        'asked to be reminded on 3 June 2026 ("on wednesday") to book the hostel' in c
+        for c in claims
+    ), claims
+
+
+def test_advice_without_a_question_is_said_as_advice() -> None:
+    t = _session(
+        [
+            ("user", "booked the physio for thursday. my knee still hurts on stairs."),
+            (
+                "assistant",
+                "Good call. Questions to ask:\n1. What is irritating it?\n\n**Until then**\n"
+                "- **Isometric wall sits:** hold 45 seconds, 5 times.\n"
+                "- **Cycling** on a flat route.",
+            ),
+        ]
+    )
+    claims = _claims(t)
+    assert "Pilot advised Priya S: Isometric wall sits; Cycling on a flat route." in claims
+    assert any('booked the physio for 14 May 2026 ("for thursday")' in c for c in claims)

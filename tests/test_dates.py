@@ -304,9 +304,15 @@ ON_WEEKDAY = [
 ]
 ON_WEEKDAY_SKIPPED = [
     "See you on Friday.",  # no tense: it could point either way
+    "see you friday",
     "I work on Fridays.",
+    "every monday I swim",
+    "Friday was hard.",
 ]
-ON_WEEKDAY_PAST = [("He reminded me on Friday.", "5 May 2023")]
+ON_WEEKDAY_PAST = [
+    ("He reminded me on Friday.", "5 May 2023"),
+    ("I swam Saturday and it was great.", "6 May 2023"),
+]
 # pointing ahead (a word that points ahead, "is on"), or a deadline / a booking: the first
 # such day after base; told in the past, a deadline is gone
 ON_WEEKDAY_AHEAD = [
@@ -319,6 +325,10 @@ ON_WEEKDAY_AHEAD = [
     ("I finished the report by Friday.", "5 May 2023"),
     ("can you remind me on wednesday to chase the vendor?", "10 May 2023"),
     ("I've got to finish the budget by Thursday.", "11 May 2023"),
+    ("our new manager is coming over from payments and starts monday", "15 May 2023"),
+    ("the dentist is thursday", "11 May 2023"),
+    ("We fly out four weeks from tomorrow.", "6 June 2023"),
+    ("Nadia starts monday.", "15 May 2023"),
     ("Ana asked to be reminded on Wednesday to call.", "10 May 2023"),
     ("The marathon is on the last Sunday of May.", "28 May 2023"),
     ("The fair was on the first Monday in May.", "1 May 2023"),
