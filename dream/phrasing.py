@@ -316,8 +316,8 @@ _ADVERB_OPEN_RE = re.compile(r"^(?:(?:just|finally|also|already|still|actually)\
 
 def with_subject(said: str) -> str:
     """A sentence the speaker says of themself without a subject ("Moved into the Lombok
-    flat on Saturday", "Finally ordered the print", "Moving on Saturday") with its "I"
-    back, so it reads as theirs; anything else as it is."""
+    flat on Saturday", "Finally ordered the print") with its "I" back, so it reads as
+    theirs; anything else as it is."""
     adverbs = _ADVERB_OPEN_RE.match(said)
     lead = adverbs.group(0) if adverbs else ""
     rest = said[len(lead) :]
@@ -327,8 +327,7 @@ def with_subject(said: str) -> str:
     word = m.group(1)
     low = word.lower()
     past = low in PAST_VERBS or (_is_past_word(low) and low not in _ADJECTIVE_ED)
-    gerund = low.endswith("ing") and len(low) > 5
-    if not (past or gerund) or not _AFTER_VERB_RE.match(rest, m.end()):
+    # a gerund is mostly a subject itself ("Talking to them made me ..."): left alone
+    if not past or not _AFTER_VERB_RE.match(rest, m.end()):
         return said
-    subject = "I" if past else "I'm"
-    return f"{subject} {lead.lower()}{low}{rest[m.end() :]}"
+    return f"I {lead.lower()}{low}{rest[m.end() :]}"
