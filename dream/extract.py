@@ -293,12 +293,13 @@ def _facts_of(
         or bool(addressee and len(substantive(said)) >= 3 and not _YOU_RE.search(said))
     )
     text, dates = dated(said, base)
-    # a fragment of the speaker's ("so pescatarian now, not vegetarian anymore") says
-    # something only after their sentence before it: it may join that claim, no more
+    # a fragment said to an assistant ("so pescatarian now, not vegetarian anymore") says
+    # something only after the speaker's sentence before it: it may join that claim, no more
     fragment = False
     if not photo and not fused and not informative(said, has_name, _dated_event(said, dates)):
         fragment = (
-            not dates  # "Last week was wild.": its date passes on to the next sentence
+            bool(addressee)  # to an assistant: between people it is mostly a reaction
+            and not dates  # "Last week was wild.": its date passes on to the next sentence
             and informative(said, True)
             and not _YOU_RE.search(said)
             and not glue(said)
@@ -323,8 +324,11 @@ def _facts_of(
     state.dangling = fragment or not photo and not fused and points_back(said, s.speaker)
     text = third_person(text, s.speaker, listener or addressee)
     text = text[:1].upper() + text[1:]
-    carried = state.carried
-    state.carried = None
+    # a fragment that may only join the claim before it leaves a carried date for the
+    # sentence after it ("Last week was wild. Just crazy! I got an endorsement ...")
+    carried = state.carried if not fragment else None
+    if not fragment:
+        state.carried = None
     if carried and not dates and not photo and _told_before(said):
         prep = "On" if carried.granularity in ("day", "weekend") else "In"
         if _OPENING_WORD_RE.match(text):  # "It was great" -> "On 5 May 2023 (...), it was great"
