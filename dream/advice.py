@@ -15,10 +15,12 @@ every name, number and date of a claim is in the turns it cites.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import re
 from dataclasses import dataclass
 
+from dream.analysis import analyze
 from dream.dates import DateMention
 from dream.phrasing import dated, third_person
 from dream.records import Evidence, Fact
@@ -212,6 +214,32 @@ def advice_facts(t: Transcript, base: datetime.date) -> list[Fact]:
             continue
         out.extend(_turn_facts(t, turn, request, base, roster.assistant_name, user))
         request = None
+    return _on_their_pages(t, out, {user, roster.assistant_name})
+
+
+_MAX_OTHER_PAGES = 3
+
+
+def _on_their_pages(t: Transcript, facts: list[Fact], speakers: set[str]) -> list[Fact]:
+    """Each claim on the user's page, and on the pages of the places, people and things it
+    names that the session knows ("Wren recommended Amelisweerd; Fort Rijnauwen ..." is on
+    the Amelisweerd page too), with the user as a context edge."""
+    if not facts:
+        return facts
+    table = analyze(t).table
+    out: list[Fact] = []
+    for f in facts:
+        named = [
+            (name, kind)
+            for name, kind, _, _ in table.mentions(f.text)
+            if name not in speakers and not any(w in speakers for w in name.split())
+        ]
+        named = list(dict.fromkeys(named))[:_MAX_OTHER_PAGES]
+        out.append(dataclasses.replace(f, mentions=tuple(n for n, _ in named)))
+        out.extend(
+            dataclasses.replace(f, subject=name, subject_type=kind, mentions=(f.subject,))
+            for name, kind in named
+        )
     return out
 
 

@@ -305,3 +305,26 @@ def test_advice_without_a_question_is_said_as_advice() -> None:
     claims = _claims(t)
     assert "Pilot advised Priya S: Isometric wall sits; Cycling on a flat route." in claims
     assert any('booked the physio for 14 May 2026 ("for thursday")' in c for c in claims)
+
+
+def test_a_recommendation_is_filed_on_the_pages_of_what_it_names(tmp_path: Path) -> None:
+    store = init_store(tmp_path / "s", "priya-s", "pilot")
+    write_session(
+        store,
+        "2026-05-14-parks",
+        "2026-05-14T09:00",
+        [
+            ("user", "We just moved to Leeds. Which parks would you suggest for a Sunday walk?"),
+            (
+                "assistant",
+                "Lovely! Two easy favourites:\n\n- **Roundhay Park**: lakes and woodland.\n"
+                "- **Golden Acre Park**: a gentle loop around the lake.",
+            ),
+        ],
+    )
+    consolidate(store)
+    places = {p.stem: p.read_text("utf-8") for p in (store.memory / "knowledge").rglob("*.md")}
+    assert "roundhay-park" in places, sorted(places)
+    assert "Pilot recommended Roundhay Park; Golden Acre Park to Priya S" in places["roundhay-park"]
+    assert "[[priya-s|Priya S]]" in places["roundhay-park"]
+    assert validate_store(store) == []
