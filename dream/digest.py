@@ -17,12 +17,13 @@ import re
 from rapidfuzz import fuzz
 
 from dream.advice import advice_facts
-from dream.distill import points_back, restates_name, trim
+from dream.distill import trim
 from dream.entities import EntityTable
 from dream.extract import Sentence, analyze, classify, informative, speaker_names
 from dream.phrasing import dated, third_person, tidy
 from dream.records import Evidence, KeyPoint, SummaryDraft
 from dream.sentences import PHOTO_RE
+from dream.standalone import points_back, restates_name
 from dream.todos import as_request, open_item
 from memoryfs.transcript import Transcript
 

@@ -40,10 +40,7 @@ from dream.distill import (
     asked,
     glue,
     needs_question,
-    points_back,
     question_claim,
-    restates_name,
-    stated_before_asking,
     substantive,
     topic_of,
     trim,
@@ -54,6 +51,7 @@ from dream.gates.verification import check_claim, support_for
 from dream.phrasing import dated, third_person, tidy, with_subject
 from dream.records import Evidence, Fact
 from dream.sentences import PHOTO_RE
+from dream.standalone import points_back, restates_name, stated_before_asking
 from dream.todos import as_request
 from memoryfs.transcript import Transcript, Turn
 

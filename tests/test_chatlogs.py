@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 from cli.dream_app import app as dream_app
 from cli.memoryfs_app import app as memoryfs_app
 from dream.advice import recommended_items, request_in
-from dream.distill import points_back, restates_name
 from dream.extract import extract_facts
 from dream.phrasing import third_person
+from dream.standalone import points_back, restates_name
 from memoryfs.claims import extract_claims
 from memoryfs.page import parse_page
 from memoryfs.recall import recall
