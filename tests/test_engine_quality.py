@@ -73,6 +73,21 @@ def test_chat_log_user_page_and_recall(chatlogs) -> None:  # type: ignore[no-unt
     assert validate_store(chatlogs) == []
 
 
+def test_chat_log_sample_through_the_gates(tmp_path: Path) -> None:
+    """The whole night through both gates: it commits, no claim about the user is rejected
+    for the user's name, and "where do I live now?" finds the move."""
+    from dream.engines import EmbeddedEngine
+    from dream.run import RunOptions, run_dream
+    from memoryfs.recall import recall
+
+    store = chatlog_store(tmp_path)
+    result = run_dream(store, EmbeddedEngine(), RunOptions(allow_unapproved=True))
+    assert result.status == "committed" and not result.left_out, result.message
+    assert not [r for r in result.rejected if "DV101" in r and "Noor" in r], result.rejected
+    answer = recall(store, "where do I live now?", 300)
+    assert any("moved into the Lombok flat" in item.text for item in answer.items[:5]), answer.text
+
+
 def test_role_change_supersedes_and_both_stay_cited(consolidated) -> None:  # type: ignore[no-untyped-def]
     page = parse_page(
         (consolidated.memory / "knowledge/people/dana.md").read_text(encoding="utf-8")
