@@ -44,8 +44,9 @@ _REQUEST_RE = re.compile(
     re.IGNORECASE,
 )
 _ASK_OPEN_RE = re.compile(
-    r"(?:recommend|suggest|any|ideas|tips)\b|.*\b(?:please|need|looking\s+for)\b", re.IGNORECASE
+    r"(?:recommend|suggest|any|ideas|tips)\b|.*\b(?:please|needs?|looking\s+for)\b", re.IGNORECASE
 )
+_PLEASE_RE = re.compile(r"\bplease[.!]?$|^please\b", re.IGNORECASE)
 # the assistant recommends, in its own words
 _RECOMMEND_RE = re.compile(
     r"\b(?:I(?:['’]d|\s+would)?\s+(?:\w+\s+)?(?:recommend|suggest|go\s+with|pick|choose)|"
@@ -117,7 +118,14 @@ def question_in(turn: Turn) -> str:
 def _asking(turn: Turn, recommend: bool) -> str:
     found = ""
     for sentence in split_sentences(turn.text):
-        asks = sentence.rstrip().endswith("?") or _ASK_OPEN_RE.match(sentence)
+        # "any ideas", "a pick for April" ask for a recommendation; any other request ends
+        # with a question mark or says "please"
+        asks = (
+            sentence.rstrip().endswith("?")
+            or _PLEASE_RE.search(sentence)
+            or recommend
+            and _ASK_OPEN_RE.match(sentence)
+        )
         if asks and (not recommend or _REQUEST_RE.search(sentence)):
             sentence = re.sub(r"^\w+:\s+", "", sentence)  # "now: which places ...?"
             words = sentence.split()
@@ -186,7 +194,8 @@ def recommended_items(text: str, strict: bool = False) -> list[str]:
     if not items:
         for m in (*_BOLD_RE.finditer(text), *_ITALIC_RE.finditer(text)):
             thing = _plain(m.group(m.lastgroup or 0))
-            if _names_thing(thing):
+            # "**Subject: Checkout tests**", "**Step 1:**": a label, not a thing
+            if ":" not in thing and _names_thing(thing):
                 items.append(thing.rstrip(",.;:"))
     return list(dict.fromkeys(items))[:_MAX_ITEMS]
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from cli.dream_app import app as dream_app
 from cli.memoryfs_app import app as memoryfs_app
-from dream.advice import recommended_items, request_in
+from dream.advice import question_in, recommended_items, request_in
 from dream.extract import extract_facts
 from dream.phrasing import third_person
 from dream.standalone import points_back, restates_name
@@ -191,6 +191,13 @@ def test_the_users_request_and_the_recommended_items_are_found() -> None:
     assert recommended_items(plain) == ["Lisbon", "Porto"]
     steps = "Here is how:\n- **Step 1**: preheat the oven\n- **Tip**: use parchment"
     assert recommended_items(steps) == []
+    assert recommended_items("**Subject: Readout on Friday**\n\nHi Marieke,") == []  # a label
+    # a request ends with a question mark or says please; a plain statement asks nothing
+    room = "We like lakes. A double room with a private bathroom, please."
+    assert (
+        question_in(Turn(1, "user", "x", room)) == "A double room with a private bathroom, please."
+    )
+    assert question_in(Turn(1, "user", "x", "I need to email my manager.")) == ""
 
 
 def test_a_recommendation_is_a_claim_of_the_assistant_on_the_users_page(tmp_path: Path) -> None:
