@@ -394,6 +394,10 @@ def _rule(pattern: str, resolve: _Resolver) -> tuple[re.Pattern[str], _Resolver]
 
 # Each rule: a regex over the text and how to resolve one of its matches. Overlaps between
 # rules are settled afterwards (longest wins), so a rule need not know about the others.
+_NOT_BEFORE_BARE_WEEKDAY = (
+    "last", "next", "this", "every", "each", "past", "coming", "on", "by", "for", "the", "a",
+    "and", "or", "of", "from", "to", "until", "till", "that", "any", "one", "some",
+)  # fmt: skip
 _RULES = [
     _rule(r"the\s+day\s+before\s+yesterday", _fixed(-2)),
     _rule(r"the\s+day\s+after\s+tomorrow", _fixed(2)),
@@ -427,13 +431,17 @@ _RULES = [
         _week_from,
     ),
     _rule(r"(?P<prep>on|by|for)\s+" + _WD + r"(?![s\u2019'])", _on_weekday),
-    # chat drops the "on": "starts monday", "the dentist is thursday", "flying out friday"
+    # chat drops the "on": "starts monday", "the dentist is thursday", "flying out friday";
+    # not a weekday named as a thing ("the Saturday of the 16th", "Saturday and Sunday",
+    # "a Friday", "from Monday to Friday")
     _rule(
         r"(?<=\w\s)(?P<prep>)"
-        + "".join(rf"(?<!{w}\s)" for w in ("last", "next", "this", "every", "each", "past"))
-        + r"(?<!coming\s)(?<!on\s)(?<!by\s)(?<!for\s)"
+        + "".join(rf"(?<!\b{w}\s)" for w in _NOT_BEFORE_BARE_WEEKDAY)
         + _WD
-        + r"(?![s\u2019'])(?!\s*,?\s+(?:the\s+)?\d)",
+        + r"(?![s\u2019'])(?!\s*,?\s+(?:the\s+)?\d)"
+        + r"(?!\s+(?:of|to|through|until|till|morning|afternoon|evening|night)\b)"
+        + rf"(?!\s*(?:and|or|&)\s+(?:{_WEEKDAY_WORDS})\b)"
+        + r"(?!\s*[/–-])",
         _on_weekday,
     ),
     _rule(

@@ -307,6 +307,9 @@ ON_WEEKDAY_SKIPPED = [
     "see you friday",
     "I work on Fridays.",
     "every monday I swim",
+    "a weekend in Ghent, the Saturday and Sunday of the 16th, instead of the trip we cancelled",
+    "We work from Monday to Friday.",
+    "It happened on a Saturday.",
     "Friday was hard.",
 ]
 ON_WEEKDAY_PAST = [
