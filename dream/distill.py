@@ -227,7 +227,14 @@ def asked(turn_text: str) -> str:
     """The last real question in ``turn_text`` ("" when it asks none or only small talk)."""
     text = re.sub(r"\[shared a photo:[^\]]*\]", " ", turn_text)
     text = re.sub(r"\*\*|__", "", text)  # "**Did anything change recently?**"
-    parts = [p.strip() for p in _QUESTION_SPLIT_RE.split(" ".join(text.split())) if p.strip()]
+    # a list item is a line of its own ("- Start date: permanent or fixed-term?")
+    text = re.sub(r"(?m)^\s*(?:[-*+•]|\d{1,2}[.)])\s+(.*?)\s*$", "\0\\1\0", text)
+    parts = [
+        p.strip()
+        for chunk in text.split("\0")
+        for p in _QUESTION_SPLIT_RE.split(" ".join(chunk.split()))
+        if p.strip()
+    ]
     for part in reversed(parts):
         if not part.endswith("?"):
             continue

@@ -335,3 +335,13 @@ def test_a_recommendation_is_filed_on_the_pages_of_what_it_names(tmp_path: Path)
     assert "Pilot recommended Roundhay Park; Golden Acre Park to Priya S" in places["roundhay-park"]
     assert "[[priya-s|Priya S]]" in places["roundhay-park"]
     assert validate_store(store) == []
+
+
+def test_a_question_in_a_list_item_is_read_without_its_marker() -> None:
+    from dream.distill import asked
+
+    text = "A few things to check:\n\n- **Start date**: permanent or fixed-term?\n"
+    assert asked(text) == "Start date: permanent or fixed-term?"
+    assert asked("That sounds fun. What kind of\npottery do you make?") == (
+        "What kind of pottery do you make?"
+    )
