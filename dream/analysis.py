@@ -16,7 +16,7 @@ from dream.entities import EntityTable
 from dream.sentences import split_sentences
 from memoryfs.transcript import Transcript, Turn
 
-__all__ = ["Analysis", "Sentence", "analyze", "session_sentences", "speaker_names"]
+__all__ = ["Analysis", "Sentence", "addressee", "analyze", "session_sentences", "speaker_names"]
 
 # tool calls and results (``[tool call] ...`` lines an importer wrote): machine traffic, not
 # something the user or the assistant said; the assistant's own turns say what came of them
@@ -37,6 +37,14 @@ def speaker_names(t: Transcript) -> dict[str, str]:
     the assistant side maps to ""."""
     roster = t.speakers
     return {label: roster.person(label) for label in dict.fromkeys(x.speaker for x in t.turns)}
+
+
+def addressee(t: Transcript, people: tuple[str, ...] | set[str]) -> str:
+    """The assistant's name when one person talks to it in ``t`` (their "you", as in "the
+    tagine you suggested"), "" in a talk between people."""
+    roster = t.speakers
+    talks_to_one = any(roster.role(x.speaker) == "assistant" for x in t.turns)
+    return roster.assistant_name if talks_to_one and len(people) <= 1 else ""
 
 
 def session_sentences(t: Transcript) -> list[Sentence]:

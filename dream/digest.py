@@ -17,6 +17,7 @@ import re
 from rapidfuzz import fuzz
 
 from dream.advice import advice_facts
+from dream.analysis import addressee
 from dream.distill import trim
 from dream.entities import EntityTable
 from dream.extract import Sentence, analyze, classify, informative, speaker_names
@@ -57,8 +58,7 @@ def _score_all(
 ) -> list[_Scored]:
     base = datetime.date.fromisoformat(t.date)
     roster = t.speakers
-    # with an assistant, a person's "you" is the assistant ("the tagine you suggested")
-    helper = len(people) <= 1 and any(roster.role(x.speaker) == "assistant" for x in t.turns)
+    addressed = addressee(t, people)  # a person's "you" when they talk to an assistant
     out: list[_Scored] = []
     for i, s in enumerate(sentences):
         others = [p for p in people if p != s.speaker]
@@ -74,8 +74,8 @@ def _score_all(
             continue
         if s.speaker and (restates_name(said, s.speaker) or points_back(said, s.speaker)):
             continue  # says nothing on its own
-        if helper and s.speaker:
-            listener = roster.assistant_name
+        if addressed and s.speaker:
+            listener = addressed
         text, dates = dated(said, base)
         speaker = s.speaker or roster.assistant_name
         claim = third_person(text, speaker, listener)

@@ -20,7 +20,14 @@ import re
 from dataclasses import dataclass
 
 from dream.advice import advice_facts
-from dream.analysis import Analysis, Sentence, analyze, session_sentences, speaker_names
+from dream.analysis import (
+    Analysis,
+    Sentence,
+    addressee,
+    analyze,
+    session_sentences,
+    speaker_names,
+)
 from dream.cues import (
     CHANGE_RE,
     FIRST_PERSON_RE,
@@ -94,10 +101,7 @@ def extract_facts(t: Transcript) -> list[Fact]:
     sentences, people, table = a.sentences, a.people, a.table
     main = _main_subject(table, sentences)
     names = speaker_names(t)
-    # with an assistant, "the tagine you suggested" names it
-    roster = t.speakers
-    helper = any(roster.role(x.speaker) == "assistant" for x in t.turns) and len(people) <= 1
-    addressee = roster.assistant_name if helper else ""
+    addressed = addressee(t, people)  # with an assistant, "the tagine you suggested" names it
     recent: list[_Seen] = []  # most recent last
     facts: list[Fact] = []
     dangling: list[bool] = []  # per fact: its sentence points back to what it does not say
@@ -111,7 +115,7 @@ def extract_facts(t: Transcript) -> list[Fact]:
         mentions = table.mentions(s.text)
         if s.speaker and s.turn.text:
             found = _facts_of(
-                t, s, mentions, recent, people, base, prefs_turn == s.turn.n, main, state, addressee
+                t, s, mentions, recent, people, base, prefs_turn == s.turn.n, main, state, addressed
             )
             if found:
                 state.question = None  # answered by the turn's first claim, or not at all
@@ -250,9 +254,9 @@ def _facts_of(
     prefs_in_turn: bool,
     main: tuple[str, str] | None,
     state: _TurnState | None = None,
-    addressee: str = "",
+    talking_to: str = "",
 ) -> list[Fact]:
-    """The facts of one sentence. ``addressee``: the assistant's name when the speaker talks
+    """The facts of one sentence. ``talking_to``: the assistant's name when the speaker talks
     to one (never a subject of the claim: "the tagine you suggested" names it)."""
     state = state or _TurnState()
     question = state.question
@@ -281,14 +285,14 @@ def _facts_of(
         and needs_question(said, listener)
         # an assistant's question is fused only into an answer that needs it ("Twice a
         # week."): "it's a python job on airflow" says what it is on its own
-        and not (addressee and not question.asker and _OWN_SUBJECT_RE.match(said))
+        and not (talking_to and not question.asker and _OWN_SUBJECT_RE.match(said))
     )
     # talking to an assistant, a statement of the speaker's is about their life even with
     # no name in it (chat in lower case names no one: "jess read about lake bohinj")
     has_name = (
         bool(mentions)
         or bool(_PRONOUN_RE.match(said))
-        or bool(addressee and len(substantive(said)) >= 3 and not _YOU_RE.search(said))
+        or bool(talking_to and len(substantive(said)) >= 3 and not _YOU_RE.search(said))
     )
     text, dates = dated(said, base)
     # a fragment said to an assistant ("so pescatarian now, not vegetarian anymore") says
@@ -296,7 +300,7 @@ def _facts_of(
     fragment = False
     if not photo and not fused and not informative(said, has_name, _dated_event(said, dates)):
         fragment = (
-            bool(addressee)  # to an assistant: between people it is mostly a reaction
+            bool(talking_to)  # to an assistant: between people it is mostly a reaction
             and not dates  # "Last week was wild.": its date passes on to the next sentence
             and informative(said, True)
             and not _YOU_RE.search(said)
@@ -320,7 +324,7 @@ def _facts_of(
     if restates_name(said, s.speaker):
         return []  # "I'm Maya Okafor, by the way": the page already says who they are
     state.dangling = fragment or not photo and not fused and points_back(said, s.speaker)
-    text = third_person(text, s.speaker, listener or addressee)
+    text = third_person(text, s.speaker, listener or talking_to)
     text = text[:1].upper() + text[1:]
     # a fragment that may only join the claim before it leaves a carried date for the
     # sentence after it ("Last week was wild. Just crazy! I got an endorsement ...")
