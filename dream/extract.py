@@ -54,7 +54,9 @@ from dream.distill import (
     vague,
 )
 from dream.entities import EntityTable
-from dream.gates.verification import check_claim, support_for
+from dream.gates.claimtext import plain
+from dream.gates.entailment import uncovered
+from dream.gates.verification import Support, check_claim, support_for
 from dream.phrasing import dated, third_person, tidy, with_subject
 from dream.records import Evidence, Fact
 from dream.sentences import PHOTO_RE
@@ -199,6 +201,20 @@ class _Asked:
     turn: Turn
     asker: str
     topic: str = ""  # what a vague question refers to, from the talk before it
+    context: Turn | None = None  # the turn before the question, that the topic may come from
+
+
+def _names(surface: str, text: str) -> bool:
+    """``text`` names ``surface`` as a word of its own ("forMax" does not name Max)."""
+    return re.search(rf"(?<![\w]){re.escape(surface)}(?![\w])", text) is not None
+
+
+def _says_more(text: str, support: Support) -> bool:
+    """``text`` says something its cited turns (``support``) do not: a name, a number, a
+    date or a content word."""
+    return bool(
+        check_claim(text, support) or uncovered(plain(text), support.evidence, support.names)
+    )
 
 
 def _question_before(t: Transcript, turn: Turn, names: dict[str, str]) -> _Asked | None:
@@ -214,6 +230,7 @@ def _question_before(t: Transcript, turn: Turn, names: dict[str, str]) -> _Asked
         before = t.turns[i - 1] if i >= 1 and t.turns[i - 1].n == prev.n - 1 else None
         texts = [x.text for x in (before, prev) if x is not None]
         topic = topic_of(texts, {n.lower() for n in names.values() if n})
+        return _Asked(q, prev, names.get(prev.speaker, prev.speaker), topic, before)
     return _Asked(q, prev, names.get(prev.speaker, prev.speaker), topic)
 
 
@@ -347,9 +364,14 @@ def _facts_of(
         q_text = third_person(q_text, question.asker)  # its "you": question_claim
         text = question_claim(q_text, text, s.speaker, question.topic)
         dates = dates + q_dates
-        if check_claim(text, support_for([(t, s.turn)], (s.speaker,))):
-            # the question names something the answer does not: cite it too
-            evidence.append(Evidence(t.id, question.turn.n, question.turn.hash, t.date))
+        cited = [(t, s.turn)]
+        for turn in (question.turn, question.context):
+            if turn is None or not _says_more(text, support_for(cited, (s.speaker,))):
+                break
+            # the question (or the talk it refers to) says something the answer does not:
+            # cite it too
+            cited.append((t, turn))
+            evidence.append(Evidence(t.id, turn.n, turn.hash, t.date))
     primary: tuple[str, str] | None = None
     typed = [(n, k) for n, k, _, _ in mentions]
     # what the session takes each name said here for: "moved to Acme" fills the role when
@@ -371,7 +393,7 @@ def _facts_of(
                 primary = (name, "person" if pm else kind)
                 if pm:  # "She" -> the words the antecedent was named with ("Lena")
                     text = _name_pronoun(text, pm, surface)
-                if turn.n != s.turn.n and surface not in s.turn.text:
+                if turn.n != s.turn.n and not _names(surface, s.turn.text):
                     evidence.append(Evidence(t.id, turn.n, turn.hash, t.date))
     targets: list[tuple[str, str]] = []
     if primary:

@@ -41,7 +41,7 @@ SUPPORTED = [
     ("Prefers figures as PDF, not PNG.", "Please always give me figures as PDF, not PNG."),
     ("Writes figures at 150 dpi.", "The script writes PNG at 150 dpi."),
     ("Has 3 figures to redo.", "I have three figures to redo."),
-    ("Works with [[marta-silva|Marta]] on Thursdays.", "Marta and I go bouldering on Thursday."),
+    ("Goes bouldering with [[marta-silva|Marta]] on Thursdays.", "Marta and I go bouldering on Thursday."),
     ("Talked to Dana and Atlas.", "We talked."),  # participants are known names
     (
         'Went to the support group on 7 May 2023 ("yesterday").',
@@ -54,7 +54,7 @@ SUPPORTED = [
     ("The workshop is on 12 March 2023.", "The workshop is on 12 March."),
     ("Moved here in 2019.", "I moved here in 2019."),
     ("She may come along.", "She might come along."),  # "may" is not a month
-    ("The new parser is 40x faster.", "It's about 40x faster than the old one."),
+    ("The parser is 40x faster.", "The new parser is about 40x faster than the old one."),
     ("Present on Friday the 20th.", "Can you present on Friday the 20th?"),
     ('Ships on 12 May 2023 ("next Friday"), the 12th.', "It ships next Friday."),
     ("Costs 1,200 euros.", "It costs 1200 euros."),

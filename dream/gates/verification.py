@@ -46,6 +46,7 @@ from dream.gates.claimtext import MONTH_NUM as _MONTH_NUM
 from dream.gates.claimtext import WEEKDAYS as _WEEKDAYS
 from dream.gates.claimtext import DateRef, claim_dates
 from dream.gates.claimtext import plain as _plain
+from dream.gates.entailment import Evidence, TurnView, entailment_problems, evidence
 from dream.gates.profilecheck import Problems, ProfileCheck
 from dream.gates.slots import contradictions, slot_of
 from dream.profile import PROFILE
@@ -92,6 +93,7 @@ class Support:
     text: str  # the cited turns' texts, lower-cased, joined
     names: frozenset[str]  # lower-cased participant, speaker and subject words
     dates: tuple[tuple[dt.date, str], ...]  # (first day, granularity)
+    evidence: Evidence = evidence(())  # the turns as the entailment rules read them
 
 
 # -- claim text ---------------------------------------------------------------
@@ -172,6 +174,7 @@ def check_claim(text: str, support: Support) -> list[tuple[str, str]]:
         if not _number_supported(raw, support.text) and not (m.group(2) and int(raw) in days):
             problems.append(("DV102", f"number {raw!r} is not in the cited turn"))
     seen: set[str] = set()
+    named: list[str] = []
     for m in _NAME_RE.finditer(rest):
         word = m.group(0).rstrip("'’-")
         if not word[:1].isupper() or word in _NOT_NAMES or _sentence_initial(rest, m.start()):
@@ -181,12 +184,15 @@ def check_claim(text: str, support: Support) -> list[tuple[str, str]]:
         if key in seen or re.sub(r"s$", "", word) in _WEEKDAYS or word.rstrip(".") in _MONTH_NUM:
             continue
         seen.add(key)
+        named.append(word)
         if key in support.names or _word_in(key, support.text):
             continue
         parts = [p for p in re.split(r"[-'’]", key) if p]
         if len(parts) > 1 and all(_word_in(p, support.text) or p in support.names for p in parts):
             continue
         problems.append(("DV101", f"name {word!r} is not in the cited turn"))
+    if not problems:  # a claim with a wrong name or date is wrong already
+        problems.extend(entailment_problems(rest, support.evidence, [*named, *support.names]))
     return problems
 
 
@@ -246,12 +252,17 @@ def support_for(turns: list[tuple[Transcript, Turn]], subject: Iterable[str] = (
     names = set(_words(tuple(subject)))
     dates: list[tuple[dt.date, str]] = []
     texts: list[str] = []
+    views: list[TurnView] = []
     for t, turn in turns:
         texts.append(turn.text)
         names.update(_words((*t.participants, turn.speaker)))
         # the roles are people the store names: "I moved" by the user is "<user_name> moved"
         roster = t.speakers
         names.update(_words((roster.user_name, roster.assistant_name, roster.name(turn.speaker))))
+        speaker = _words((turn.speaker, roster.name(turn.speaker)))
+        others = [p for p in {*t.participants, *(x.speaker for x in t.turns)} if p != turn.speaker]
+        listener = _words((*others, *(roster.name(p) for p in others))) - speaker
+        views.append(TurnView(turn.text, speaker, listener))
         bases = {d for d in (_session_date(t.started), _session_date(turn.ts)) if d is not None}
         for base in sorted(bases):
             dates.append((base, "day"))
@@ -259,7 +270,12 @@ def support_for(turns: list[tuple[Transcript, Turn]], subject: Iterable[str] = (
         year = min(bases).year if bases else None
         written, _ = claim_dates(turn.text, year)
         dates.extend((first, gran) for (first, gran, _), _raw in written)
-    return Support(text="\n".join(texts).lower(), names=frozenset(names), dates=tuple(dates))
+    return Support(
+        text="\n".join(texts).lower(),
+        names=frozenset(names),
+        dates=tuple(dates),
+        evidence=evidence(views),
+    )
 
 
 def _line_claims(page: Page) -> list[tuple[str, tuple[int, ...], bool]]:
@@ -360,7 +376,9 @@ class _Check:
         sources = _refs(page)
         old = base_page(self.store, self.base, path) if not is_new else None
         old_keys, old_superseded = self._base_claims(old)
-        subject = (page.title, *page.aliases)
+        # a subject page's name may be written in full where the turn names it in part
+        # ("Jonas Weber" for "Jonas"); a note's or a summary's title is no name
+        subject = (page.title, *page.aliases) if path.startswith("memory/knowledge/") else ()
         profile = ProfileCheck(page, old, self._turn_text, self._thing_problems(subject))
         for claim in claims:
             key = _claim_key(sources, claim)
@@ -445,9 +463,29 @@ class _Check:
             if len(self._supports) > SUPPORTS_KEPT:  # bounded: a full run checks every claim
                 self._supports.popitem(last=False)
         found = self._supports[key]
-        if found is None or not subject:
+        if found is None or not subject or not _present(subject, found):
             return found
         return replace(found, names=found.names | _words(subject))
+
+
+def _present(subject: tuple[str, ...], support: Support) -> bool:
+    """The turns name the subject: its title or an alias, or a word of its title written
+    as a name ("Jonas" of "Jonas Weber"), or it spoke. The page a claim is on is no
+    evidence: a claim on the page of Google that names Google needs a turn that does."""
+    for name in subject:
+        low = name.lower()
+        if low in support.names or _word_in(low, support.text):
+            return True
+    for word in re.findall(r"[^\W\d_][\w'’-]*", subject[0] if subject else ""):
+        word = re.sub(r"['’]s$", "", word)
+        if len(word) < 3 or not word[:1].isupper():
+            continue
+        if word.lower() in support.names or any(
+            re.search(r"(?<![\w])" + re.escape(word) + r"(?![\w])", t.text)
+            for t in support.evidence.turns
+        ):
+            return True
+    return False
 
 
 def _cites(claim: Claim) -> str:
