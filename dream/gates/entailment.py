@@ -518,7 +518,12 @@ def _named_doers(text: str, at: int) -> frozenset[str] | None:
 
 
 def _actor_problem(rest: str, ev: Evidence, names: set[str]) -> str:
-    named = {w.lower() for t in ev.turns for w in re.findall(r"\b[A-Z][\w'’-]+", t.text)}
+    named = {
+        m.group(0).lower()
+        for t in ev.turns
+        for m in re.finditer(r"\b[A-Z][\w'’-]+", t.text)
+        if not _sentence_start(t.text, m.start())  # "Three of them." names no one
+    }
     found = _subject_and_verb(rest, names | named)
     if found is None:
         return ""

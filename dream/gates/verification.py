@@ -152,8 +152,9 @@ def _word_in(word: str, haystack: str) -> bool:
     return re.search(r"(?<![\w])" + re.escape(word) + r"(?![\w])", haystack) is not None
 
 
-def check_claim(text: str, support: Support) -> list[tuple[str, str]]:
-    """(code, reason) for each part of ``text`` its cited turns do not support."""
+def check_claim(text: str, support: Support, meaning: bool = True) -> list[tuple[str, str]]:
+    """(code, reason) for each part of ``text`` its cited turns do not support: names,
+    numbers, dates and, with ``meaning``, what it says (``dream.gates.entailment``)."""
     plain = _plain(text)
     year = support.dates[0][0].year if support.dates else None
     dates, rest = claim_dates(plain, year)
@@ -191,7 +192,7 @@ def check_claim(text: str, support: Support) -> list[tuple[str, str]]:
         if len(parts) > 1 and all(_word_in(p, support.text) or p in support.names for p in parts):
             continue
         problems.append(("DV101", f"name {word!r} is not in the cited turn"))
-    if not problems:  # a claim with a wrong name or date is wrong already
+    if meaning and not problems:  # a claim with a wrong name or date is wrong already
         problems.extend(entailment_problems(rest, support.evidence, [*named, *support.names]))
     return problems
 
@@ -425,7 +426,9 @@ class _Check:
     def _thing_problems(self, subject: tuple[str, ...]) -> Callable[[str, str], Problems]:
         def check(thing: str, ref: str) -> Problems:
             support = self.support_of((ref,), [ref], subject)
-            return check_claim(thing, support) if support is not None else []
+            # a thing is a word or two, named in its turn (``ProfileCheck``): its names,
+            # numbers and dates are checked here, not what a sentence would mean
+            return check_claim(thing, support, meaning=False) if support is not None else []
 
         return check
 
