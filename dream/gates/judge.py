@@ -559,6 +559,8 @@ def judge_for(
         return None
     where = f"{store.root / 'memory.toml'} [verify]"
     model = v.model or (llm.model if llm is not None else "")
+    if not model and llm is not None and not (v.judge or v.endpoint):
+        return None  # the llm engine says itself that it needs a model
     if not model:
         raise DreamError(f'{where}: the model judge needs a model (model = "NAME")')
     if not v.endpoint and llm is None:
