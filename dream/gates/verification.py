@@ -18,6 +18,8 @@ claim. A claim is supported when, taken over the turns it cites (together):
 
 Contradictions: no two current claims of a changed page may give different values for
 one slot (``dream.gates.slots``). Claim text and its dates: ``dream.gates.claimtext``.
+With a model judge (``dream.gates.judge``), the new and changed claims these checks
+pass (not ``## Profile`` bullets) are then asked of it: "no" is DV301, "unclear" DV302.
 """
 
 from __future__ import annotations
