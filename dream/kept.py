@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dream.errors import RunNotFound
+from dream.gates.judge import Judge, judge_for
 from dream.orient import orient, target_branch
 from dream.run import (
     RunResult,
@@ -30,6 +31,7 @@ from dream.run import (
     run_gates,
     run_lock,
     stage_receipts,
+    with_judge,
 )
 from dream.runlog import read_record, recent_records, valid_run_id, write_record
 from dream.staging import (
@@ -83,14 +85,19 @@ def apply_run(store: Store, run_id: str, full_validation: bool = False) -> RunRe
     with run_lock(store):
         _require_kept(store, run_id)
         target = target_branch(store)
+        judge = judge_for(store)  # [verify] only: the run's engine is not at hand
         stage = reopen_stage(store, run_id, target)
         keep = True
         try:
-            result, keep = _apply(store, stage, target, full_validation, started)
+            result, keep = _apply(store, stage, target, full_validation, started, judge)
         finally:
             remove_stage(store, stage, keep_branch=keep)
+            if judge is not None:
+                judge.close()
         result = replace(
-            result, finished=now_utc(), timings={"total": round(time.monotonic() - t0, 3)}
+            with_judge(result, judge),
+            finished=now_utc(),
+            timings={"total": round(time.monotonic() - t0, 3)},
         )
         new = record(result)
         if not new["left_out"]:  # what the run itself left out stays on its record
@@ -100,7 +107,12 @@ def apply_run(store: Store, run_id: str, full_validation: bool = False) -> RunRe
 
 
 def _apply(
-    store: Store, stage: Stage, target: str, full_validation: bool, started: str
+    store: Store,
+    stage: Stage,
+    target: str,
+    full_validation: bool,
+    started: str,
+    judge: Judge | None = None,
 ) -> tuple[RunResult, bool]:
     run_id = stage.run_id
     if git_proc(stage.path, "status", "--porcelain").stdout.strip():
@@ -122,7 +134,7 @@ def _apply(
         return replace(
             result, status="no-change", message=f"dream: run {run_id} changes nothing; dropped"
         ), False
-    validation, verification = run_gates(store, stage, changes, full_validation)
+    validation, verification = run_gates(store, stage, changes, full_validation, judge)
     summary = describe(changes, verification.stats.get("claims_superseded", 0))
     problems = problems_of(validation, verification)
     commit = run_git(stage.path, "rev-parse", "HEAD").strip()
@@ -145,7 +157,7 @@ def _apply(
             f"branch {stage.branch} kept",
         ), True
     commit = _seal_receipts(store, stage, result) or commit
-    return land(store, stage, commit, replace(result, commit=commit), full_validation)
+    return land(store, stage, commit, replace(result, commit=commit), full_validation, judge)
 
 
 def _seal_receipts(store: Store, stage: Stage, result: RunResult) -> str:

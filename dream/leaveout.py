@@ -45,6 +45,7 @@ from pathlib import PurePosixPath
 from dream.gates import GENERATED, Problem, base_page, staged_page
 from dream.gates.both import problems_of, run_gates
 from dream.gates.claimtext import plain
+from dream.gates.judge import Judge
 from dream.pagewriter import Outline, Section, load_page_text, page_text
 from dream.profile import PROFILE
 from dream.sources import Sources
@@ -123,6 +124,7 @@ def reduce_stage(
     changes: Sequence[Change],
     problems: Sequence[Problem],
     full_validation: bool = False,
+    judge: Judge | None = None,
 ) -> Reduction:
     """Leave out what ``problems`` (the gates' verdict on ``changes``) name, render the
     indexes, gate again; until the gates pass, nothing can be pinned, or ``MAX_PASSES``.
@@ -144,7 +146,7 @@ def reduce_stage(
         changes = stage_changes_on_disk(stage)
         if not any(_of_the_run(c) for c in changes):
             return _unlandable(tree, left, found, touched, "nothing valid left to commit")
-        validation, verification = run_gates(store, stage, changes, full_validation)
+        validation, verification = run_gates(store, stage, changes, full_validation, judge)
         current = problems_of(validation, verification)
         found.update(dict.fromkeys(current))
         if not current:

@@ -38,6 +38,7 @@ from dream.engine import Engine, EngineContext
 from dream.errors import DreamError
 from dream.gates import Problem
 from dream.gates.both import problems_of, run_gates
+from dream.gates.judge import Judge, judge_for
 from dream.leaveout import LeftOut, put_back, reduce_stage
 from dream.orient import find_pending, orient, stop_conditions, target_branch
 from dream.recite import recite_stage
@@ -78,6 +79,7 @@ __all__ = [
     "problems_of",
     "now_utc",
     "record",
+    "with_judge",
 ]
 
 ENGINES = {
@@ -126,6 +128,7 @@ class RunResult:
     rejected: tuple[str, ...] = ()  # what the engine dropped before the gates (file:line: why)
     tokens: int = 0  # model tokens the engine spent
     cost: float = 0.0
+    judge: dict[str, int] = field(default_factory=dict)  # the model judge's counts (if any)
     rebased: int = 0
     restarted: int = 0
     started: str = ""
@@ -193,7 +196,12 @@ def run_lock(store: Store) -> Iterator[None]:
 
 
 def land(
-    store: Store, stage: Stage, commit: str, result: RunResult, full_validation: bool
+    store: Store,
+    stage: Stage,
+    commit: str,
+    result: RunResult,
+    full_validation: bool,
+    judge: Judge | None = None,
 ) -> tuple[RunResult, bool]:
     """Sync the stage's commit onto the target: the result, and whether to keep the branch.
 
@@ -201,7 +209,7 @@ def land(
     """
 
     def regate(moved: Stage) -> tuple[Problem, ...]:
-        return problems_of(*run_gates(store, moved, stage_changes(moved), full_validation))
+        return problems_of(*run_gates(store, moved, stage_changes(moved), full_validation, judge))
 
     outcome = sync(store, stage, result.target, commit, regate)
     if not outcome.landed:
@@ -280,6 +288,7 @@ def run_dream(
     with run_lock(store):
         skill = check_skill(store, allow_unapproved=options.allow_unapproved).active
         stops = stop_conditions(store, options.max_sessions, options.deadline)
+        judge = judge_for(store, engine)
         deadline = t0 + stops.deadline_seconds if stops.deadline_seconds is not None else None
         target = target_branch(store)
         cleanup_stale(store, target)
@@ -292,7 +301,9 @@ def run_dream(
             skill=skill,
             started=started,
         )
-        attempt = _Attempt(store, engine, options, stops.max_sessions, deadline, tick, before_sync)
+        attempt = _Attempt(
+            store, engine, options, stops.max_sessions, deadline, tick, before_sync, judge=judge
+        )
         for restarted in range(MAX_ATTEMPTS):
             try:
                 result = attempt.run(draft)
@@ -301,6 +312,9 @@ def run_dream(
             except DreamError as exc:
                 _record_error(store, draft, exc)
                 raise
+            finally:
+                if judge is not None:
+                    judge.close()
             total = round(time.monotonic() - t0, 3)
             result = replace(
                 result,
@@ -308,11 +322,22 @@ def run_dream(
                 finished=now_utc(),
                 timings={**result.timings, "total": total},
             )
+            result = with_judge(result, judge)
             write_record(store, vars(result))  # its DiskLists written an item at a time
             return result
         error = DreamError(f"the run kept conflicting with new commits on {target}; try again")
         _record_error(store, draft, error)
         raise error
+
+
+def with_judge(result: RunResult, judge: Judge | None) -> RunResult:
+    """``result`` with what the model judge did, its message saying when claims went
+    without a verdict (a timeout, a malformed reply: the deterministic checks decided)."""
+    if judge is None:
+        return result
+    note = judge.fallback_note()
+    message = f"{result.message}; {note}" if note else result.message
+    return replace(result, judge=judge.summary(), message=message)
 
 
 def _record_error(store: Store, result: RunResult, exc: Exception) -> None:
@@ -333,6 +358,7 @@ class _Attempt:
     before_sync: Callable[[Stage], None] | None
     timings: dict[str, float] = field(default_factory=dict)
     _clock: float = 0.0
+    judge: Judge | None = None  # the model judge of the verification gate
 
     def lap(self, name: str) -> None:
         now = time.monotonic()
@@ -402,7 +428,7 @@ class _Attempt:
             ), False
         self.tick("gates", 0, 1)
         validation, verification = run_gates(
-            self.store, stage, changes, self.options.full_validation
+            self.store, stage, changes, self.options.full_validation, self.judge
         )
         self.lap("gates")
         superseded = verification.stats.get("claims_superseded", report.claims_superseded)
@@ -412,7 +438,7 @@ class _Attempt:
         if problems:
             self.tick("leave out", 0, 1)
             reduction = reduce_stage(
-                self.store, stage, changes, problems, self.options.full_validation
+                self.store, stage, changes, problems, self.options.full_validation, self.judge
             )
             self.lap("leave out")
             problems = reduction.problems
@@ -480,7 +506,9 @@ class _Attempt:
         if self.before_sync is not None:
             self.before_sync(stage)
         self.tick("sync", 0, 1)
-        result, keep = land(self.store, stage, commit, result, self.options.full_validation)
+        result, keep = land(
+            self.store, stage, commit, result, self.options.full_validation, self.judge
+        )
         self.lap("sync")
         if result.status == "committed" and reduction is not None:
             try:

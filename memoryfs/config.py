@@ -19,6 +19,7 @@ __all__ = [
     "Budgets",
     "DreamSettings",
     "StoreConfig",
+    "VerifySettings",
     "load_config",
     "render_config",
     "valid_display_name",
@@ -26,6 +27,9 @@ __all__ = [
 
 FORMAT_VERSION = 1
 _SCOPE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+_VERIFY_KEYS = ("judge", "endpoint", "model", "api_key_env", "timeout", "batch")
+MAX_JUDGE_BATCH = 50
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,23 @@ class DreamSettings:
 
 
 @dataclass(frozen=True)
+class VerifySettings:
+    """``[verify]``: the semantic gate's model judge (``dream.gates.judge``).
+
+    The judge is on when ``judge = true``, when an ``endpoint`` or ``model`` is set here,
+    or with ``dream run --engine llm`` (whose endpoint, model and key it then uses for
+    what is not set here); ``judge = false`` turns it off for every engine.
+    """
+
+    judge: bool | None = None  # None: on when configured (see above)
+    endpoint: str = ""  # OpenAI-compatible base URL, e.g. http://127.0.0.1:11434/v1
+    model: str = ""
+    api_key_env: str = ""  # name of the environment variable holding the API key
+    timeout: float | None = None  # seconds per request; None: the judge's default
+    batch: int = 10  # claims per request
+
+
+@dataclass(frozen=True)
 class StoreConfig:
     user: str
     assistant: str
@@ -55,6 +76,7 @@ class StoreConfig:
     # the names claims are written with; "" derives one from the id (``display_name``)
     user_name: str = ""
     assistant_name: str = ""
+    verify: VerifySettings = field(default_factory=VerifySettings)
 
     @property
     def roster(self) -> Roster:
@@ -129,6 +151,50 @@ def load_config(path: Path) -> StoreConfig:
         dream=dream,
         user_name=names["user_name"].strip(),
         assistant_name=names["assistant_name"].strip(),
+        verify=_verify(path, data.get("verify", {})),
+    )
+
+
+def _verify(path: Path, v: object) -> VerifySettings:
+    """``[verify]``, every key checked: a typo must not leave the judge silently off."""
+
+    def bad(what: str) -> MemoryFSError:
+        return MemoryFSError(f"{path}: [verify] {what}")
+
+    if not isinstance(v, dict):
+        raise bad("must be a table")
+    unknown = sorted(set(v) - set(_VERIFY_KEYS))
+    if unknown:
+        raise bad(f"has unknown key {unknown[0]!r} (known: {', '.join(_VERIFY_KEYS)})")
+    judge = v.get("judge")
+    if judge is not None and not isinstance(judge, bool):
+        raise bad("judge must be true or false")
+    text = {}
+    for key in ("endpoint", "model", "api_key_env"):
+        value = v.get(key, "")
+        if not isinstance(value, str) or not value.isprintable():
+            raise bad(f"{key} must be a string on one line")
+        text[key] = value.strip()
+    if text["endpoint"] and not re.match(r"^https?://[^\s/]+", text["endpoint"]):
+        raise bad(f"endpoint {text['endpoint']!r} is not an http:// or https:// URL")
+    if text["api_key_env"] and not _ENV_NAME_RE.match(text["api_key_env"]):
+        raise bad(
+            f"api_key_env must name an environment variable (such as OPENAI_API_KEY), "
+            f"not {text['api_key_env']!r}"
+        )
+    timeout = v.get("timeout")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= 3600
+    ):
+        raise bad("timeout must be a number of seconds above 0, at most 3600")
+    batch = v.get("batch", VerifySettings.batch)
+    if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= MAX_JUDGE_BATCH:
+        raise bad(f"batch must be a whole number of claims from 1 to {MAX_JUDGE_BATCH}")
+    return VerifySettings(
+        judge=judge,
+        timeout=None if timeout is None else float(timeout),
+        batch=batch,
+        **text,
     )
 
 
@@ -157,4 +223,22 @@ def render_config(cfg: StoreConfig) -> str:
         f"approved_skill = {_q(cfg.dream.approved_skill)}\n"
         + (f"approved_by = {_q(cfg.dream.approved_by)}\n" if cfg.dream.approved_by else "")
         + (f"approved_at = {_q(cfg.dream.approved_at)}\n" if cfg.dream.approved_at else "")
+        + _render_verify(cfg.verify)
     )
+
+
+def _render_verify(v: VerifySettings) -> str:
+    """``[verify]`` with the keys that differ from the defaults; "" when none does."""
+    if v == VerifySettings():
+        return ""
+    lines = ["", "[verify]"]
+    if v.judge is not None:
+        lines.append(f"judge = {'true' if v.judge else 'false'}")
+    lines += [
+        f"{k} = {_q(getattr(v, k))}" for k in ("endpoint", "model", "api_key_env") if getattr(v, k)
+    ]
+    if v.timeout is not None:
+        lines.append(f"timeout = {v.timeout:g}")
+    if v.batch != VerifySettings.batch:
+        lines.append(f"batch = {v.batch}")
+    return "\n".join(lines) + "\n"

@@ -9,6 +9,8 @@ it, or ``default`` when none is left. A step is one of:
 - ``status(code, retry_after=None)``: an error response (429, 500, 401 ...);
 - ``hang(seconds)``: sleep past the client's timeout, then answer nothing useful.
 
+``responder``, when set, is asked first with each request's body: a step, or None to
+play the script (the model judge's tests answer per claim, ``tests/test_judge.py``).
 Every request is recorded (``requests``) for the tests to inspect.
 """
 
@@ -19,6 +21,7 @@ import re
 import threading
 import time
 from collections import defaultdict, deque
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -47,6 +50,7 @@ class ScriptedServer:
     def __init__(self) -> None:
         self.script: dict[str, deque[Step]] = defaultdict(deque)
         self.default: Step = status(500)
+        self.responder: Callable[[dict[str, Any]], Step | None] | None = None
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         server = self
@@ -114,6 +118,9 @@ class ScriptedServer:
         sid = m.group(1) if m else ""
         with self._lock:
             self.requests.append({"session": sid, **body})
+            step = self.responder(body) if self.responder is not None else None
+            if step is not None:
+                return step
             steps = self.script.get(sid)
             return steps.popleft() if steps else self.default
 

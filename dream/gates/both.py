@@ -16,6 +16,7 @@ from dream.gates import (
     release_base,
     sharing_pages,
 )
+from dream.gates.judge import Judge
 from dream.gates.validation import validate_stage
 from dream.gates.verification import verify_stage
 from dream.staging import Change, Stage
@@ -27,9 +28,14 @@ __all__ = ["run_gates", "problems_of"]
 
 
 def run_gates(
-    store: Store, stage: Stage, changes: Sequence[Change], full: bool = False
+    store: Store,
+    stage: Stage,
+    changes: Sequence[Change],
+    full: bool = False,
+    judge: Judge | None = None,
 ) -> tuple[GateReport, GateReport]:
-    """Validation, then verification, of the stage's changes against its base.
+    """Validation, then verification, of the stage's changes against its base (with the
+    model ``judge``, when the run has one: ``dream.gates.judge.judge_for``).
 
     The gates are a run's last readers of its pages: the base texts they fetched and the
     pages parsed since the run began (``memoryfs.page``, ``memoryfs.links``) are let go
@@ -43,7 +49,7 @@ def run_gates(
     try:
         with sharing_pages():
             validation = validate_stage(store, stage.path, changes, full=full, base=stage.base)
-            verification = verify_stage(store, stage.path, stage.base, changes)
+            verification = verify_stage(store, stage.path, stage.base, changes, judge)
     finally:
         release_base()
         clear_page_cache()

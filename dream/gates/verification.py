@@ -18,6 +18,8 @@ claim. A claim is supported when, taken over the turns it cites (together):
 
 Contradictions: no two current claims of a changed page may give different values for
 one slot (``dream.gates.slots``). Claim text and its dates: ``dream.gates.claimtext``.
+With a model judge (``dream.gates.judge``), the new and changed claims these checks
+pass (not ``## Profile`` bullets) are then asked of it: "no" is DV301, "unclear" DV302.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from dream.gates.claimtext import WEEKDAYS as _WEEKDAYS
 from dream.gates.claimtext import DateRef, claim_dates
 from dream.gates.claimtext import plain as _plain
 from dream.gates.entailment import Evidence, TurnView, entailment_problems, evidence
+from dream.gates.judge import Judge, Pending
 from dream.gates.profilecheck import Problems, ProfileCheck
 from dream.gates.slots import contradictions, slot_of
 from dream.profile import PROFILE
@@ -336,10 +339,12 @@ def _claim_key(sources: dict[int, str], claim: Claim) -> tuple[str, tuple[str, .
 
 
 def verify_stage(
-    store: Store, stage_root: Path, base: str, changes: Sequence[Change]
+    store: Store, stage_root: Path, base: str, changes: Sequence[Change], judge: Judge | None = None
 ) -> GateReport:
-    """Check the new and changed claims of the changed pages, and their slots."""
+    """Check the new and changed claims of the changed pages, and their slots; with a
+    ``judge``, the claims the deterministic checks pass are asked of it at the end."""
     check = _Check(store, base, _Transcripts(stage_root, store.config.roster))
+    check.judged = [] if judge is not None else None
     for change in changes:
         path = change.path
         if change.status == "D" or not path.startswith(_PAGE_PREFIXES) or path in GENERATED:
@@ -348,11 +353,16 @@ def verify_stage(
         if page is not None:
             check.page(path, page, is_new=change.status == "A")
         release_staged(path)  # the last gate to read it
+    stats = {"claims_checked": check.checked, "claims_superseded": check.superseded}
+    if judge is not None and check.judged is not None:
+        found, judged = judge.check(check.judged, check.turn, GATE)
+        check.problems.extend(found)
+        stats.update(judged)
     return GateReport(
         gate=GATE,
         problems=tuple(check.problems),
         checked=check.checked,
-        stats={"claims_checked": check.checked, "claims_superseded": check.superseded},
+        stats=stats,
     )
 
 
@@ -371,6 +381,7 @@ class _Check:
     # what each set of cited turns supports, the most recently used kept (a claim is on
     # each page it names and in a note: the same turns are asked for several times)
     _supports: OrderedDict[tuple[str, ...], Support | None] = field(default_factory=OrderedDict)
+    judged: list[Pending] | None = None  # claims the floor passed, for the judge (if any)
 
     def page(self, path: str, page: Page, is_new: bool) -> None:
         claims = extract_claims(page)
@@ -399,10 +410,15 @@ class _Check:
             if support is None:
                 continue  # validation reports citations that resolve to no turn
             self.checked += 1
-            for code, why in check_claim(claim.text, support):
+            found = check_claim(claim.text, support)
+            for code, why in found:
                 self.problems.append(
                     Problem(GATE, path, claim.line, code, f"{why} ({_cites(claim)})")
                 )
+            if not found and self.judged is not None and claim.section != PROFILE:
+                cites = tuple((n, sources[n]) for n in claim.citations if n in sources)
+                about = f"{page.title} ({page.type})"
+                self.judged.append(Pending(path, claim.line, _plain(claim.text), about, cites))
         if path.startswith(_FACT_PREFIXES):
             self.problems.extend(contradictions(page, path, claims, self._kind_of))
 
