@@ -52,10 +52,12 @@ TURNS = [
     "I'm not a fan of sushi at all.",
     "My sister Ines has two kids.",
 ]
+# the deterministic floor lets each of these through: a word changed, a relation turned
+# round, a detail added; only the judge reads them as meant
 ENTAILED = "Moved to Porto to join the Tidewater lab."
-CONTRADICTED = "Loves sushi."
-UNRELATED = "Plays the cello in a band."
-UNCLEAR = "Ines has two kids and likes her job."
+CONTRADICTED = "Is not a fan of sushi, only of sashimi."
+UNRELATED = "Ines has two sisters."
+UNCLEAR = "Dana's sister Ines has two kids, both at school."
 PATH = "memory/knowledge/people/dana.md"
 _ITEM_RE = re.compile(r"^Item (\S+)\n(?:Page: .*\n)?Claim: (.*)$", re.MULTILINE)
 
@@ -322,9 +324,9 @@ def test_verdicts_are_cached_by_claim_and_turns(store: Store, server: ScriptedSe
     assert second.problems == first.problems and len(server.requests) == 1
     assert second.stats["judge_cached"] == 4 and second.stats["claims_judged"] == 4
     assert judge.summary()["judge_cached"] == 4 and judge.summary()["judge_requests"] == 0
-    # a cited turn with another text (a forget redacts it): asked again, only that claim
+    # a cited turn with another text (a hand edit): asked again, only that claim
     transcript = store.memory / "sessions/transcripts/2026-02-10-move.md"
-    transcript.write_text(transcript.read_text().replace("not a fan of", "[forgotten]"))
+    transcript.write_text(transcript.read_text().replace("sushi at all", "sushi, really"))
     third = gate(store, judge, base)
     assert len(server.requests) == 2 and model(server).asked[-1] == [CONTRADICTED]
     assert third.stats["judge_cached"] == 3

@@ -518,13 +518,13 @@ def _named_doers(text: str, at: int) -> frozenset[str] | None:
 
 
 def _actor_problem(rest: str, ev: Evidence, names: set[str]) -> str:
-    named = {
+    in_turns = {
         m.group(0).lower()
         for t in ev.turns
         for m in re.finditer(r"\b[A-Z][\w'’-]+", t.text)
         if not _sentence_start(t.text, m.start())  # "Three of them." names no one
     }
-    found = _subject_and_verb(rest, names | named)
+    found = _subject_and_verb(rest, names | in_turns)
     if found is None:
         return ""
     who, verb = found
@@ -533,9 +533,9 @@ def _actor_problem(rest: str, ev: Evidence, names: set[str]) -> str:
         for m in _TOKEN_RE.finditer(turn.text):
             if key(m.group(0)) != verb:
                 continue
-            named = _named_doers(turn.text, m.start())
-            if named is not None:
-                doers.append(named)
+            by_name = _named_doers(turn.text, m.start())
+            if by_name is not None:
+                doers.append(by_name)
                 continue
             tokens = _tokens(turn.text[: m.end()])
             doer = _doers(tokens, len(tokens) - 1, turn)
@@ -544,8 +544,8 @@ def _actor_problem(rest: str, ev: Evidence, names: set[str]) -> str:
             doers.append(doer)
     if not doers or any(who & d for d in doers):
         return ""
-    named = sorted({w for d in doers for w in d})
+    shown = sorted({w for d in doers for w in d})
     return (
-        f"who does what: the cited turn has {', '.join(named)} do {verb!r}, "
+        f"who does what: the cited turn has {', '.join(shown)} do {verb!r}, "
         f"not {' '.join(sorted(who))}"
     )
