@@ -421,9 +421,13 @@ def _clause_polarity(clause: str, content: set[str], ev: Evidence) -> str:
         return ""  # a question asserts nothing ("Did Tim dress up?")
     claim_tokens = _tokens(clause)
     wanted = {
-        key(t) for t in claim_tokens if t in content and t not in _LIKES and t not in _DISLIKES
+        key(t)
+        for t in claim_tokens
+        if (t in content or t.isdigit()) and t not in _LIKES and t not in _DISLIKES
     }
-    if len(wanted) < 2:
+    # a liking needs only what is liked to be found ("hates coriander"), the rest two words
+    least = 1 if _attitude(claim_tokens) else 2
+    if len(wanted) < least:
         return ""  # too little of the turn to find where it says this
     mine = _window(claim_tokens, wanted)
     if mine is None:
@@ -441,7 +445,7 @@ def _clause_polarity(clause: str, content: set[str], ev: Evidence) -> str:
             size = found[2] - found[1]
             if best is None or (found[0], -size) > (best[0], -best[1]):
                 best = (found[0], size, _span(tokens, found[1], found[2]))
-    if best is None or best[0] < max(2, (len(wanted) + 1) // 2):
+    if best is None or best[0] < max(least, (len(wanted) + 1) // 2):
         return ""  # the claim's words are spread over the turn: no one place to compare
     span, claim_span = best[2], _span(claim_tokens, mine[1], mine[2])
     claim_neg, turn_neg = _negated(claim_span), _negated(span)
@@ -458,40 +462,125 @@ def _clause_polarity(clause: str, content: set[str], ev: Evidence) -> str:
 # -- who does what --------------------------------------------------------------------
 
 _LEAD_RE = re.compile(
-    r"^(?P<who>[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*(?:\s+and\s+[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)?)"
-    r"(?P<rest>\s.*)$",
+    r"^(?P<who>[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*(?:\s+and\s+[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*)?)"
+    r"(?P<rest>(?:['’]s)?\s.*)$",
     re.DOTALL,
 )
+_NUMBER_WORDS = frozenset(
+    (
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+        "eleven", "twelve", "twenty", "thirty", "forty", "fifty", "hundred", "thousand",
+        "first", "second", "third", "last", "next", "both", "all", "most", "some", "many",
+    )
+)  # fmt: skip
+_RELATIVE = frozenset(("he", "she", "who", "he's", "she's", "he'd", "she'd", "he'll", "she'll"))
 
 
-def _subject_and_verb(rest: str, names: set[str]) -> tuple[set[str], str] | None:
-    """The person a claim opens with (lower-cased name words) and its verb, or None when
-    it opens otherwise, or in the passive ("Dana was hired by ...": the doer is after)."""
+def _lead(rest: str) -> tuple[set[str], str] | None:
+    """The person a claim opens with (lower-cased name words) and the rest of it, or None
+    when it opens with no name ("The team ...", "Moved to ...", "Three figures ...")."""
     m = _LEAD_RE.match(rest.strip())
     if not m:
         return None
-    who = {w.lower() for w in re.findall(r"[\w'’-]+", m["who"]) if w.lower() != "and"}
-    if not who or who & _STOP or not who <= names:
-        return None  # "Goes bouldering ...": no person
-    tokens = _tokens(m["rest"])
+    words = [w.lower() for w in re.findall(r"[\w'’-]+", m["who"]) if w.lower() != "and"]
+    who = {re.sub(r"['’]s$", "", w) for w in words}
+    if not who or any(
+        w in _STOP or w in _FRAMING or w in _AUX or w in _NUMBER_WORDS
+        or len(w) > 4 and w.endswith(("ed", "ing"))  # "Moved to Porto": no one named
+        for w in who
+    ):  # fmt: skip
+        return None
+    return who, m["rest"]
+
+
+def _verb(rest: str) -> str | None:
+    """The stem of the verb after a claim's subject, None in the passive ("Dana was hired
+    by ...": the doer is after) or when a possessive or a label follows ("Dana's ...")."""
     passive = False
-    for t in tokens[:6]:
+    for t in _tokens(rest)[:6]:
         if t in _CLAUSE_BREAK or t.startswith("'"):
-            return None  # "Dana's ...", "Dana: ..."
+            return None
         if t in _AUX or t in ("to", "others"):
             passive = passive or t in _BE
             continue
-        if passive or t in _STOP or t in _FRAMING:
+        if passive or t in _STOP:
             return None
-        return who, key(t)
+        return key(t)
     return None
 
 
-def _doers(tokens: list[str], at: int, turn: TurnView) -> frozenset[str] | None:
-    """Who does the verb at ``tokens[at]``: name words; None when it could be anyone."""
-    i = at - 1
+def _antecedent(
+    text: str, at: int, speaker: frozenset[str], known: frozenset[str] | set[str]
+) -> frozenset[str] | None:
+    """The person "he", "she" or "who" at character ``at`` most likely names: the last
+    name before it in the turn, shaped like a doer, that is not the speaker's ("Jonas and
+    I had the beer. He ran ..."); None when there is none."""
+    for m in reversed(list(_NAME_BEFORE_RE.finditer(text[:at]))):
+        word = m.group(2).split()[-1].lower()
+        if word not in speaker and _doer_shaped(text, m, known):
+            return frozenset({word})
+    return None
+
+
+# a name (the words of one, "Blue Horizon Fund") and the word before it
+_NAME_BEFORE_RE = re.compile(r"(\S+\s+)?\b((?:[A-Z][\w-]*\s+)*[A-Z][\w-]+)")
+_INTERJECTIONS = frozenset(
+    ("yeah", "aww", "wow", "haha", "lol", "omg", "congrats", "cool", "nice", "great", "sorry")
+)
+
+
+def _doer_shaped(text: str, m: re.Match[str], known: frozenset[str] | set[str]) -> bool:
+    """The name ``m`` (group 2, the word before it group 1) may do a verb: no function
+    word, month or weekday, not after a preposition or an article ("in Berlin", "the
+    Finals"), and a known person's name where a sentence starts ("Yeah, ...")."""
+    word, prior = m.group(2).split()[-1].lower(), (m.group(1) or "").strip().lower()
+    opens = _sentence_start(text, m.start(2))
+    return (
+        word not in _STOP
+        and word not in _AUX
+        and word not in _NUMBER_WORDS
+        and word not in _INTERJECTIONS
+        and word.capitalize() not in _CALENDAR
+        and prior not in _NOT_BEFORE_A_DOER
+        and not prior.strip("'’,.").isdigit()
+        # where a sentence starts, a capital is a name when it is one known, or when it
+        # opens a pair ("Jonas and I", not "Yeah, ..." or "Remember that ...")
+        and (word in known or not opens or text[m.end(2) :].startswith((" and ", " & ")))
+    )
+
+
+_CALENDAR = frozenset(
+    (
+        "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday",
+        "January", "February", "March", "April", "May", "June", "July", "August",
+        "September", "October", "November", "December",
+    )
+)  # fmt: skip
+_NOT_BEFORE_A_DOER = frozenset(
+    (
+        "in", "at", "on", "from", "to", "by", "of", "for", "with", "into", "the", "a", "an",
+        "this", "that", "my", "your", "his", "her", "their", "our", "its", "about", "near",
+    )
+)  # fmt: skip
+
+
+def _doers(
+    text: str, at: int, turn: TurnView, known: frozenset[str] | set[str] = frozenset()
+) -> frozenset[str] | None:
+    """Who does the verb at character ``at`` of ``text``: name words; None when it could
+    be anyone."""
+    before = text[:at].rstrip()
+    m = re.search(
+        r"(\S+\s+)?((?:[A-Z][\w-]*\s+)*[A-Z][\w-]+)(?:\s+(?:also|just|really|then|finally))?$",
+        before,
+    )
+    if m and _doer_shaped(text, m, known):  # a name right before the verb: "Henrik asked"
+        return frozenset({m.group(2).split()[-1].lower()})
+    tokens = _tokens(before)
+    spans = [mm.start() for mm in _TOKEN_RE.finditer(before)]
+    i = len(tokens) - 1
     saw_be = False
-    while i >= 0 and at - i <= 5 and tokens[i] not in _CLAUSE_BREAK:
+    while i >= 0 and len(tokens) - i <= 5 and tokens[i] not in _CLAUSE_BREAK:
         t = tokens[i]
         if t in _BE:
             saw_be = True
@@ -499,6 +588,8 @@ def _doers(tokens: list[str], at: int, turn: TurnView) -> frozenset[str] | None:
             return None if saw_be else turn.speaker
         elif t in _LISTENER:
             return None if saw_be or not turn.listener else turn.listener
+        elif t in _RELATIVE:
+            return None if saw_be else _antecedent(text, spans[i], turn.speaker, known)
         elif t in _ANYONE:
             return None
         elif t in ("and", "or", "but", "then", "so", "because", "that", "if", "when"):
@@ -507,38 +598,39 @@ def _doers(tokens: list[str], at: int, turn: TurnView) -> frozenset[str] | None:
     return None
 
 
-def _named_doers(text: str, at: int) -> frozenset[str] | None:
-    """A capitalised name right before the verb at character ``at`` ("Henrik wants")."""
-    before = text[:at].rstrip()
-    m = re.search(r"([A-Z][\w'’-]+)(?:\s+(?:also|just|really|then|finally))?$", before)
-    if not m or _sentence_start(before, m.start()) and m.group(1).lower() in _STOP:
-        return None
-    word = m.group(1).lower()
-    return None if word in _STOP or word in _AUX else frozenset({word})
-
-
 def _actor_problem(rest: str, ev: Evidence, names: set[str]) -> str:
-    in_turns = {
-        m.group(0).lower()
-        for t in ev.turns
-        for m in re.finditer(r"\b[A-Z][\w'’-]+", t.text)
-        if not _sentence_start(t.text, m.start())  # "Three of them." names no one
-    }
-    found = _subject_and_verb(rest, names | in_turns)
+    found = _lead(rest)
     if found is None:
         return ""
-    who, verb = found
+    who, after = found
+    people = names | {w for t in ev.turns for w in t.speaker | t.listener}
+    # "Works as a nurse." names no one: its first word is what the turn says otherwise
+    if not who & people and not any(
+        _covered(key(w), ev.stems) or _said_otherwise(key(w), ev) for w in who
+    ):
+        return (
+            f"who does what: {' '.join(sorted(who))} neither speaks in the cited turn nor is "
+            "named in it"
+        )
+    capitals = {
+        m.group(0).lower()
+        for t in ev.turns
+        for m in re.finditer(r"\b[A-Z][\w-]+", t.text)
+        if m.group(0).lower() not in _STOP and m.group(0).lower() not in _NUMBER_WORDS
+    }
+    if not who <= people | capitals:
+        return ""  # "Goes bouldering with Marta": no person does it
+    if after.startswith(("'", "’")):
+        return ""  # "Lena's collection ...": the claim's subject is the thing, not Lena
+    verb = _verb(after)
+    if verb is None:
+        return ""
     doers: list[frozenset[str]] = []
     for turn in ev.turns:
         for m in _TOKEN_RE.finditer(turn.text):
             if key(m.group(0)) != verb:
                 continue
-            by_name = _named_doers(turn.text, m.start())
-            if by_name is not None:
-                doers.append(by_name)
-                continue
-            tokens = _tokens(turn.text[: m.end()])
-            doer = _doers(tokens, len(tokens) - 1, turn)
+            doer = _doers(turn.text, m.start(), turn, people)
             if doer is None:
                 return ""  # a use of the verb whose doer could be the claim's subject
             doers.append(doer)
@@ -549,3 +641,7 @@ def _actor_problem(rest: str, ev: Evidence, names: set[str]) -> str:
         f"who does what: the cited turn has {', '.join(shown)} do {verb!r}, "
         f"not {' '.join(sorted(who))}"
     )
+
+
+def _word_in(word: str, haystack: str) -> bool:
+    return re.search(r"(?<![\w])" + re.escape(word) + r"(?![\w])", haystack) is not None

@@ -334,8 +334,14 @@ def _resolve(sources: dict[int, str], claim: Claim) -> list[str]:
     return [sources[n] for n in claim.citations if n in sources]
 
 
-def _claim_key(sources: dict[int, str], claim: Claim) -> tuple[str, tuple[str, ...]]:
-    return _core(claim), tuple(sorted(_resolve(sources, claim)))
+def _pins(page: Page) -> dict[int, str]:
+    """Source id -> ref and the hash of the turn it pins: a claim whose cited turn changed
+    (its entry re-hashed, by a run or a hand) is a changed claim, checked again."""
+    return {sid: f"{ref}@{digest}" for sid, ref, digest in source_entries(page)}
+
+
+def _claim_key(pins: dict[int, str], claim: Claim) -> tuple[str, tuple[str, ...]]:
+    return _core(claim), tuple(sorted(_resolve(pins, claim)))
 
 
 def verify_stage(
@@ -385,7 +391,7 @@ class _Check:
 
     def page(self, path: str, page: Page, is_new: bool) -> None:
         claims = extract_claims(page)
-        sources = _refs(page)
+        sources, pins = _refs(page), _pins(page)
         old = base_page(self.store, self.base, path) if not is_new else None
         old_keys, old_superseded = self._base_claims(old)
         # a subject page's name may be written in full where the turn names it in part
@@ -393,7 +399,7 @@ class _Check:
         subject = (page.title, *page.aliases) if path.startswith("memory/knowledge/") else ()
         profile = ProfileCheck(page, old, self._turn_text, self._thing_problems(subject))
         for claim in claims:
-            key = _claim_key(sources, claim)
+            key = _claim_key(pins, claim)
             if claim.superseded and key not in old_superseded:
                 self.superseded += 1
             if key in old_keys:
@@ -406,7 +412,8 @@ class _Check:
                         Problem(GATE, path, claim.line, code, why) for code, why in found
                     )
                     continue
-            support = self._support(key[1], sources, claim, subject)
+            refs = tuple(sorted(_resolve(sources, claim)))
+            support = self._support(refs, sources, claim, subject)
             if support is None:
                 continue  # validation reports citations that resolve to no turn
             self.checked += 1
@@ -452,7 +459,7 @@ class _Check:
         keys: set[ClaimKey] = set()
         superseded: set[ClaimKey] = set()
         if old is not None:
-            sources = _refs(old)
+            sources = _pins(old)
             for text, citations, is_superseded in _line_claims(old):
                 refs = tuple(sorted(sources[n] for n in citations if n in sources))
                 key = (_plain(text).lower(), refs)
