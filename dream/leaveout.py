@@ -9,6 +9,10 @@ tree and commits the rest (``dream.run``). What goes, by problem:
   dated section left without text goes too; an emptied section of a summary says
   "none recorded", as ``render_summary`` writes it), and so do the ``sources`` entries
   no citation names any more (as ``dream.recite`` drops them);
+- an uncited factual line the run wrote (validation's MF110 on a line the base did not
+  hold, ``memoryfs.factlines``): that line, as a claim goes; a line wrapped from a
+  cited one goes with the cited line, when the run wrote that too (its claim would be
+  read from the half left);
 - a page, note or summary that would hold no claim then (a new page all of whose claims
   failed, say): the whole file;
 - anything else on a file the run wrote (a validation problem, a problem on no claim
@@ -62,6 +66,7 @@ from dream.sync import left_out_section
 from memoryfs.atomic import atomic_write_text
 from memoryfs.claims import extract_claims
 from memoryfs.errors import PageError
+from memoryfs.factlines import uncited_lines
 from memoryfs.hashing import content_hash
 from memoryfs.links import CITE_RE, WIKILINK_RE, extract_links
 from memoryfs.page import Page, render_page
@@ -85,7 +90,9 @@ class LeftOut:
     line: int  # the problem's line in the staged file (0: none)
     code: str  # the problem's code (MF201, DV101, ...)
     message: str  # the problem's message
-    kind: str  # "claim" (its line), "link" (the link, its label kept) or "file" (whole)
+    # "claim" (its line), "line" (an uncited line), "link" (the link, its label kept) or
+    # "file" (whole)
+    kind: str
     version: str = ""  # content hash of the line, or of the staged file ("" when deleted)
 
     def format(self) -> str:
@@ -200,6 +207,7 @@ class _Plan:
     status: str  # the file's change: A, M or D
     whole: Problem | None = None
     claims: dict[int, Problem] = field(default_factory=dict)  # file line -> problem
+    lines: dict[int, Problem] = field(default_factory=dict)  # uncited lines, likewise
     links: dict[int, tuple[Problem, set[str]]] = field(default_factory=dict)  # + gone targets
 
 
@@ -252,10 +260,22 @@ def _plan(
     old_lines = set(old.body.split("\n")) if old is not None else set()
     old_cores = {plain(c.text).lower() for c in extract_claims(old)} if old is not None else set()
     lines = page.body.split("\n")
+    wraps: dict[int, int] | None = None  # uncited line -> the cited line it wraps (file lines)
     for p in problems:
         at = p.line - page.body_line
         raw = lines[at] if p.line > 0 and 0 <= at < len(lines) else None
         claim = claims.get(p.line)
+        if p.code == "MF110" and raw is not None and raw not in old_lines:
+            if wraps is None:
+                off = page.body_line - 1
+                wraps = {
+                    off + f.line: off + f.claim_line for f in uncited_lines(page) if f.claim_line
+                }
+            plan.lines.setdefault(p.line, p)
+            cited = wraps.get(p.line, 0)
+            if cited in claims and lines[cited - page.body_line] not in old_lines:
+                plan.claims.setdefault(cited, p)
+            continue
         # only what the run added: a line or a claim the base held is not the run's to drop
         if (
             p.gate == "verification"
@@ -273,8 +293,8 @@ def _plan(
                 plan.links.setdefault(p.line, (p, targets))
                 continue
         plan.whole = plan.whole or p
-    if plan.whole is None and plan.claims and not set(claims) - set(plan.claims):
-        plan.whole = next(iter(plan.claims.values()))  # no claim would be left
+    if plan.whole is None and (plan.claims or plan.lines) and not set(claims) - set(plan.claims):
+        plan.whole = next(iter({**plan.claims, **plan.lines}.values()))  # no claim would be left
     return plan
 
 
@@ -306,13 +326,15 @@ def _edit(stage: Stage, path: str, page: Page, plan: _Plan) -> list[LeftOut]:
     lines = page.body.split("\n")
     left: list[LeftOut] = []
     drops: list[tuple[Section, int]] = []
-    for line_no, p in sorted(plan.claims.items()):
+    dropped = [(n, p, "claim") for n, p in plan.claims.items()]
+    dropped += [(n, p, "line") for n, p in plan.lines.items() if n not in plan.claims]
+    for line_no, p, kind in sorted(dropped, key=lambda d: d[0]):
         found = outline.locate(line_no - page.body_line)
         if found is None:
             continue
         drops.append(found)
         raw = lines[line_no - page.body_line]
-        left.append(LeftOut(path, line_no, p.code, p.message, "claim", content_hash(raw)))
+        left.append(LeftOut(path, line_no, p.code, p.message, kind, content_hash(raw)))
     emptied: dict[int, Section] = {}
     for sec, at in sorted(drops, key=lambda d: -d[1]):  # from the bottom: positions hold
         outline.remove_at(sec, at)
@@ -325,7 +347,7 @@ def _edit(stage: Stage, path: str, page: Page, plan: _Plan) -> list[LeftOut]:
     text = _with_sources(page, outline.render()) if drops else render_page(page)
     targets: set[str] = set()
     for line_no, (p, gone) in sorted(plan.links.items()):
-        if line_no not in plan.claims:
+        if line_no not in plan.claims and line_no not in plan.lines:
             targets |= gone
             raw = lines[line_no - page.body_line]
             left.append(LeftOut(path, line_no, p.code, p.message, "link", content_hash(raw)))

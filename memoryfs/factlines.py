@@ -12,7 +12,9 @@ cites); every other line of its body must be structure, recognised here:
   them the same way);
 - lines of only ``[[links]]`` (a list item, separators such as ``,`` ``·`` ``|``, a
   short label from ``LINK_LABELS`` such as "See also:", "Related:", "About:"), each link's
-  shown label at most ``MAX_LABEL_WORDS`` words (a title, not a sentence);
+  shown label at most ``MAX_LABEL_WORDS`` words (a title, not a sentence); after such a
+  label, or under a heading such as "## Related", a page's name stands for its link
+  (a link to a page forgotten or left out keeps its label: ``memoryfs.scrub``);
 - placeholders saying that nothing was recorded ("none recorded", "Outcome: none
   recorded", "- none"): Dream's summaries write them for an empty section;
 - a bare label ending in a colon ("Open threads:", "**Decisions:**");
@@ -46,6 +48,7 @@ __all__ = [
     "UNSUPPORTED",
     "FactLine",
     "holds_facts",
+    "listing_heading",
     "marked_unsupported",
     "structural",
     "uncited_lines",
@@ -97,7 +100,17 @@ _EMPHASIS_RE = re.compile(r"[*_~`]+")
 _CODE_SPAN_RE = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")  # as ``memoryfs.units`` reads it
 _CITE_RE = re.compile(r"\[cite:\s*\d{1,6}\]")
 _UNSUPPORTED_RE = re.compile(r"\(unsupported\)[\s.]*$", re.IGNORECASE)
-_JOINERS = frozenset({"and", "or"})
+_RELATION_RE = re.compile(
+    r"^\s*(?:" + "|".join(sorted(map(re.escape, LINK_LABELS), key=len, reverse=True)) + r")"
+    r"(?:\s*:\s*|\s+(?=\S)|\s*$)",
+    re.IGNORECASE,
+)
+_ITEM_SPLIT_RE = re.compile(r"[,;·•|/]|\s[–—-]\s|\band\b|\bor\b|\x00")
+# small words a title keeps in lower case ("Marlow Institute for Ocean Research")
+_NAME_JOINERS = frozenset(
+    {"a", "an", "and", "at", "da", "de", "del", "der", "di", "for", "in", "la", "le", "of"}
+    | {"on", "the", "to", "van", "von", "&"}
+)
 _NOTHING_RE = re.compile(r"^(?:none recorded|nothing recorded|none|n/a)\.?$", re.IGNORECASE)
 _LABELLED_NOTHING_RE = re.compile(
     r"^[A-Za-z][\w' ]{0,40}:\s*(?:none recorded|nothing recorded)\.?$", re.IGNORECASE
@@ -126,9 +139,12 @@ def marked_unsupported(line: str) -> bool:
     return UNSUPPORTED in line.lower() and _UNSUPPORTED_RE.search(line) is not None
 
 
-def structural(line: str) -> bool:
+def structural(line: str, listing: bool = False) -> bool:
     """Whether a prose line (not a heading, not code) says nothing that needs evidence:
-    see the module docstring. ``line`` is the raw line; citations are not looked at."""
+    see the module docstring. ``line`` is the raw line; citations are not looked at.
+    ``listing``: the line is under a heading that lists pages ("## Related", "## See
+    also": ``LINK_LABELS``), where a bare name is an edge too (a link whose page was
+    forgotten or left out keeps its label: ``memoryfs.scrub.unlink_pages``)."""
     text = _QUOTE_RE.sub("", line.strip(), count=1)
     text = _CODE_SPAN_RE.sub(" ", _LIST_RE.sub("", text, count=1)).strip()
     if not _WORD_RE.search(text) or _BREAK_RE.match(text) or _TABLE_RULE_RE.match(text):
@@ -140,23 +156,47 @@ def structural(line: str) -> bool:
         return True
     if _BARE_LABEL_RE.match(plain) and len(plain.split()) <= _BARE_LABEL_WORDS:
         return True
-    return "[[" in text and _links_only(plain)
+    return _edges(plain, listing)
 
 
-def _links_only(text: str) -> bool:
-    """Only ``[[links]]`` with short labels, separators ("," "·" "and") between them and
-    at most one relation label (``LINK_LABELS``) before them."""
+def listing_heading(text: str) -> bool:
+    """Whether a heading's text names a list of pages ("Related", "See also")."""
+    return " ".join(_WORD_RE.findall(text.lower())) in LINK_LABELS
+
+
+def _edges(text: str, listing: bool) -> bool:
+    """Only context edges: ``[[links]]`` with short labels, separated by "," "·" "|" "and"
+    ..., after at most one relation label ("See also:", ``LINK_LABELS``); after such a
+    label or under a listing heading, a name stands for a link too."""
     links = list(WIKILINK_RE.finditer(text))
-    if not links:
-        return False
     for m in links:
         if len((m.group(2) or m.group(1)).split()) > MAX_LABEL_WORDS:
             return False
-    before = " ".join(_WORD_RE.findall(text[: links[0].start()].lower()))
-    if before and before not in LINK_LABELS:
+    rest = WIKILINK_RE.sub("\x00", text)
+    label = _RELATION_RE.match(rest)
+    if label is not None:  # "See also:", "About" (its colon may be left out)
+        rest = rest[label.end() :]
+    labelled = label is not None
+    if not links and not (labelled or listing):
         return False
-    after = WIKILINK_RE.sub(" ", text[links[0].start() :])
-    return set(_WORD_RE.findall(after.lower())) <= _JOINERS
+    for item in _ITEM_SPLIT_RE.split(rest):
+        item = item.strip().rstrip(".").strip()
+        if item.replace("\x00", "").strip() == "":
+            continue  # links, or nothing between two separators
+        if not (labelled or listing) or not _name_like(item):
+            return False
+    return True
+
+
+def _name_like(item: str) -> bool:
+    """A page's name as a label shows it: one token (an id such as ``bad-page``) or a
+    title of capitalised words ("Marlow Institute for Ocean Research")."""
+    words = item.split()
+    if len(words) == 1:
+        return "\x00" not in item
+    if len(words) > MAX_LABEL_WORDS or not words[0][:1].isupper():
+        return False
+    return all(w[:1].isupper() or w[:1].isdigit() or w.lower() in _NAME_JOINERS for w in words)
 
 
 def uncited_lines(page: Page) -> list[FactLine]:
@@ -166,7 +206,10 @@ def uncited_lines(page: Page) -> list[FactLine]:
         return []
     lines = body.split("\n")
     cited = {c.line for c in extract_citations(body)} if "[cite:" in body else set()
-    heading_lines = {n for h in headings(body) for n in range(h.start, h.end)}
+    heads = headings(body)
+    heading_lines = {n for h in heads for n in range(h.start, h.end)}
+    heading_text = {h.start: h.text for h in heads}
+    listing = False  # under a heading that lists pages
     found: list[tuple[int, str, int]] = []  # (line, text, block)
     cited_in_block: dict[int, int] = {}  # block -> its first cited line
     block = 0
@@ -192,6 +235,8 @@ def uncited_lines(page: Page) -> list[FactLine]:
         prev_blank = False
         if n in heading_lines or _ATX_RE.match(line):
             in_list, block = False, block + 1
+            if n in heading_text or n not in heading_lines:
+                listing = listing_heading(heading_text.get(n, stripped.lstrip("#")))
             continue
         is_item = bool(_LIST_RE.match(line))
         if is_item:
@@ -202,7 +247,7 @@ def uncited_lines(page: Page) -> list[FactLine]:
         if n in cited:
             cited_in_block.setdefault(block, n)
             continue
-        if _is_table_header(lines, n, stripped) or structural(line):
+        if _is_table_header(lines, n, stripped) or structural(line, listing):
             continue
         found.append((n, stripped, block))
     return [FactLine(n, text, cited_in_block.get(b, 0)) for n, text, b in found]
