@@ -13,6 +13,10 @@ tree and commits the rest (``dream.run``). What goes, by problem:
   hold, ``memoryfs.factlines``): that line, as a claim goes; a line wrapped from a
   cited one goes with the cited line, when the run wrote that too (its claim would be
   read from the half left);
+- a frontmatter ``summary`` (DV110) or a changed ``title`` (DV111) the page's claims do
+  not support (``dream.gates.frontmatter``): that key goes back to the base's value (or,
+  for a summary the base did not have, goes); the page's claims stay. A new page whose
+  title fails goes whole (a page has a title);
 - a page, note or summary that would hold no claim then (a new page all of whose claims
   failed, say): the whole file;
 - anything else on a file the run wrote (a validation problem, a problem on no claim
@@ -80,6 +84,7 @@ MAX_PASSES = 5
 _PAGE_DIRS = ("memory/knowledge/", "memory/notes/")
 _WRITTEN = (*_PAGE_DIRS, "memory/sessions/summaries/")  # pages a claim can be left out of
 _SUMMARIES = "memory/sessions/summaries/"
+_FRONTMATTER = {"DV110": "summary", "DV111": "title"}  # ``dream.gates.frontmatter``
 
 
 @dataclass(frozen=True)
@@ -90,8 +95,8 @@ class LeftOut:
     line: int  # the problem's line in the staged file (0: none)
     code: str  # the problem's code (MF201, DV101, ...)
     message: str  # the problem's message
-    # "claim" (its line), "line" (an uncited line), "link" (the link, its label kept) or
-    # "file" (whole)
+    # "claim" (its line), "line" (an uncited line), "link" (the link, its label kept),
+    # "summary" or "title" (the frontmatter key, put back as on the base) or "file" (whole)
     kind: str
     version: str = ""  # content hash of the line, or of the staged file ("" when deleted)
 
@@ -208,6 +213,7 @@ class _Plan:
     whole: Problem | None = None
     claims: dict[int, Problem] = field(default_factory=dict)  # file line -> problem
     lines: dict[int, Problem] = field(default_factory=dict)  # uncited lines, likewise
+    keys: dict[str, Problem] = field(default_factory=dict)  # frontmatter keys put back
     links: dict[int, tuple[Problem, set[str]]] = field(default_factory=dict)  # + gone targets
 
 
@@ -287,6 +293,10 @@ def _plan(
         ):
             plan.claims.setdefault(p.line, p)
             continue
+        key = _FRONTMATTER.get(p.code) if p.gate == "verification" else None
+        if key is not None and (key == "summary" or status == "M"):
+            plan.keys.setdefault(key, p)
+            continue
         if p.code == "MF201" and raw is not None:
             targets = {_key(link) for link in _links(raw)} & gone
             if targets:
@@ -303,7 +313,15 @@ def _leave_out(store: Store, stage: Stage, path: str, plan: _Plan, gone: set[str
     the names they took with them to ``gone``."""
     if plan.whole is None:
         page = _read(stage, path)
-        return [] if page is None else _edit(stage, path, page, plan)
+        keys: list[LeftOut] = []
+        if page is not None and plan.keys:
+            lines = render_page(page).split("\n")
+            for key, p in plan.keys.items():
+                raw = lines[p.line - 1] if 0 < p.line <= len(lines) else key
+                keys.append(LeftOut(path, p.line, p.code, p.message, key, content_hash(raw)))
+            old = base_page(store, stage.base, path) if plan.status == "M" else None
+            page = _put_back_keys(page, old, plan.keys)
+        return ([] if page is None else _edit(stage, path, page, plan)) + keys
     p, target = plan.whole, stage.path / path
     page = _read(stage, path) if plan.status != "D" else None
     old = base_page(store, stage.base, path) if plan.status != "A" else None
@@ -354,6 +372,17 @@ def _edit(stage: Stage, path: str, page: Page, plan: _Plan) -> list[LeftOut]:
     text, _ = unlink_pages(text, path.removeprefix("memory/"), frozenset(targets))
     atomic_write_text(stage.path / path, text)
     return left
+
+
+def _put_back_keys(page: Page, old: Page | None, keys: dict[str, Problem]) -> Page:
+    """``page`` with each of ``keys`` as ``old`` has it (dropped when ``old`` has none)."""
+    meta = dict(page.meta)
+    for key in keys:
+        if old is not None and key in old.meta:
+            meta[key] = old.meta[key]
+        else:
+            meta.pop(key, None)
+    return replace(page, meta=meta, raw_meta=None)
 
 
 def _with_sources(page: Page, body: str) -> str:

@@ -68,7 +68,7 @@ _ISO_IN_TEXT_RE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 # The signs memoryfs.claims reads as "superseded": a marker or strike-through on
 # the line, or a History / Superseded heading above it.
 _SUPERSEDED_RE = re.compile(r"\(superseded|~~[^~\n]+~~", re.I)
-_SUPERSEDED_SECTION_RE = re.compile(r"history|superseded", re.I)
+_SUPERSEDED_SECTION_RE = re.compile(r"^\W*(?:history|superseded)\b", re.I)  # as claims reads it
 _TRANSCRIPT_DIR = "sessions/transcripts/"
 _SUMMARY_DIR = "sessions/summaries/"
 _MAX_UNIT_CHARS = 8000

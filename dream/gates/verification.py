@@ -73,7 +73,7 @@ _SENTENCE_BREAK_RE = re.compile(r"(?:^|[.!?:;(\"“‘]|\s[-–—]|\n)\s*$")
 # The base side's line reading (see _line_claims), after memoryfs.claims.
 _LIST_PREFIX_RE = re.compile(r"^\s*(?:>\s?)*\s*(?:(?:[-*+]|\d{1,9}[.)])\s+)?(?:\[[ xX]\]\s+)?")
 _ATX_RE = re.compile(r"^ {0,3}(#{1,6})\s+(.*)$")
-_HISTORY_RE = re.compile(r"history|superseded", re.IGNORECASE)
+_HISTORY_RE = re.compile(r"^\W*(?:history|superseded)\b", re.IGNORECASE)  # as claims reads it
 _MARKER_RE = re.compile(r"\(superseded", re.IGNORECASE)
 _STRIKE_LINE_RE = re.compile(r"~~[^~\n]+~~")
 _NOT_NAMES = {"I", "I'm", "I’m", "I've", "I’ve", "I'd", "I’d", "I'll", "I’ll", "OK", "Ok"}
@@ -322,6 +322,8 @@ def verify_stage(
     store: Store, stage_root: Path, base: str, changes: Sequence[Change]
 ) -> GateReport:
     """Check the new and changed claims of the changed pages, and their slots."""
+    from dream.gates.frontmatter import frontmatter_problems  # it builds on check_claim
+
     check = _Check(store, base, _Transcripts(stage_root, store.config.roster))
     for change in changes:
         path = change.path
@@ -330,6 +332,10 @@ def verify_stage(
         page = staged_page(stage_root, path) if path.endswith(".md") else None
         if page is not None:
             check.page(path, page, is_new=change.status == "A")
+            # its summary and title, held to its claims (DV110, DV111)
+            check.problems.extend(
+                frontmatter_problems(store, stage_root, base, path, page, change.status == "A")
+            )
         release_staged(path)  # the last gate to read it
     return GateReport(
         gate=GATE,
