@@ -463,14 +463,12 @@ class WikiPage:
         slotted = [
             e.claim.text for e in entries if {"role", "city"} & set(slot_parts(self.slot_of(e)))
         ]
-        parts: list[str] = []
         if self.subject.type == "person":
             # a person: the role and city, then what their claims keep coming back to, in
             # the words of the page's cited profile (a summary says what its claims say)
             profiled = self.outline.get(PROFILE) if self.has_profile else None
             parts = [t.rstrip(".") for t in slotted[-2:]]
             parts += summary_parts(profiled.lines) if profiled is not None else []
-        if parts:
             line, limit = "; ".join(parts), _PERSON_SUMMARY_CHARS
         else:
             line, limit = " ".join(slotted[-2:] if slotted else [current[0].text]), _SUMMARY_CHARS

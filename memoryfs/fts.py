@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 # 13: the compounds column; 14: profile citations thing by thing; 15: no unit for a line
-# marked (unsupported) or a placeholder ("none recorded")
+# marked (unsupported)
 SCHEMA_VERSION = 15
 BUSY_MS = 60_000
 
