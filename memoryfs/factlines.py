@@ -98,7 +98,6 @@ _TABLE_RULE_RE = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
 _WORD_RE = re.compile(r"\w+")
 _EMPHASIS_RE = re.compile(r"[*_~`]+")
 _CODE_SPAN_RE = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")  # as ``memoryfs.units`` reads it
-_CITE_RE = re.compile(r"\[cite:\s*\d{1,6}\]")
 _UNSUPPORTED_RE = re.compile(r"\(unsupported\)[\s.]*$", re.IGNORECASE)
 _RELATION_RE = re.compile(
     r"^\s*(?:" + "|".join(sorted(map(re.escape, LINK_LABELS), key=len, reverse=True)) + r")"

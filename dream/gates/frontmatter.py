@@ -108,7 +108,7 @@ def frontmatter_problems(
         support = claims_support(current)
         found = check_claim(title, support)
         if found and path.startswith(_SUMMARIES):
-            session = _session_support(store, stage_root, page, path)
+            session = _session_support(store, stage_root, path)
             if session is not None:
                 found = check_claim(title, _joined(support, session))
         for code, why in found:
@@ -119,14 +119,14 @@ def frontmatter_problems(
 def _new_line(page: Page, old: Page | None, key: str) -> str:
     """The page's ``key`` when it is a non-empty string new or changed since the base."""
     value = page.meta.get(key)
-    if not isinstance(value, str) or not value.strip():
-        return ""
+    if value is None or isinstance(value, list | dict) or not str(value).strip():
+        return ""  # a list or mapping is validation's to report (MF005 for a title)
     if old is not None and old.meta.get(key) == value:
         return ""
-    return value
+    return str(value)
 
 
-def _session_support(store: Store, stage_root: Path, page: Page, path: str) -> Support | None:
+def _session_support(store: Store, stage_root: Path, path: str) -> Support | None:
     """What a session summary's title may say: the session's name (the id's words, the
     transcript's title) and its turns."""
     sid = path.rsplit("/", 1)[1].removesuffix(".md")
