@@ -1,14 +1,14 @@
 """Facets of a person's life, and what a person keeps coming back to in each.
 
-Job: a person page's summary (``dream.wiki``) says, facet by facet (sports and exercise;
-arts, crafts and music; books, films and games; outdoors and travel; food; family; friends;
-pets; work; school; community and causes; home; health; beliefs), the things the person's
-claims name again and again ("arts, crafts and music: painting, pottery"): a synthesis
-across sessions that one claim cannot give, and the line INDEX.md shows for the person.
-The page's cited ``## Profile`` (``dream.profile``) files the same cue words by facet,
-with a citation for each thing (``facet_of``, ``thing_key``, ``words``).
+Job: the facets (sports and exercise; arts, crafts and music; books, films and games;
+outdoors and travel; food; family; friends; pets; work; school; community and causes;
+home; health; beliefs) and their cue words, by which a person page's cited ``## Profile``
+(``dream.profile``) files the things the person's claims name again and again, with a
+citation for each thing (``facet_of``, ``thing_key``, ``words``): a synthesis across
+sessions that one claim cannot give. The person's summary, the line INDEX.md shows, says
+it in the profile's words (``dream.profile.summary_parts``).
 
-Boundary: claim texts in, summary parts out. No model; English cue words (like
+Boundary: words in, facets and thing keys out. No model; English cue words (like
 ``dream.lexicon``); a deployment in another language would swap this module.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["HEADINGS", "facet_of", "profile", "stem", "thing_key", "words"]
+__all__ = ["HEADINGS", "facet_of", "stem", "thing_key", "words"]
 
 # heading -> cue words (a word also matches without a trailing "s")
 _CUES: dict[str, str] = {
@@ -111,7 +111,6 @@ _CUES: dict[str, str] = {
 _WORDS = {facet: frozenset(words.split()) for facet, words in _CUES.items()}
 _WORD_RE = re.compile(r"[a-z0-9][a-z0-9'’-]*")
 _PHOTO_RE = re.compile(r"\bshared (?:a photo|a photography|a picture)\b[: ]*(?:of\s+)?", re.I)
-_SHORT = {facet: facet.split(" (")[0].lower() for facet in _CUES}
 _ORDER = tuple(_WORDS)
 _FIRST: dict[str, int] = {}  # cue word -> index of the first facet that has it
 for _i, _facet in enumerate(_ORDER):
@@ -134,37 +133,6 @@ def facet_of(word: str) -> str | None:
     trailing "s"."""
     i = min(_FIRST.get(word, _NONE), _FIRST.get(word.rstrip("s"), _NONE))
     return _ORDER[i] if i < _NONE else None
-
-
-def profile(texts: list[str], names: tuple[str, ...] = (), per_facet: int = 3) -> list[str]:
-    """What a person's claims keep coming back to, facet by facet: ``["arts, crafts and
-    music: painting, pottery", ...]``, busiest facet first. A thing counts once it is
-    named in two claims (in any form: "painted", "painting"); the person's own names never
-    count."""
-    skip = {n.lower() for n in names if n}
-    counts: dict[str, dict[str, int]] = {facet: {} for facet in _WORDS}
-    forms: dict[str, dict[str, int]] = {}
-    for text in texts:
-        seen: set[str] = set()
-        for w in _WORD_RE.findall(_PHOTO_RE.sub(" ", text).lower()):
-            if w in skip:
-                continue
-            facet = facet_of(w)
-            if facet is not None:
-                key = stem(w)
-                forms.setdefault(key, {})
-                forms[key][w] = forms[key].get(w, 0) + 1
-                if key not in seen:
-                    counts[facet][key] = counts[facet].get(key, 0) + 1
-                    seen.add(key)
-    ranked = []
-    for facet, found in counts.items():
-        items = sorted((w for w, n in found.items() if n >= 2), key=lambda w: (-found[w], w))
-        if items:
-            shown = [max(forms[w], key=lambda f: (forms[w][f], f)) for w in items[:per_facet]]
-            ranked.append((sum(found[w] for w in items), _SHORT[facet], shown))
-    ranked.sort(key=lambda r: (-r[0], r[1]))
-    return [f"{name}: {', '.join(items)}" for _, name, items in ranked]
 
 
 def thing_key(word: str) -> str:

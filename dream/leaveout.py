@@ -9,6 +9,14 @@ tree and commits the rest (``dream.run``). What goes, by problem:
   dated section left without text goes too; an emptied section of a summary says
   "none recorded", as ``render_summary`` writes it), and so do the ``sources`` entries
   no citation names any more (as ``dream.recite`` drops them);
+- an uncited factual line the run wrote (validation's MF110 on a line the base did not
+  hold, ``memoryfs.factlines``): that line, as a claim goes; a line wrapped from a
+  cited one goes with the cited line, when the run wrote that too (its claim would be
+  read from the half left);
+- a frontmatter ``summary`` (DV110) or a changed ``title`` (DV111) the page's claims do
+  not support (``dream.gates.frontmatter``): that key goes back to the base's value (or,
+  for a summary the base did not have, goes); the page's claims stay. A new page whose
+  title fails goes whole (a page has a title);
 - a page, note or summary that would hold no claim then (a new page all of whose claims
   failed, say): the whole file;
 - anything else on a file the run wrote (a validation problem, a problem on no claim
@@ -63,6 +71,7 @@ from dream.sync import left_out_section
 from memoryfs.atomic import atomic_write_text
 from memoryfs.claims import extract_claims
 from memoryfs.errors import PageError
+from memoryfs.factlines import uncited_lines
 from memoryfs.hashing import content_hash
 from memoryfs.links import CITE_RE, WIKILINK_RE, extract_links
 from memoryfs.page import Page, render_page
@@ -76,6 +85,7 @@ MAX_PASSES = 5
 _PAGE_DIRS = ("memory/knowledge/", "memory/notes/")
 _WRITTEN = (*_PAGE_DIRS, "memory/sessions/summaries/")  # pages a claim can be left out of
 _SUMMARIES = "memory/sessions/summaries/"
+_FRONTMATTER = {"DV110": "summary", "DV111": "title"}  # ``dream.gates.frontmatter``
 
 
 @dataclass(frozen=True)
@@ -86,7 +96,9 @@ class LeftOut:
     line: int  # the problem's line in the staged file (0: none)
     code: str  # the problem's code (MF201, DV101, ...)
     message: str  # the problem's message
-    kind: str  # "claim" (its line), "link" (the link, its label kept) or "file" (whole)
+    # "claim" (its line), "line" (an uncited line), "link" (the link, its label kept),
+    # "summary" or "title" (the frontmatter key, put back as on the base) or "file" (whole)
+    kind: str
     version: str = ""  # content hash of the line, or of the staged file ("" when deleted)
 
     def format(self) -> str:
@@ -202,6 +214,8 @@ class _Plan:
     status: str  # the file's change: A, M or D
     whole: Problem | None = None
     claims: dict[int, Problem] = field(default_factory=dict)  # file line -> problem
+    lines: dict[int, Problem] = field(default_factory=dict)  # uncited lines, likewise
+    keys: dict[str, Problem] = field(default_factory=dict)  # frontmatter keys put back
     links: dict[int, tuple[Problem, set[str]]] = field(default_factory=dict)  # + gone targets
 
 
@@ -254,10 +268,22 @@ def _plan(
     old_lines = set(old.body.split("\n")) if old is not None else set()
     old_cores = {plain(c.text).lower() for c in extract_claims(old)} if old is not None else set()
     lines = page.body.split("\n")
+    wraps: dict[int, int] | None = None  # uncited line -> the cited line it wraps (file lines)
     for p in problems:
         at = p.line - page.body_line
         raw = lines[at] if p.line > 0 and 0 <= at < len(lines) else None
         claim = claims.get(p.line)
+        if p.code == "MF110" and raw is not None and raw not in old_lines:
+            if wraps is None:
+                off = page.body_line - 1
+                wraps = {
+                    off + f.line: off + f.claim_line for f in uncited_lines(page) if f.claim_line
+                }
+            plan.lines.setdefault(p.line, p)
+            cited = wraps.get(p.line, 0)
+            if cited in claims and lines[cited - page.body_line] not in old_lines:
+                plan.claims.setdefault(cited, p)
+            continue
         # only what the run added: a line or a claim the base held is not the run's to drop
         if (
             p.gate == "verification"
@@ -269,14 +295,18 @@ def _plan(
         ):
             plan.claims.setdefault(p.line, p)
             continue
+        key = _FRONTMATTER.get(p.code) if p.gate == "verification" else None
+        if key is not None and (key == "summary" or status == "M"):
+            plan.keys.setdefault(key, p)
+            continue
         if p.code == "MF201" and raw is not None:
             targets = {_key(link) for link in _links(raw)} & gone
             if targets:
                 plan.links.setdefault(p.line, (p, targets))
                 continue
         plan.whole = plan.whole or p
-    if plan.whole is None and plan.claims and not set(claims) - set(plan.claims):
-        plan.whole = next(iter(plan.claims.values()))  # no claim would be left
+    if plan.whole is None and (plan.claims or plan.lines) and not set(claims) - set(plan.claims):
+        plan.whole = next(iter({**plan.claims, **plan.lines}.values()))  # no claim would be left
     return plan
 
 
@@ -285,7 +315,15 @@ def _leave_out(store: Store, stage: Stage, path: str, plan: _Plan, gone: set[str
     the names they took with them to ``gone``."""
     if plan.whole is None:
         page = _read(stage, path)
-        return [] if page is None else _edit(stage, path, page, plan)
+        keys: list[LeftOut] = []
+        if page is not None and plan.keys:
+            lines = render_page(page).split("\n")
+            for key, p in plan.keys.items():
+                raw = lines[p.line - 1] if 0 < p.line <= len(lines) else key
+                keys.append(LeftOut(path, p.line, p.code, p.message, key, content_hash(raw)))
+            old = base_page(store, stage.base, path) if plan.status == "M" else None
+            page = _put_back_keys(page, old, plan.keys)
+        return ([] if page is None else _edit(stage, path, page, plan)) + keys
     p, target = plan.whole, stage.path / path
     page = _read(stage, path) if plan.status != "D" else None
     old = base_page(store, stage.base, path) if plan.status != "A" else None
@@ -308,13 +346,15 @@ def _edit(stage: Stage, path: str, page: Page, plan: _Plan) -> list[LeftOut]:
     lines = page.body.split("\n")
     left: list[LeftOut] = []
     drops: list[tuple[Section, int]] = []
-    for line_no, p in sorted(plan.claims.items()):
+    dropped = [(n, p, "claim") for n, p in plan.claims.items()]
+    dropped += [(n, p, "line") for n, p in plan.lines.items() if n not in plan.claims]
+    for line_no, p, kind in sorted(dropped, key=lambda d: d[0]):
         found = outline.locate(line_no - page.body_line)
         if found is None:
             continue
         drops.append(found)
         raw = lines[line_no - page.body_line]
-        left.append(LeftOut(path, line_no, p.code, p.message, "claim", content_hash(raw)))
+        left.append(LeftOut(path, line_no, p.code, p.message, kind, content_hash(raw)))
     emptied: dict[int, Section] = {}
     for sec, at in sorted(drops, key=lambda d: -d[1]):  # from the bottom: positions hold
         outline.remove_at(sec, at)
@@ -327,13 +367,24 @@ def _edit(stage: Stage, path: str, page: Page, plan: _Plan) -> list[LeftOut]:
     text = _with_sources(page, outline.render()) if drops else render_page(page)
     targets: set[str] = set()
     for line_no, (p, gone) in sorted(plan.links.items()):
-        if line_no not in plan.claims:
+        if line_no not in plan.claims and line_no not in plan.lines:
             targets |= gone
             raw = lines[line_no - page.body_line]
             left.append(LeftOut(path, line_no, p.code, p.message, "link", content_hash(raw)))
     text, _ = unlink_pages(text, path.removeprefix("memory/"), frozenset(targets))
     atomic_write_text(stage.path / path, text)
     return left
+
+
+def _put_back_keys(page: Page, old: Page | None, keys: dict[str, Problem]) -> Page:
+    """``page`` with each of ``keys`` as ``old`` has it (dropped when ``old`` has none)."""
+    meta = dict(page.meta)
+    for key in keys:
+        if old is not None and key in old.meta:
+            meta[key] = old.meta[key]
+        else:
+            meta.pop(key, None)
+    return replace(page, meta=meta, raw_meta=None)
 
 
 def _with_sources(page: Page, body: str) -> str:

@@ -46,7 +46,7 @@ from functools import lru_cache
 from dream.facets import HEADINGS, facet_of, thing_key, words
 from memoryfs.units import PROFILE_SECTION
 
-__all__ = ["PROFILE", "THINGS", "CITES", "bullet", "profile_lines"]
+__all__ = ["PROFILE", "THINGS", "CITES", "bullet", "profile_lines", "summary_parts"]
 
 PROFILE = PROFILE_SECTION  # the heading recall reads as a profile (``memoryfs.units``)
 THINGS = 6  # things shown per facet, most mentioned first
@@ -154,6 +154,22 @@ def profile_lines(
         weight = sum(t.mentions for _s, t in shown)
         ranked.append((-weight, HEADINGS.index(facet), f"- {facet}: {', '.join(parts)}"))
     return [line for *_key, line in sorted(ranked)]
+
+
+def summary_parts(lines: Iterable[str], per_facet: int = 3) -> list[str]:
+    """The profile ``lines`` (bullets, busiest facet first) as a summary says them:
+    ``["arts, crafts and music: painting, pottery", ...]``, the facet's short name and the
+    first ``per_facet`` things the person came back to (named in two turns or more). Every
+    word is a word of the cited bullets, so the summary says only what the page's claims
+    say (``dream.gates.frontmatter``)."""
+    out: list[str] = []
+    for line in lines:
+        things = [form for form, cites in bullet(line) or () if len(set(cites)) >= 2]
+        if things:
+            head = line.strip()[2:].split(":", 1)[0]
+            short = head.split(" (", 1)[0].strip().lower()
+            out.append(f"{short}: {', '.join(things[:per_facet])}")
+    return out
 
 
 @lru_cache(maxsize=1 << 12)

@@ -32,6 +32,7 @@ from memoryfs.atomic import atomic_write_text
 from memoryfs.claims import extract_claims
 from memoryfs.config import load_config
 from memoryfs.errors import MemoryFSError, PageError
+from memoryfs.factlines import UNSUPPORTED  # validation and recall know the marker too
 from memoryfs.links import CITE_RE
 from memoryfs.page import Page, parse_page, render_page
 from memoryfs.speakers import Roster
@@ -40,7 +41,6 @@ from memoryfs.transcript import Transcript, Turn, parse_transcript
 
 __all__ = ["UNSUPPORTED", "ReciteReport", "recite_stage", "recite_page"]
 
-UNSUPPORTED = "(unsupported)"
 _PAGE_DIRS = ("memory/knowledge", "memory/notes", "memory/sessions/summaries")
 
 

@@ -24,7 +24,6 @@ from rapidfuzz import fuzz
 from dream.claimentry import ClaimEntry, blocking_keys, norm
 from dream.cues import KindOf, closed_slots, slot_parts
 from dream.extract import CHANGE_RE, claim_slot
-from dream.facets import profile
 from dream.pagewriter import (
     HISTORY,
     RELATED,
@@ -39,7 +38,7 @@ from dream.pagewriter import (
     parse_claim,
     render_claim,
 )
-from dream.profile import PROFILE, carried, profile_lines
+from dream.profile import PROFILE, carried, profile_lines, summary_parts
 from dream.records import Fact
 from dream.sources import Sources
 from dream.subjects import Subject
@@ -455,7 +454,8 @@ class WikiPage:
 
     def _summary(self) -> str:
         """One line for INDEX.md: the current role and city claims, else the first claim; for
-        a person, the role and city, then the things their claims keep coming back to."""
+        a person, the role and city, then the things their claims keep coming back to (their
+        ``## Profile``)."""
         entries = self._current_in_order()
         current = [e.claim for e in entries]
         if not current:
@@ -464,9 +464,11 @@ class WikiPage:
             e.claim.text for e in entries if {"role", "city"} & set(slot_parts(self.slot_of(e)))
         ]
         if self.subject.type == "person":
-            # a person: the role and city, then what their claims keep coming back to
+            # a person: the role and city, then what their claims keep coming back to, in
+            # the words of the page's cited profile (a summary says what its claims say)
+            profiled = self.outline.get(PROFILE) if self.has_profile else None
             parts = [t.rstrip(".") for t in slotted[-2:]]
-            parts += profile([c.text for c in current], tuple(self.names))
+            parts += summary_parts(profiled.lines) if profiled is not None else []
             line, limit = "; ".join(parts), _PERSON_SUMMARY_CHARS
         else:
             line, limit = " ".join(slotted[-2:] if slotted else [current[0].text]), _SUMMARY_CHARS

@@ -18,7 +18,9 @@ from memoryfs.page import Page, Source
 
 __all__ = ["Claim", "extract_claims", "resolve_claim_sources"]
 
-_SUPERSEDED_HEADING_RE = re.compile(r"history|superseded", re.IGNORECASE)
+# a heading naming a section of history ("## History", "## Superseded facts"), not one that
+# only holds the word (a note titled "... a jazz history book ...")
+_SUPERSEDED_HEADING_RE = re.compile(r"^\W*(?:history|superseded)\b", re.IGNORECASE)
 _STRIKE_RE = re.compile(r"~~[^~\n]+~~")
 _MARKER_RE = re.compile(r"\(superseded", re.IGNORECASE)
 _CITE_STRIP_RE = re.compile(r"[ \t]*" + CITE_RE.pattern)

@@ -20,6 +20,7 @@ MF106  a ``[cite:N]`` names no entry of ``sources``
 MF107  a source names a transcript that does not exist
 MF108  a source names a turn the transcript does not have
 MF109  stale citation: the cited turn's text no longer matches the source hash
+MF110  a line of a page or summary states something and cites nothing (``memoryfs.factlines``)
 MF201  a ``[[link]]`` resolves to no page id or alias in knowledge/ or notes/
 MF301  a ref or link is absolute, has ``..``, a URL scheme or a NUL byte
 MF302  a symlink under memory/ points outside the store (never followed)
@@ -61,6 +62,8 @@ CODES: dict[str, str] = {  # code -> one-line fix hint
     "MF107": "point the ref at an existing transcript or drop the citation",
     "MF108": "point the ref at an existing turn anchor",
     "MF109": "re-check the claim against the turn and update the hash, or drop the citation",
+    "MF110": "put a [cite:N] of the turn that says it on the same line (a claim is one "
+    "line), or remove the line",
     "MF201": "create the page, add an alias, or fix the link target",
     "MF301": "use a path relative to memory/ without '..' or a scheme",
     "MF302": "replace the symlink with the file itself",

@@ -35,7 +35,9 @@ __all__ = [
     "touch_file",
 ]
 
-SCHEMA_VERSION = 14  # 13: the compounds column; 14: profile citations thing by thing
+# 13: the compounds column; 14: profile citations thing by thing; 15: no unit for a line
+# marked (unsupported)
+SCHEMA_VERSION = 15
 BUSY_MS = 60_000
 
 _SCHEMA = """

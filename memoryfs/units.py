@@ -1,17 +1,18 @@
 """Index units: the precise pieces of a file that search and recall return.
 
-A file becomes several units so a hit points at one line, not a whole page:
-a page *head* (title, aliases, summary), one unit per *claim* or *passage*
-line of a knowledge or notes page, one per key-point line of a session summary
-(*summary*), and one per transcript *turn*, prefixed with its speaker and the
-session date. Claim units carry their ``[cite:N]`` citations resolved through the
-page's ``sources`` to transcript refs, and the date they are about. A cited line under
-a ``## Profile`` heading is a *profile* unit: an aggregate across sessions ("Arts,
-crafts and music (hobbies, activities): painting [cite:2][cite:90], pottery [cite:26]",
-``dream.profile``), which recall weighs as context rather than as one dated fact; its
-citations are listed each thing's first mention first, then each thing's second, so
-the first few read name as many things, and sessions, as they can (LoCoMo tuning,
-wiki, 1,000 tokens: session recall@5 .895 -> .896, one question up, none down).
+A file becomes several units so a hit points at one line, not a whole page: a page
+*head* (title, aliases, summary), one unit per *claim* or *passage* line of a knowledge
+or notes page, one per key-point line of a session summary (*summary*), and one per
+transcript *turn*, prefixed with its speaker and the session date; never one for a line
+marked ``(unsupported)``, whose evidence went (``memoryfs.factlines``). Claim units
+carry their ``[cite:N]`` citations resolved through the page's ``sources`` to transcript
+refs, and the date they are about. A cited line under a ``## Profile`` heading is a
+*profile* unit: an aggregate across sessions ("Arts, crafts and music (hobbies,
+activities): painting [cite:2][cite:90], pottery [cite:26]", ``dream.profile``), which
+recall weighs as context rather than as one dated fact; its citations are listed each
+thing's first mention first, then each thing's second, so the first few read name as
+many things, and sessions, as they can (LoCoMo tuning, wiki, 1,000 tokens: session
+recall@5 .895 -> .896, one question up, none down).
 
 This module only reads text; the search index (``memoryfs.search``) stores the
 units. It never raises on malformed input: a file it cannot parse yields no units.
@@ -27,6 +28,7 @@ import yaml
 
 from memoryfs.archives import page_title
 from memoryfs.errors import PageError
+from memoryfs.factlines import marked_unsupported
 from memoryfs.links import CITE_RE, WIKILINK_RE
 from memoryfs.page import Page, split_frontmatter
 from memoryfs.transcript import parse_transcript
@@ -66,7 +68,7 @@ _ISO_IN_TEXT_RE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 # The signs memoryfs.claims reads as "superseded": a marker or strike-through on
 # the line, or a History / Superseded heading above it.
 _SUPERSEDED_RE = re.compile(r"\(superseded|~~[^~\n]+~~", re.I)
-_SUPERSEDED_SECTION_RE = re.compile(r"history|superseded", re.I)
+_SUPERSEDED_SECTION_RE = re.compile(r"^\W*(?:history|superseded)\b", re.I)  # as claims reads it
 _TRANSCRIPT_DIR = "sessions/transcripts/"
 _SUMMARY_DIR = "sessions/summaries/"
 _MAX_UNIT_CHARS = 8000
@@ -358,6 +360,8 @@ def _body_units(
         if "[[" in ln.text and len(_WORD_RE.findall(WIKILINK_RE.sub(" ", ln.text))) < 2:
             continue  # "About: [[melanie]]", "See also [[x]]": an edge, not a fact
         cites = list(dict.fromkeys(int(c.group(1)) for c in CITE_RE.finditer(ln.text)))
+        if marked_unsupported(ln.raw):
+            continue  # a claim whose evidence went (``dream.recite``): it says it is unproven
         if cites and ln.section == PROFILE_SECTION and not is_summary:
             cites = _round_robin(ln.text)
         refs = tuple(dict.fromkeys(sources[n].ref for n in cites if n in sources))

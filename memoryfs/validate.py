@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from memoryfs.factlines import FactLine, holds_facts, uncited_lines
 from memoryfs.findings import CODES, Finding
 from memoryfs.links import extract
 from memoryfs.page import REQUIRED_KEYS, Page, parse_page
@@ -214,8 +215,18 @@ def _check_page(run: _Run, rel: str, page: Page, kind: str) -> ReadPage:
     if kind == "summary" and f"{_TRANSCRIPTS}{_stem(rel)}.md" not in run.transcripts:
         run.add(rel, 0, "MF404", f"no transcript {_TRANSCRIPTS}{_stem(rel)}.md")
     links = _check_body(run, rel, page)
+    if holds_facts(rel):
+        for fact in uncited_lines(page):
+            run.add(rel, page.body_line - 1 + fact.line, "MF110", _uncited(fact, page.body_line))
     aliases = tuple(page.aliases) if kind == "page" else ()
     return ReadPage(id=page.id if kind == "page" else "", aliases=aliases, links=links)
+
+
+def _uncited(fact: FactLine, body_line: int) -> str:
+    text = fact.text if len(fact.text) <= 60 else fact.text[:57].rstrip() + "..."
+    if fact.claim_line:
+        return f"line wraps the claim on line {body_line - 1 + fact.claim_line}, uncited: {text!r}"
+    return f"uncited factual line: {text!r}"
 
 
 def _check_pages(run: _Run) -> None:

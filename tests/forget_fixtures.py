@@ -8,6 +8,7 @@ from memoryfs.index import write_indexes
 from memoryfs.ingest import ingest
 from memoryfs.store import Store
 from memoryfs.transcript import Transcript, Turn, parse_transcript, render_transcript
+from memoryfs.validate import Finding, validate_store
 
 S1 = "2026-01-05-figures"
 S2 = "2026-01-09-trip"
@@ -64,6 +65,15 @@ def _sources(store: Store, refs: list[tuple[str, int]]) -> str:
     return "\n".join(lines)
 
 
+WRAPPED = ("memory/notes/travel/lisbon-trip.md", "MF110")  # the wrapped claim's first line
+
+
+def findings(store: Store) -> list[Finding]:
+    """``validate_store``'s findings but the one on the wrapped claim ``build_store``
+    writes on purpose (a line no citation backs, MF110, while the note stays)."""
+    return [f for f in validate_store(store) if (f.path, f.code) != WRAPPED]
+
+
 def build_store(store: Store, tmp_path: Path) -> Store:
     """Two sessions, three pages and a summary, all cited, committed."""
     ingest(store, [session_file(tmp_path / "in", sid) for sid in SESSIONS])
@@ -76,7 +86,7 @@ def build_store(store: Store, tmp_path: Path) -> Store:
             "# Lena\n\n"
             "- Dana's sister, lives at 12 Blue Heron Lane in Kiel. [cite:1]\n"
             "- Picks Dana up from trips. [cite:2]\n"
-            "- Sister of [[dana]].\n",
+            "\n## Related\n\n- [[dana]]\n",
         ),
         "knowledge/people/dana.md": (
             "id: dana\ntitle: Dana\ntype: person\nsummary: The user.\nupdated: 2026-01-09\n"
@@ -86,13 +96,15 @@ def build_store(store: Store, tmp_path: Path) -> Store:
             "- Postdoc at the Marlow Institute in Hamburg. [cite:1]\n"
             "- Wants figures as PDF, not PNG. [cite:2]\n"
             "- Flies to Lisbon on 12 February 2026. [cite:3]\n"
-            "- Sister: [[lena|Lena]].\n",
+            "\n## Related\n\n- [[lena|Lena]]\n",
         ),
         "notes/travel/lisbon-trip.md": (
             "id: lisbon-trip\ntitle: Lisbon trip\ntype: note\nupdated: 2026-01-09\n"
             + _sources(store, [(S2, 1), (S2, 2)])
             + "\n",
             "- Conference in Lisbon, flight on 12 February. [cite:1]\n"
+            # a claim wrapped over two lines, as a store written before MF110 may hold: a
+            # phrase across its lines takes the whole item (``WRAPPED``)
             "- Pickup by [[lena]] from 12 Blue Heron\n"
             "  Lane. [cite:2]\n",
         ),
@@ -102,7 +114,7 @@ def build_store(store: Store, tmp_path: Path) -> Store:
             + "\n",
             "- Dana flies to Lisbon. [cite:1]\n"
             "- Lena picks her up at 12 Blue Heron Lane. [cite:2]\n"
-            "- Open thread: the conference talk.\n",
+            "- Open thread: the conference talk. [cite:1]\n",
         ),
     }
     for rel, (meta, body) in pages.items():

@@ -563,7 +563,7 @@ def _static_page(rel: str, meta: str, body: str = "") -> str:
 
 
 ANA = _static_page("ana", "id: ana\ntitle: Ana\naliases:\n- Annie")
-BEN = _static_page("ben", "id: ben\ntitle: Ben", "\nBen knows [[Annie]].\n")
+BEN = _static_page("ben", "id: ben\ntitle: Ben", "\nSee also: [[Annie]]\n")
 
 
 def _writes(files: dict[str, str | None]) -> Callable[[EngineContext, Transcript], None]:
@@ -746,7 +746,7 @@ def test_the_gates_parse_each_staged_page_once(
     monkeypatch.setattr(dream.gates, "parse_page", counting)
     monkeypatch.setattr(memoryfs.validate_read, "parse_page", counting)
     add_sessions(store, tmp_path / "in2", [S2])
-    changed = {"knowledge/people/ben.md": BEN.replace("Ben knows", "Ben still knows")}
+    changed = {"knowledge/people/ben.md": BEN.replace("See also:", "Related:")}
     assert run_dream(store, ScriptedEngine(page=_writes(changed))).status == "committed"
     staged = calls.get(("knowledge/people/ben.md", changed["knowledge/people/ben.md"]))
     assert staged == 1, calls

@@ -118,7 +118,7 @@ def test_broken_symlink(tmp_store: Store) -> None:
 
 
 def test_symlink_inside_the_store_is_allowed_and_not_read(tmp_store: Store) -> None:
-    page = "---\nid: p\ntitle: P\ntype: topic\nupdated: 2026-01-12\n---\nBody.\n"
+    page = "---\nid: p\ntitle: P\ntype: topic\nupdated: 2026-01-12\n---\n# Body\n"
     (tmp_store.memory / "knowledge" / "topics" / "p.md").write_text(page, encoding="utf-8")
     (tmp_store.memory / "notes" / "p.md").symlink_to("../knowledge/topics/p.md")
     assert validate_store(tmp_store) == []  # not read twice, so no duplicate id
@@ -226,9 +226,9 @@ def test_reintroduced_phrase(tmp_store: Store) -> None:
     page = "---\nid: plans\ntitle: Plans\ntype: topic\nupdated: 2026-01-12\n---\n"
     path = tmp_store.memory / "knowledge" / "topics" / "plans.md"
     path.write_text(page + "Dana's night jar walk and nightjar photos.\n", encoding="utf-8")
-    assert validate_store(tmp_store) == []
+    assert [f for f in validate_store(tmp_store) if f.code != "MF110"] == []  # uncited prose
     path.write_text(page + "Intro.\n\nThe *project*\n**NIGHTJAR** budget.\n", encoding="utf-8")
-    findings = validate_store(tmp_store)
+    findings = [f for f in validate_store(tmp_store) if f.code != "MF110"]
     assert [(f.path, f.line, f.code) for f in findings] == [
         ("memory/knowledge/topics/plans.md", 9, "MF503")
     ]
@@ -304,7 +304,7 @@ def _generate_store(root: Path, sessions: int, pages: int) -> Store:
             f"    ref: sessions/transcripts/s{s:05d}.md#t2\n    at: 2026-01-01\n"
             f"    hash: '{hashes[s]}'\n---\n# Page {j}\n\n"
             f"- A fact about [[p{(j + 1) % pages:05d}]] [cite:1]\n"
-            f"- Related: [[Topic {(j + 2) % pages}]]\n\nSome prose with `code [[x]]`.\n",
+            f"- Related: [[Topic {(j + 2) % pages}]]\n\nSome prose with `code [[x]]`. [cite:1]\n",
             encoding="utf-8",
         )
     (mem / "deletions.jsonl").write_text(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from dream import rollover
 from dream.pagewriter import Outline, parse_claim
 from dream.records import Evidence, Fact
 from dream.subjects import Subject
+from dream.turnkeys import turn_keys
 from dream.wikipage import MAX_CITES, WikiPage
 from memoryfs.claims import extract_claims
 from memoryfs.page import parse_page
@@ -312,7 +314,11 @@ def test_dated_sections_say_the_day_as_people_write_it() -> None:
 
 
 def test_a_person_summary_says_what_their_claims_come_back_to() -> None:
+    """In the words of the page's cited profile, so every word of it is in a claim (the
+    frontmatter gate, DV110): the facet's name is its profile bullet's."""
     page = WikiPage(Subject("mel", "Melanie", "person", "knowledge/people/mel.md"), None, set())
+    turns: dict[str, str] = {}
+    page.keys_of = lambda ref: ("Melanie", turn_keys(turns[ref])) if ref in turns else None
     said = [
         "Melanie signed up for a pottery class.",
         "Melanie made a bowl in pottery class.",
@@ -321,10 +327,15 @@ def test_a_person_summary_says_what_their_claims_come_back_to() -> None:
         "Melanie took the kids camping.",
     ]
     for i, text in enumerate(said, 1):
-        page.add(_fact(text, f"2023-07-{i:02d}", i, subject="Melanie"))
-    summary = str(page.render().split("summary: ", 1)[1].split("\n", 1)[0])
-    assert "arts, crafts and music: painting, pottery" in summary
+        fact = _fact(text, f"2023-07-{i:02d}", i, subject="Melanie")
+        turns[fact.evidence[0].ref] = text
+        page.add(fact)
+    rendered = parse_page(page.render(), "knowledge/people/mel.md")
+    summary = rendered.summary
+    assert "arts, crafts and music: pottery, painted" in summary
     assert "camping" not in summary  # said once: not yet what she keeps coming back to
+    claims = " ".join(c.text for c in extract_claims(rendered)).lower()
+    assert all(w in claims for w in re.findall(r"\w+", summary.lower()))
 
 
 needs_sample = pytest.mark.skipif(

@@ -10,10 +10,12 @@ there (``dream.gates.pagekeys``; deleting the cache costs one slow run). An unch
 page whose links a run broke (a page deleted, renamed, or an alias dropped), or whose id
 or alias now clashes, is read and validated whole, so the finding carries its line; of
 its findings only the cross-page ones are kept (its citations' transcripts are not
-read). For whatever a run can change this gives the findings of validating the whole
-tree; what it leaves out (unchanged pages' own rules, unchanged summaries, uncited
-transcripts) a run cannot break. A change to anything else (a transcript, the deletion
-log, ``memory.toml``, a symlink) validates the whole tree.
+read). An uncited factual line (MF110) counts only when the run wrote it: one its base
+already held is ``memoryfs validate``'s to report. For whatever a run can change this
+gives the findings of validating the whole tree; what it leaves out (unchanged pages'
+own rules, unchanged summaries, uncited transcripts) a run cannot break. A change to
+anything else (a transcript, the deletion log, ``memory.toml``, a symlink) validates the
+whole tree.
 
 A run that changes many files (a full run writes every page, note and summary) is
 validated ``SLICE_FILES`` at a time: the changed pages' keys join the page-key cache,
@@ -76,7 +78,7 @@ def validate_stage(
     changed part unless ``full``."""
     if full or not base or not _incremental_ok(stage_root, changes):
         findings = validate_store(store, root=stage_root)
-        return _report(findings, checked=-1)
+        return _report(_written_lines(store, stage_root, base, changes, findings), checked=-1)
     plan = _plan(store, stage_root, base, changes)
     # a full run changes every file of the store: its paths are asked on disk and read
     # from ``changes`` a slice at a time, never held as a set and a list (~8 MB at 4,000
@@ -120,9 +122,38 @@ def validate_stage(
     # of a changed page's unchanged sources read (``unread_refs``): "no transcript" for
     # those would be the gate's doing, not the run's, and is never reported.
     kept = [f for f in findings if f.path in changed or f.code in _CROSS_PAGE]
+    kept = _written_lines(store, stage_root, base, changes, kept)
     unchanged = sum(1 for t in plan.transcripts if t not in changed)
     checked = written + unchanged + 1 + others
     return _report(kept, checked=checked)
+
+
+def _written_lines(
+    store: Store, stage_root: Path, base: str, changes: Sequence[Change], found: list[Finding]
+) -> list[Finding]:
+    """``found`` less the uncited lines (MF110) the run did not write: on a file it did
+    not change, or a line its base already held (written before the rule, or by hand).
+    Those are ``memoryfs validate``'s to report; leaving the page out for them would
+    keep every later update off it."""
+    if not any(f.code == "MF110" for f in found):
+        return found
+    status = {c.path: c.status for c in changes if c.path in {f.path for f in found}}
+    held: dict[str, tuple[list[str], set[str]]] = {}  # path -> (staged lines, base lines)
+
+    def written(f: Finding) -> bool:
+        if f.path not in status:
+            return False
+        if f.path not in held:
+            try:
+                lines = (stage_root / f.path).read_text(encoding="utf-8").split("\n")
+            except (OSError, UnicodeDecodeError):
+                lines = []
+            old = base_page(store, base, f.path) if base and status[f.path] == "M" else None
+            held[f.path] = (lines, set(old.body.split("\n")) if old is not None else set())
+        lines, old_lines = held[f.path]
+        return not 0 < f.line <= len(lines) or lines[f.line - 1] not in old_lines
+
+    return [f for f in found if f.code != "MF110" or written(f)]
 
 
 def _written(changes: Sequence[Change]) -> Iterator[str]:

@@ -77,7 +77,7 @@ _SENTENCE_BREAK_RE = re.compile(r"(?:^|[.!?:;(\"“‘]|\s[-–—]|\n)\s*$")
 # The base side's line reading (see _line_claims), after memoryfs.claims.
 _LIST_PREFIX_RE = re.compile(r"^\s*(?:>\s?)*\s*(?:(?:[-*+]|\d{1,9}[.)])\s+)?(?:\[[ xX]\]\s+)?")
 _ATX_RE = re.compile(r"^ {0,3}(#{1,6})\s+(.*)$")
-_HISTORY_RE = re.compile(r"history|superseded", re.IGNORECASE)
+_HISTORY_RE = re.compile(r"^\W*(?:history|superseded)\b", re.IGNORECASE)  # as claims reads it
 _MARKER_RE = re.compile(r"\(superseded", re.IGNORECASE)
 _STRIKE_LINE_RE = re.compile(r"~~[^~\n]+~~")
 _NOT_NAMES = {"I", "I'm", "I’m", "I've", "I’ve", "I'd", "I’d", "I'll", "I’ll", "OK", "Ok"}
@@ -347,8 +347,11 @@ def _claim_key(pins: dict[int, str], claim: Claim) -> tuple[str, tuple[str, ...]
 def verify_stage(
     store: Store, stage_root: Path, base: str, changes: Sequence[Change], judge: Judge | None = None
 ) -> GateReport:
-    """Check the new and changed claims of the changed pages, and their slots; with a
-    ``judge``, the claims the deterministic checks pass are asked of it at the end."""
+    """Check the new and changed claims of the changed pages, their slots, and their
+    summaries and titles; with a ``judge``, the claims the deterministic checks pass are
+    asked of it at the end."""
+    from dream.gates.frontmatter import frontmatter_problems  # it builds on check_claim
+
     check = _Check(store, base, _Transcripts(stage_root, store.config.roster))
     check.judged = [] if judge is not None else None
     for change in changes:
@@ -358,6 +361,10 @@ def verify_stage(
         page = staged_page(stage_root, path) if path.endswith(".md") else None
         if page is not None:
             check.page(path, page, is_new=change.status == "A")
+            # its summary and title, held to its claims (DV110, DV111)
+            check.problems.extend(
+                frontmatter_problems(store, stage_root, base, path, page, change.status == "A")
+            )
         release_staged(path)  # the last gate to read it
     stats = {"claims_checked": check.checked, "claims_superseded": check.superseded}
     if judge is not None and check.judged is not None:
