@@ -85,7 +85,8 @@ def recite_page(
             current[src.id] = turn
     if not current:
         return None
-    subject = (page.title, *page.aliases)
+    # as the verification gate reads it: a subject page's name, where its turns name it
+    subject = (page.title, *page.aliases) if page.path.startswith("knowledge/") else ()
     lines = page.body.split("\n")
     kept: set[int] = set()  # stale entries some claim still cites, re-checked
     for claim in extract_claims(page):
@@ -95,20 +96,25 @@ def recite_page(
         idx = claim.line - page.body_line
         cited = [turns[n] for n in claim.citations if n in turns]
         changed_only = all(current[n] is not None for n in stale)
-        if cited and changed_only and not check_claim(claim.text, support_for(cited, subject)):
+        found = check_claim(claim.text, support_for(cited, subject)) if cited else []
+        if cited and changed_only and not found:
             kept.update(stale)  # still supported by the turns as they are now
             continue
         line = lines[idx]
         for n in stale:
             line = _cite_re(n).sub("", line)
         rest = [turns[n] for n in claim.citations if n not in current and n in turns]
-        if rest and not check_claim(claim.text, support_for(rest, subject)):
+        left = check_claim(claim.text, support_for(rest, subject)) if rest else [("", "")]
+        if not left:
             report.dropped += len(stale)
         else:
             line = CITE_RE.sub("", line).rstrip()
             line = re.sub(r"[ \t]+([.,;:!?])", r"\1", line)  # " ." left by a removed marker
             line = f"{line} {UNSUPPORTED}"
-            report.unsupported.append(f"{page.path}:{claim.line}: {_why(stale, current)}")
+            code = (found or left)[0][0] or "DV108"  # the rule the turn as it is now fails
+            report.unsupported.append(
+                f"memory/{page.path}:{claim.line}: {code} {_why(stale, current)}"
+            )
         lines[idx] = line
     body = "\n".join(lines)
     raw = page.meta.get("sources")

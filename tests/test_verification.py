@@ -41,7 +41,10 @@ SUPPORTED = [
     ("Prefers figures as PDF, not PNG.", "Please always give me figures as PDF, not PNG."),
     ("Writes figures at 150 dpi.", "The script writes PNG at 150 dpi."),
     ("Has 3 figures to redo.", "I have three figures to redo."),
-    ("Goes bouldering with [[marta-silva|Marta]] on Thursdays.", "Marta and I go bouldering on Thursday."),
+    (
+        "Goes bouldering with [[marta-silva|Marta]] on Thursdays.",
+        "Marta and I go bouldering on Thursday.",
+    ),
     ("Talked to Dana and Atlas.", "We talked."),  # participants are known names
     (
         'Went to the support group on 7 May 2023 ("yesterday").',
@@ -94,10 +97,16 @@ def test_unsupported_claims_are_rejected(claim: str, turn: str, code: str) -> No
     assert codes(claim, turn) == [code]
 
 
-def test_the_subject_of_the_page_is_a_known_name() -> None:
+def test_the_page_title_is_a_name_like_any_other() -> None:
     claim = "Data descriptor figures for Reefsong."
     assert codes(claim, "The data descriptor figures.") == ["DV101"]
-    assert codes(claim, "The data descriptor figures.", subject=("Reefsong",)) == []
+    # the page a claim is on is no evidence: "Dana was fired by Google" on Google's page
+    assert codes(claim, "The data descriptor figures.", subject=("Reefsong",)) == ["DV101"]
+    assert codes("Dana was fired by Google.", "I got fired.", subject=("Google",)) == ["DV101"]
+    # where the turn names the subject in part, the claim may name it in full
+    claim = "Jonas Weber fixed the figures."
+    assert codes(claim, "Jonas fixed the figures.") == ["DV101"]
+    assert codes(claim, "Jonas fixed the figures.", subject=("Jonas Weber", "Jonas")) == []
 
 
 def test_claim_dates_blank_what_they_find() -> None:

@@ -435,7 +435,7 @@ def _clause_polarity(clause: str, content: set[str], ev: Evidence) -> str:
     # where the turn says it: the most of the claim's words in the shortest stretch, and
     # not much longer than the claim says it
     longest = max(12, 3 * (mine[2] - mine[1] + 1))
-    best: tuple[int, int, list[str]] | None = None
+    best: tuple[int, int, list[str], list[str]] | None = None
     for turn in ev.turns:
         for part in _TURN_SPLIT_RE.split(turn.text):
             tokens = _tokens(part)
@@ -444,7 +444,8 @@ def _clause_polarity(clause: str, content: set[str], ev: Evidence) -> str:
                 continue
             size = found[2] - found[1]
             if best is None or (found[0], -size) > (best[0], -best[1]):
-                best = (found[0], size, _span(tokens, found[1], found[2]))
+                near = tokens[max(0, found[1] - 3) : found[2] + 1]  # "and loves coriander"
+                best = (found[0], size, _span(tokens, found[1], found[2]), near)
     if best is None or best[0] < max(least, (len(wanted) + 1) // 2):
         return ""  # the claim's words are spread over the turn: no one place to compare
     span, claim_span = best[2], _span(claim_tokens, mine[1], mine[2])
@@ -453,7 +454,7 @@ def _clause_polarity(clause: str, content: set[str], ev: Evidence) -> str:
     if claim_neg != turn_neg:
         side = "negates" if claim_neg else "drops the negation of"
         return f"polarity: the claim {side} what the cited turn says ({quoted!r})"
-    claim_att, turn_att = _attitude(claim_tokens), _attitude(span)
+    claim_att, turn_att = _attitude(claim_tokens), _attitude(best[3])
     if claim_att and turn_att and claim_att != turn_att:
         return f"polarity: the claim says {claim_att}s where the cited turn says {turn_att}s"
     return ""

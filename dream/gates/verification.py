@@ -252,8 +252,21 @@ def _words(names: tuple[str, ...]) -> frozenset[str]:
 
 
 def support_for(turns: list[tuple[Transcript, Turn]], subject: Iterable[str] = ()) -> Support:
-    """What the cited ``turns`` (with their transcripts) let a claim about ``subject`` say."""
-    names = set(_words(tuple(subject)))
+    """What the cited ``turns`` (with their transcripts) let a claim about ``subject`` say:
+    the subject's name only where the turns name it (``with_subject``)."""
+    return with_subject(_support_for(turns), tuple(subject))
+
+
+def with_subject(support: Support, subject: tuple[str, ...]) -> Support:
+    """``support`` with the words of ``subject`` (a page's title and aliases) as names,
+    when the turns name the subject (``_present``)."""
+    if not subject or not _present(subject, support):
+        return support
+    return replace(support, names=support.names | _words(subject))
+
+
+def _support_for(turns: list[tuple[Transcript, Turn]]) -> Support:
+    names: set[str] = set()
     dates: list[tuple[dt.date, str]] = []
     texts: list[str] = []
     views: list[TurnView] = []
@@ -492,13 +505,11 @@ class _Check:
             self._supports.move_to_end(key)
         else:
             turns = [hit for ref in refs if (hit := self.turn(ref)) is not None]
-            self._supports[key] = support_for(turns) if turns else None
+            self._supports[key] = _support_for(turns) if turns else None
             if len(self._supports) > SUPPORTS_KEPT:  # bounded: a full run checks every claim
                 self._supports.popitem(last=False)
         found = self._supports[key]
-        if found is None or not subject or not _present(subject, found):
-            return found
-        return replace(found, names=found.names | _words(subject))
+        return found if found is None else with_subject(found, subject)
 
 
 def _present(subject: tuple[str, ...], support: Support) -> bool:
