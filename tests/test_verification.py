@@ -191,6 +191,7 @@ def page(body: str) -> str:
 
 
 PATH = "memory/knowledge/people/dana.md"
+REF = "sessions/transcripts/2026-02-10-job.md#t1"
 
 
 def write(store: Store, body: str) -> None:
@@ -234,8 +235,10 @@ def test_only_new_or_changed_claims_are_checked(store: Store) -> None:
     write(store, "\n- Works with Gunther and Olaf [cite:1]\n")
     report = verify_stage(store, store.root, base, [Change("M", PATH)])
     assert [p.format() for p in report.problems] == [
-        f"{PATH}:17: DV101 name 'Gunther' is not in the cited turn (cites [1])",
-        f"{PATH}:17: DV101 name 'Olaf' is not in the cited turn (cites [1])",
+        f"{PATH}:17: DV101 name 'Gunther' is not in the cited turn in 'Works with Gunther and "
+        f"Olaf' (cites [1] {REF})",
+        f"{PATH}:17: DV101 name 'Olaf' is not in the cited turn in 'Works with Gunther and "
+        f"Olaf' (cites [1] {REF})",
     ]
 
 

@@ -440,7 +440,7 @@ class _Check:
             found = check_claim(claim.text, support)
             for code, why in found:
                 self.problems.append(
-                    Problem(GATE, path, claim.line, code, f"{why} ({_cites(claim)})")
+                    Problem(GATE, path, claim.line, code, f"{why} {_quoted(claim, sources)}")
                 )
             if not found and self.judged is not None and claim.section != PROFILE:
                 cites = tuple((n, sources[n]) for n in claim.citations if n in sources)
@@ -534,3 +534,10 @@ def _present(subject: tuple[str, ...], support: Support) -> bool:
 
 def _cites(claim: Claim) -> str:
     return "cites " + ", ".join(f"[{n}]" for n in claim.citations)
+
+
+def _quoted(claim: Claim, sources: dict[int, str]) -> str:
+    """The claim (its start) and the turns it cites, for a reviewer to find both."""
+    text = claim.text if len(claim.text) <= 80 else claim.text[:77].rstrip() + "..."
+    cited = ", ".join(f"[{n}] {sources[n]}" if n in sources else f"[{n}]" for n in claim.citations)
+    return f"in {text!r} (cites {cited})"
