@@ -17,7 +17,8 @@ claim. A claim is supported when, taken over the turns it cites (together):
   that contains one of those is supported too ("May 2023" for 7 May 2023).
 
 Contradictions: no two current claims of a changed page may give different values for
-one slot (``dream.gates.slots``). Claim text and its dates: ``dream.gates.claimtext``.
+one slot (``dream.gates.slots``), nor a new claim and a current claim of another page
+about the same person (``dream.gates.crosspage``). Claim text and its dates: ``dream.gates.claimtext``.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from dream.gates.claimtext import MONTH_NUM as _MONTH_NUM
 from dream.gates.claimtext import WEEKDAYS as _WEEKDAYS
 from dream.gates.claimtext import DateRef, claim_dates
 from dream.gates.claimtext import plain as _plain
+from dream.gates.crosspage import cross_page_contradictions
 from dream.gates.profilecheck import Problems, ProfileCheck
 from dream.gates.slots import contradictions, slot_of
 from dream.profile import PROFILE
@@ -331,6 +333,10 @@ def verify_stage(
         if page is not None:
             check.page(path, page, is_new=change.status == "A")
         release_staged(path)  # the last gate to read it
+    # contradictions across pages (DV202), once every changed page has been read
+    check.problems.extend(
+        cross_page_contradictions(store, stage_root, base, changes, check._kind_of)
+    )
     return GateReport(
         gate=GATE,
         problems=tuple(check.problems),

@@ -1,0 +1,383 @@
+"""Contradictions across pages (DV202): one person, one slot, two current values.
+
+``dream.gates.slots`` catches two values of one slot on one page (DV201). Here a new or
+changed claim of a changed page under ``knowledge/`` or ``notes/`` is compared with the
+current claims about the same person anywhere in the staged tree: "Jonas lives in
+Berlin" on the Berlin page clashes with "Jonas Weber lives in Hamburg" on his own page.
+
+Whom a claim is about: the page's person when it opens with one of the person's names or
+a pronoun (``slot_of``: a person's page, their archives, their preferences page, their
+notes under ``notes/<id>/``), else the person it opens with, named any way the staged
+tree knows them (title, first name, alias, id, a ``[[link]]``), when that name is
+one person's only. A name two people share, a name no person page has, a pronoun away
+from its person's pages: no subject, so no check (the gate lets a claim through rather
+than blocking a run on a guess).
+
+Which claim the problem is on: the one the run wrote (a claim the base already held on
+that page is not checked); of two the run wrote, the one whose evidence is later (both
+when neither is). The message names the other claim's file and line, the person, the
+slot and both values; the fix is to mark the older one superseded, as the wiki phase
+does.
+
+Cost: pages are not read one by one. The changed pages are (the other checks read them
+too); the rest of the store is asked with two ``git grep`` runs (the person's names
+followed somewhere on a cited line by a slot's cue word, and any cue word on the person's
+own pages), and only files with such a line are parsed.
+
+Boundary: reads the staged tree and the base commit; says what clashes, edits nothing.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from dream.cues import KindOf
+from dream.gates import Problem, base_page, staged_page
+from dream.gates.claimtext import plain
+from dream.gates.slots import clash, opening_name, slot_of
+from dream.staging import Change, git_proc
+from dream.subjects import FOLDERS
+from memoryfs.archives import main_stem
+from memoryfs.claims import Claim, extract_claims
+from memoryfs.page import Page
+from memoryfs.slugs import slugify
+from memoryfs.store import Store
+
+__all__ = ["CODE", "cross_page_contradictions"]
+
+GATE = "verification"
+CODE = "DV202"
+_FACT_PREFIXES = ("memory/knowledge/", "memory/notes/")
+_PEOPLE = f"memory/knowledge/{FOLDERS['person']}/"
+_PREFERENCES = f"memory/knowledge/{FOLDERS['preference']}/"
+_NOTES = "memory/notes/"
+# a cue word of some slot of ``dream.gates.slots``: what a line must hold to be read
+_CUE = (
+    r"liv(e|es|ing)|based|resid|moved|relocat|works|working|employ|role|job|position|"
+    r"occupation|company|workplace|city|prefer|married|engaged|dating|partner|wife|husband|"
+    r"spouse|girlfriend|boyfriend|fianc"
+)
+_CUE_RE = re.compile(r"(?i)" + _CUE)
+_ERE_SPECIAL = re.compile(r"([.\[\]()*+?{}|^$\\])")
+_PREFIX_RE = re.compile(r"^\s*(?:>\s?)*\s*(?:(?:[-*+]|\d{1,9}[.)])\s+)?(?:\[[ xX]\]\s+)?")
+_CITE_STRIP_RE = re.compile(r"[ \t]*\[cite:\s*\d+\]")
+_OPENING_LINK_RE = re.compile(r"^\W*(?:\d{4}-\d{2}-\d{2}\W*\s*)?\[\[([^\[\]|\n]+)")
+_TURN_RE = re.compile(r"#t(\d+)$")
+_MAX_GREP_NAMES = 200  # past this many names, the grep asks for cue words alone
+
+
+@dataclass(frozen=True)
+class SlotClaim:
+    """A current claim giving a person's slot a value."""
+
+    path: str  # relative to the store root
+    line: int
+    subject: str  # the person's page id
+    slot: str
+    value: str
+    when: tuple[str, str, int]  # its latest evidence: (date, transcript, turn)
+    new: bool  # the run wrote it (the base did not hold it on that page)
+
+
+def cross_page_contradictions(
+    store: Store, stage_root: Path, base: str, changes: Sequence[Change], kind_of: KindOf
+) -> list[Problem]:
+    """DV202 for each new slot claim of the changed pages that another page's current
+    claim about the same person contradicts."""
+    return _CrossPage(store, stage_root, base, kind_of).check(changes)
+
+
+def _ere(text: str) -> str:
+    return _ERE_SPECIAL.sub(r"\\\1", text)
+
+
+def _line_text(raw: str) -> str:
+    return " ".join(_CITE_STRIP_RE.sub("", _PREFIX_RE.sub("", raw, count=1)).split())
+
+
+class _People:
+    """The person pages of the staged tree, asked by name: whose is "Jonas"?"""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        folder = root / _PEOPLE
+        try:
+            names = [p.name for p in folder.iterdir() if p.name.endswith(".md")]
+        except OSError:
+            names = []
+        self.ids = sorted(n[:-3] for n in names if main_stem(n) is None)
+        self._known = set(self.ids)
+        self._pages: dict[str, Page | None] = {}
+        self._aliased: dict[str, set[str]] = {}  # lower-cased name -> ids whose aliases may hold it
+        self._resolved: dict[str, str | None] = {}
+
+    def page(self, pid: str) -> Page | None:
+        if pid not in self._pages:
+            self._pages[pid] = staged_page(self.root, f"{_PEOPLE}{pid}.md")
+        return self._pages[pid]
+
+    def is_person(self, pid: str) -> bool:
+        return pid in self._known
+
+    def forms(self, pid: str) -> tuple[str, ...]:
+        """The names a claim about ``pid`` may open with: title, id, aliases, first name."""
+        page = self.page(pid)
+        if page is None:
+            return (pid,)
+        title = page.title or pid
+        first = title.split()[0] if " " in title else ""
+        return tuple(dict.fromkeys(n for n in (title, pid, *page.aliases, first) if n))
+
+    def learn_aliases(self, names: Iterable[str]) -> None:
+        """Find, with one ``git grep``, the person pages whose frontmatter may list one of
+        ``names`` as an alias (a YAML list item or an inline ``aliases:`` value)."""
+        wanted = sorted({n.lower() for n in names if n} - set(self._aliased))
+        if not wanted:
+            return
+        for n in wanted:
+            self._aliased[n] = set()
+        alternatives = "|".join(_ere(n) for n in wanted)
+        item = rf"^[[:space:]]*-[[:space:]]+[\"']?({alternatives})[\"']?[[:space:]]*$"
+        inline = rf"^aliases:.*({alternatives})"
+        proc = git_proc(
+            self.root,
+            *("grep", "--untracked", "-i", "-I", "-E", "-n", "--no-color"),
+            *("-e", item, "-e", inline, "--", _PEOPLE.rstrip("/")),
+        )
+        for out in proc.stdout.splitlines():
+            rel = out.split(":", 1)[0]
+            pid = rel.removeprefix(_PEOPLE).removesuffix(".md")
+            if pid not in self._known:
+                continue
+            page = self.page(pid)
+            for alias in page.aliases if page is not None else ():
+                if alias.lower() in self._aliased:
+                    self._aliased[alias.lower()].add(pid)
+
+    def resolve(self, name: str) -> str | None:
+        """The one person page ``name`` names (title, id, alias or first name); None when
+        none does or several do."""
+        key = name.lower().strip()
+        if key not in self._resolved:
+            self._resolved[key] = self._resolve(key)
+        return self._resolved[key]
+
+    def _resolve(self, key: str) -> str | None:
+        if not key:
+            return None
+        self.learn_aliases([key])
+        slug = slugify(key, empty="")
+        found: set[str] = set()
+        if slug in self._known:
+            found.add(slug)
+        candidates = set(self._aliased.get(key, ()))
+        if slug and " " not in key and "-" not in key:  # a first name: "jonas" -> jonas-*
+            at = bisect.bisect_left(self.ids, slug + "-")
+            while at < len(self.ids) and self.ids[at].startswith(slug + "-"):
+                candidates.add(self.ids[at])
+                at += 1
+        for pid in candidates - found:
+            if key in (f.lower() for f in self.forms(pid)):
+                found.add(pid)
+        return found.pop() if len(found) == 1 else None
+
+
+class _CrossPage:
+    def __init__(self, store: Store, root: Path, base: str, kind_of: KindOf) -> None:
+        self.store = store
+        self.root = root
+        self.base = base
+        self.kind_of = kind_of
+        self.people = _People(root)
+        self._claims: dict[str, tuple[Page, dict[int, Claim]] | None] = {}
+
+    def check(self, changes: Sequence[Change]) -> list[Problem]:
+        if not self.people.ids:
+            return []
+        new = self._new_claims(changes)
+        if not new:
+            return []
+        subjects = {c.subject for c in new}
+        known = self._gather(subjects, new)
+        return self._problems(new, known)
+
+    # -- whom a claim is about -----------------------------------------------------
+
+    def context(self, path: str) -> str | None:
+        """The person whose own page ``path`` is (a page, an archive, a preferences
+        page, a note under ``notes/<id>/``); None for any other page."""
+        if path.startswith(_PEOPLE):
+            name = path[len(_PEOPLE) :]
+            name = (main_stem(name) or name).removesuffix(".md")
+        elif path.startswith(_PREFERENCES):
+            name = path[len(_PREFERENCES) :].removesuffix(".md").removesuffix("-preferences")
+        elif path.startswith(_NOTES):
+            name = path[len(_NOTES) :].split("/", 1)[0]
+        else:
+            return None
+        return name if self.people.is_person(name) else None
+
+    def read(self, text: str, context: str | None) -> tuple[str, str, str] | None:
+        """(person, slot, value) a claim's text gives, or None."""
+        if not _CUE_RE.search(text):
+            return None
+        if context is not None:
+            found = slot_of(text, self.people.forms(context), self.kind_of)
+            if found is not None:
+                return context, *found
+        name = opening_name(text)
+        if not name:
+            return None
+        link = _OPENING_LINK_RE.match(text)
+        who = self.people.resolve(link.group(1)) if link else None
+        who = who or self.people.resolve(name)
+        if who is None or who == context:
+            return None
+        found = slot_of(text, (name,), self.kind_of)
+        return (who, *found) if found is not None else None
+
+    # -- the claims --------------------------------------------------------------
+
+    def _new_claims(self, changes: Sequence[Change]) -> list[SlotClaim]:
+        pages: list[tuple[str, bool, Page, list[Claim]]] = []
+        names: set[str] = set()
+        for change in changes:
+            path = change.path
+            if change.status == "D" or not path.startswith(_FACT_PREFIXES):
+                continue
+            if not path.endswith(".md"):
+                continue
+            page = staged_page(self.root, path)
+            if page is None:
+                continue
+            claims = [
+                c for c in extract_claims(page) if not c.superseded and _CUE_RE.search(c.text)
+            ]
+            if claims:
+                pages.append((path, change.status == "A", page, claims))
+                names.update(opening_name(c.text) for c in claims)
+        self.people.learn_aliases(names)
+        out: list[SlotClaim] = []
+        for path, added, page, claims in pages:
+            context = self.context(path)
+            old: set[str] | None = set() if added else None
+            for claim in claims:
+                found = self.read(claim.text, context)
+                if found is None:
+                    continue
+                if old is None:
+                    old = self._base_texts(path)
+                if plain(claim.text).lower() in old:
+                    continue
+                out.append(SlotClaim(path, claim.line, *found, _when(page, claim), True))
+        return out
+
+    def _base_texts(self, path: str) -> set[str]:
+        """The claim texts the base commit holds on ``path``, current or not."""
+        old = base_page(self.store, self.base, path)
+        return {plain(c.text).lower() for c in extract_claims(old)} if old is not None else set()
+
+    def _claims_of(self, path: str) -> tuple[Page, dict[int, Claim]] | None:
+        if path not in self._claims:
+            page = staged_page(self.root, path)
+            self._claims[path] = (
+                (page, {c.line: c for c in extract_claims(page)}) if page is not None else None
+            )
+        return self._claims[path]
+
+    def _gather(self, subjects: set[str], new: list[SlotClaim]) -> list[SlotClaim]:
+        """The current slot claims about ``subjects`` in the staged tree (``new`` too)."""
+        hits: dict[tuple[str, int], str] = {}
+        forms = sorted({f for s in subjects for f in self.people.forms(s)}, key=str.lower)
+        cue_cited = ("--and", "-e", f"({_CUE})", "--and", "-e", r"\[cite:")
+        if len(forms) <= _MAX_GREP_NAMES:
+            named = "|".join(_ere(f) for f in forms)
+            first: tuple[str, ...] = ("-e", f"(^|[^[:alnum:]_])({named})([^[:alnum:]_]|$)")
+            first += cue_cited
+        else:
+            first = ("-e", f"({_CUE})", "--and", "-e", r"\[cite:")
+        self._grep(first, ["memory/knowledge", "memory/notes"], hits)
+        own: list[str] = []
+        for s in sorted(subjects):
+            own += [f"{_PEOPLE}{s}.md", f"{_PEOPLE}{s}-archive-*.md"]
+            own += [f"{_PREFERENCES}{s}-preferences.md", f"{_NOTES}{s}/"]
+        self._grep(("-e", f"({_CUE})", "--and", "-e", r"\[cite:"), own, hits)
+        out = list(new)
+        seen = {(c.path, c.line) for c in new}
+        for (path, line), raw in sorted(hits.items()):
+            if (path, line) in seen or "(superseded" in raw.lower():
+                continue
+            found = self.read(_line_text(raw), self.context(path))
+            if found is None or found[0] not in subjects:
+                continue
+            parsed = self._claims_of(path)
+            claim = parsed[1].get(line) if parsed is not None else None
+            if parsed is None or claim is None or claim.superseded:
+                continue
+            again = self.read(claim.text, self.context(path))
+            if again is not None:
+                out.append(SlotClaim(path, line, *again, _when(parsed[0], claim), False))
+        return out
+
+    def _grep(
+        self, patterns: tuple[str, ...], paths: list[str], hits: dict[tuple[str, int], str]
+    ) -> None:
+        proc = git_proc(
+            self.root,
+            *("grep", "--untracked", "-I", "-i", "-E", "-n", "--no-color"),
+            *patterns,
+            "--",
+            *paths,
+        )
+        for out in proc.stdout.splitlines():
+            path, _, rest = out.partition(":")
+            number, _, raw = rest.partition(":")
+            if path.startswith(_FACT_PREFIXES) and path.endswith(".md") and number.isdigit():
+                hits[(path, int(number))] = raw
+
+    # -- the clashes --------------------------------------------------------------
+
+    def _problems(self, new: list[SlotClaim], known: list[SlotClaim]) -> list[Problem]:
+        by_slot: dict[tuple[str, str], list[SlotClaim]] = {}
+        for c in known:
+            by_slot.setdefault((c.subject, c.slot), []).append(c)
+        out: list[Problem] = []
+        for c in new:
+            for other in by_slot.get((c.subject, c.slot), ()):
+                if other.path == c.path or not clash(c.value, other.value):
+                    continue  # one page's own clashes are DV201's
+                if other.new and other.when > c.when:
+                    continue  # the problem is on the later one
+                out.append(self._problem(c, other))
+                break
+        return out
+
+    def _problem(self, c: SlotClaim, other: SlotClaim) -> Problem:
+        page = self.people.page(c.subject)
+        who = (page.title if page is not None else "") or c.subject
+        return Problem(
+            GATE,
+            c.path,
+            c.line,
+            CODE,
+            f"contradicts {other.path}:{other.line} about {who!r}, slot {c.slot}: "
+            f"{c.value!r} vs {other.value!r} (mark the older one superseded, citing both)",
+        )
+
+
+def _when(page: Page, claim: Claim) -> tuple[str, str, int]:
+    """The latest evidence a claim cites: (date, transcript, turn number)."""
+    best = ("", "", 0)
+    cited = set(claim.citations)
+    for sid, ref, item in page.source_items():
+        if sid not in cited:
+            continue
+        path, _, anchor = ref.partition("#")
+        turn = _TURN_RE.search("#" + anchor)
+        key = (str(item.get("at", "")), path, int(turn.group(1)) if turn else 0)
+        best = max(best, key)
+    return best
