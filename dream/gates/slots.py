@@ -6,12 +6,13 @@ found by a small, fixed table of predicates at the start of a claim (after an op
 leading date and the subject's name): ``works as`` / ``role:`` (role), ``works at|for``
 / ``employer:`` (employer), ``lives in`` / ``moved to`` / ``city:`` (city), ``prefers X
 as|in`` (preference:X), ``is married|engaged to`` / ``is dating`` / ``'s partner|wife|
-husband is`` followed by a name (partner). A move to an organisation ("moved to the Minho Biology Institute":
-a name shaped like an organisation's, or one ``kind_of`` knows as an org) is a change of
-employer, as ``dream.cues.claim_slot`` reads it, not of city. The value is the rest of the
-clause; two values clash unless one's words contain the other's. Anything the table does
-not recognise has no slot: the check errs towards letting a claim through rather than
-blocking a run on a guess.
+husband is`` followed by a name (partner). A move to an organisation ("moved to the
+Minho Biology Institute": a name shaped like an organisation's, or one ``kind_of`` knows
+as an org) is a change of employer, as ``dream.cues.claim_slot`` reads it, not of city.
+The value is the rest of the clause ("Leipzig and commutes to Berlin": Leipzig); two
+values clash unless one's words contain the other's. Anything the table does not
+recognise has no slot: the check errs towards letting a claim through rather than
+blocking a run on a guess. Across pages: ``dream.gates.crosspage``.
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ claim. A claim is supported when, taken over the turns it cites (together):
 
 Contradictions: no two current claims of a changed page may give different values for
 one slot (``dream.gates.slots``), nor a new claim and a current claim of another page
-about the same person (``dream.gates.crosspage``). Claim text and its dates: ``dream.gates.claimtext``.
+about the same person (``dream.gates.crosspage``). Claim text and its dates:
+``dream.gates.claimtext``.
 """
 
 from __future__ import annotations
