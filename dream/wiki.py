@@ -76,7 +76,7 @@ def _run(ctx: EngineContext, ws: Workset, turns: TurnKeys) -> None:
             notes.maybe_note(ws, filing)
         for old in page.retired:  # a note or another page must not keep it current
             retired.setdefault(norm(old.text), []).append((filing.subject.id, old))
-            notes.retire_note(ws, filing.subject, old.text, old.said, old.on)
+            notes.retire_note(ws, filing.subject, old.text, old.said, old.on, old.refs, old.days)
             linked = [*page.linked(), *named.get(filing.subject.id, {})]
             for copy in _retire_copies(page, old, linked, pages.get, registry):
                 settle(copy)
