@@ -340,8 +340,17 @@ class WikiPage:
 
     def retire_copy(self, old: Retired) -> bool:
         """Supersede this page's current copy of a claim another page superseded (the same
-        text citing one of the same turns: a claim is filed on each subject it names)."""
-        copies = [e for e in self._exact(norm(old.text)) if e.current and self._refs(e) & old.refs]
+        text, or nearly, or more after it, citing one of the same turns: a claim is filed
+        on each subject it names, in the words of the fact filed there)."""
+        said = norm(old.text)
+        alike = [*self._exact(said), *self._by_key.get(blocking_keys(said)[0], [])]
+        copies = [
+            e
+            for e in dict.fromkeys(alike)
+            if e.current
+            and self._refs(e) & old.refs
+            and (e.norm.startswith(said) or fuzz.ratio(e.norm, said) >= MERGE_RATIO)
+        ]
         for e in copies:
             self._unindex(e)
             self.outline.remove(e.sec, e.line)
