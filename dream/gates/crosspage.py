@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,7 +39,7 @@ from dream.cues import KindOf
 from dream.gates import Problem, base_page, staged_page
 from dream.gates.claimtext import plain
 from dream.gates.slots import clash, opening_name, slot_of
-from dream.staging import Change, git_proc
+from dream.staging import git_proc
 from dream.subjects import FOLDERS
 from memoryfs.archives import main_stem
 from memoryfs.claims import Claim, extract_claims
@@ -47,7 +47,7 @@ from memoryfs.page import Page
 from memoryfs.slugs import slugify
 from memoryfs.store import Store
 
-__all__ = ["CODE", "cross_page_contradictions"]
+__all__ = ["CODE", "CrossPage", "SlotClaim"]
 
 GATE = "verification"
 CODE = "DV202"
@@ -61,7 +61,17 @@ _CUE = (
     r"occupation|company|workplace|city|prefer|married|engaged|dating|partner|wife|husband|"
     r"spouse|girlfriend|boyfriend|fianc"
 )
-_CUE_RE = re.compile(r"(?i)" + _CUE)
+# a cue word among a claim's first words, where the slot table looks (after a date, a
+# name, "is", "now"): a cheap test most claims fail
+_NEAR_START_RE = re.compile(r"(?i)^(?:\S+\s+){0,8}?(?:" + _CUE + ")")
+_STATUS_RE = re.compile(r"^status:\s*['\"]?superseded", re.IGNORECASE)
+_MARKED_RE = re.compile(r"\(superseded|~~[^~\n]+~~", re.IGNORECASE)
+_ATX_RE = re.compile(r"^ {0,3}(#{1,6})\s+(.*)$")
+_HISTORY_RE = re.compile(r"history|superseded", re.IGNORECASE)
+_NO_WHEN = ("", "", 0)
+# the start of a line, then up to {} words (list marker and date included): where a
+# claim's subject and the cue word of its slot are
+_ERE_START = "^[^[:alnum:]]*([^[:space:]]+[[:space:]]+){{0,{}}}"
 _ERE_SPECIAL = re.compile(r"([.\[\]()*+?{}|^$\\])")
 _PREFIX_RE = re.compile(r"^\s*(?:>\s?)*\s*(?:(?:[-*+]|\d{1,9}[.)])\s+)?(?:\[[ xX]\]\s+)?")
 _CITE_STRIP_RE = re.compile(r"[ \t]*\[cite:\s*\d+\]")
@@ -79,16 +89,8 @@ class SlotClaim:
     subject: str  # the person's page id
     slot: str
     value: str
-    when: tuple[str, str, int]  # its latest evidence: (date, transcript, turn)
     new: bool  # the run wrote it (the base did not hold it on that page)
-
-
-def cross_page_contradictions(
-    store: Store, stage_root: Path, base: str, changes: Sequence[Change], kind_of: KindOf
-) -> list[Problem]:
-    """DV202 for each new slot claim of the changed pages that another page's current
-    claim about the same person contradicts."""
-    return _CrossPage(store, stage_root, base, kind_of).check(changes)
+    when: tuple[str, str, int] = ("", "", 0)  # a new claim's latest evidence (date, turn)
 
 
 def _ere(text: str) -> str:
@@ -186,24 +188,41 @@ class _People:
         return found.pop() if len(found) == 1 else None
 
 
-class _CrossPage:
+class CrossPage:
+    """One gate run's check: ``page`` each changed page as the gate reads it, then ask
+    for the ``problems``."""
+
     def __init__(self, store: Store, root: Path, base: str, kind_of: KindOf) -> None:
         self.store = store
         self.root = root
         self.base = base
         self.kind_of = kind_of
         self.people = _People(root)
-        self._claims: dict[str, tuple[Page, dict[int, Claim]] | None] = {}
+        # (path, added, claim, its evidence) of the changed pages' claims that may fill a slot
+        self._candidates: list[tuple[str, bool, Claim, tuple[str, str, int]]] = []
+        self._read: dict[tuple[str, str | None], tuple[str, str, str] | None] = {}
 
-    def check(self, changes: Sequence[Change]) -> list[Problem]:
-        if not self.people.ids:
-            return []
-        new = self._new_claims(changes)
+    def page(self, path: str, page: Page, status: str) -> None:
+        """Note the claims of a changed page that may fill a slot (``page`` as parsed for
+        the other checks: its claims come from the parse memo)."""
+        if status == "D" or not path.startswith(_FACT_PREFIXES) or not self.people.ids:
+            return
+        claims = [
+            c for c in extract_claims(page) if not c.superseded and _NEAR_START_RE.match(c.text)
+        ]
+        if not claims:
+            return
+        evidence = _evidence(page)
+        for claim in claims:
+            when = max((evidence.get(n, _NO_WHEN) for n in claim.citations), default=_NO_WHEN)
+            self._candidates.append((path, status == "A", claim, when))
+
+    def problems(self) -> list[Problem]:
+        """DV202 for each new slot claim that a current claim of another page contradicts."""
+        new = self._new_claims()
         if not new:
             return []
-        subjects = {c.subject for c in new}
-        known = self._gather(subjects, new)
-        return self._problems(new, known)
+        return self._problems(new, self._gather({c.subject for c in new}, new))
 
     # -- whom a claim is about -----------------------------------------------------
 
@@ -223,8 +242,14 @@ class _CrossPage:
 
     def read(self, text: str, context: str | None) -> tuple[str, str, str] | None:
         """(person, slot, value) a claim's text gives, or None."""
-        if not _CUE_RE.search(text):
+        if not _NEAR_START_RE.match(text):
             return None
+        key = (text, context)
+        if key not in self._read:  # a claim is on each page it names, in the same words
+            self._read[key] = self._read_claim(text, context)
+        return self._read[key]
+
+    def _read_claim(self, text: str, context: str | None) -> tuple[str, str, str] | None:
         if context is not None:
             found = slot_of(text, self.people.forms(context), self.kind_of)
             if found is not None:
@@ -242,38 +267,19 @@ class _CrossPage:
 
     # -- the claims --------------------------------------------------------------
 
-    def _new_claims(self, changes: Sequence[Change]) -> list[SlotClaim]:
-        pages: list[tuple[str, bool, Page, list[Claim]]] = []
-        names: set[str] = set()
-        for change in changes:
-            path = change.path
-            if change.status == "D" or not path.startswith(_FACT_PREFIXES):
-                continue
-            if not path.endswith(".md"):
-                continue
-            page = staged_page(self.root, path)
-            if page is None:
-                continue
-            claims = [
-                c for c in extract_claims(page) if not c.superseded and _CUE_RE.search(c.text)
-            ]
-            if claims:
-                pages.append((path, change.status == "A", page, claims))
-                names.update(opening_name(c.text) for c in claims)
-        self.people.learn_aliases(names)
+    def _new_claims(self) -> list[SlotClaim]:
+        self.people.learn_aliases(opening_name(c.text) for _, _, c, _ in self._candidates)
         out: list[SlotClaim] = []
-        for path, added, page, claims in pages:
-            context = self.context(path)
-            old: set[str] | None = set() if added else None
-            for claim in claims:
-                found = self.read(claim.text, context)
-                if found is None:
-                    continue
-                if old is None:
-                    old = self._base_texts(path)
-                if plain(claim.text).lower() in old:
-                    continue
-                out.append(SlotClaim(path, claim.line, *found, _when(page, claim), True))
+        old: dict[str, set[str]] = {}
+        for path, added, claim, when in self._candidates:
+            found = self.read(claim.text, self.context(path))
+            if found is None:
+                continue
+            if path not in old:
+                old[path] = set() if added else self._base_texts(path)
+            if plain(claim.text).lower() not in old[path]:
+                out.append(SlotClaim(path, claim.line, *found, True, when))
+        self._candidates.clear()
         return out
 
     def _base_texts(self, path: str) -> set[str]:
@@ -281,46 +287,42 @@ class _CrossPage:
         old = base_page(self.store, self.base, path)
         return {plain(c.text).lower() for c in extract_claims(old)} if old is not None else set()
 
-    def _claims_of(self, path: str) -> tuple[Page, dict[int, Claim]] | None:
-        if path not in self._claims:
-            page = staged_page(self.root, path)
-            self._claims[path] = (
-                (page, {c.line: c for c in extract_claims(page)}) if page is not None else None
-            )
-        return self._claims[path]
-
     def _gather(self, subjects: set[str], new: list[SlotClaim]) -> list[SlotClaim]:
         """The current slot claims about ``subjects`` in the staged tree (``new`` too)."""
         hits: dict[tuple[str, int], str] = {}
+        # a cue word among a cited line's first words; a name of theirs among its first
+        cue_cited: tuple[str, ...] = (
+            "-e",
+            _ERE_START.format(9) + f"({_CUE})",
+            "--and",
+            "-e",
+            r"\[cite:",
+        )
         forms = sorted({f for s in subjects for f in self.people.forms(s)}, key=str.lower)
-        cue_cited = ("--and", "-e", f"({_CUE})", "--and", "-e", r"\[cite:")
+        first = cue_cited
         if len(forms) <= _MAX_GREP_NAMES:
             named = "|".join(_ere(f) for f in forms)
-            first: tuple[str, ...] = ("-e", f"(^|[^[:alnum:]_])({named})([^[:alnum:]_]|$)")
-            first += cue_cited
-        else:
-            first = ("-e", f"({_CUE})", "--and", "-e", r"\[cite:")
+            near = _ERE_START.format(5) + f"(\\[\\[)?({named})([^[:alnum:]_]|$)"
+            first = ("-e", near, "--and", *cue_cited)
         self._grep(first, ["memory/knowledge", "memory/notes"], hits)
         own: list[str] = []
         for s in sorted(subjects):
             own += [f"{_PEOPLE}{s}.md", f"{_PEOPLE}{s}-archive-*.md"]
             own += [f"{_PREFERENCES}{s}-preferences.md", f"{_NOTES}{s}/"]
-        self._grep(("-e", f"({_CUE})", "--and", "-e", r"\[cite:"), own, hits)
+        self._grep(cue_cited, own, hits)
         out = list(new)
         seen = {(c.path, c.line) for c in new}
+        files: dict[str, _Lines] = {}
         for (path, line), raw in sorted(hits.items()):
-            if (path, line) in seen or "(superseded" in raw.lower():
+            if (path, line) in seen:
                 continue
             found = self.read(_line_text(raw), self.context(path))
             if found is None or found[0] not in subjects:
                 continue
-            parsed = self._claims_of(path)
-            claim = parsed[1].get(line) if parsed is not None else None
-            if parsed is None or claim is None or claim.superseded:
-                continue
-            again = self.read(claim.text, self.context(path))
-            if again is not None:
-                out.append(SlotClaim(path, line, *again, _when(parsed[0], claim), False))
+            if path not in files:
+                files[path] = _Lines(self.root / path)
+            if files[path].current(line):
+                out.append(SlotClaim(path, line, *found, False))
         return out
 
     def _grep(
@@ -369,15 +371,38 @@ class _CrossPage:
         )
 
 
-def _when(page: Page, claim: Claim) -> tuple[str, str, int]:
-    """The latest evidence a claim cites: (date, transcript, turn number)."""
-    best = ("", "", 0)
-    cited = set(claim.citations)
+class _Lines:
+    """A file's lines, read once, asked whether a claim line is current: not marked
+    superseded or struck through, under no History heading, on no page of ``status:
+    superseded`` (how ``memoryfs.claims`` reads it, without parsing the page)."""
+
+    def __init__(self, path: Path) -> None:
+        try:
+            self.lines = path.read_text(encoding="utf-8").split("\n")
+        except (OSError, UnicodeDecodeError):
+            self.lines = []
+        fenced = bool(self.lines) and self.lines[0] == "---" and "---" in self.lines[1:]
+        head = self.lines[1 : self.lines.index("---", 1)] if fenced else []
+        self.superseded = any(_STATUS_RE.match(x) for x in head)
+
+    def current(self, n: int) -> bool:
+        if self.superseded or not 0 < n <= len(self.lines) or _MARKED_RE.search(self.lines[n - 1]):
+            return False
+        level = 7  # the headings above the line that hold it: each one less deep
+        for line in reversed(self.lines[: n - 1]):
+            m = _ATX_RE.match(line)
+            if m and len(m.group(1)) < level:
+                if _HISTORY_RE.search(m.group(2)):
+                    return False
+                level = len(m.group(1))
+        return True
+
+
+def _evidence(page: Page) -> dict[int, tuple[str, str, int]]:
+    """Source id -> (date, transcript, turn number) of what it cites."""
+    out: dict[int, tuple[str, str, int]] = {}
     for sid, ref, item in page.source_items():
-        if sid not in cited:
-            continue
         path, _, anchor = ref.partition("#")
         turn = _TURN_RE.search("#" + anchor)
-        key = (str(item.get("at", "")), path, int(turn.group(1)) if turn else 0)
-        best = max(best, key)
-    return best
+        out[sid] = (str(item.get("at", "")), path, int(turn.group(1)) if turn else 0)
+    return out

@@ -48,7 +48,7 @@ from dream.gates.claimtext import MONTH_NUM as _MONTH_NUM
 from dream.gates.claimtext import WEEKDAYS as _WEEKDAYS
 from dream.gates.claimtext import DateRef, claim_dates
 from dream.gates.claimtext import plain as _plain
-from dream.gates.crosspage import cross_page_contradictions
+from dream.gates.crosspage import CrossPage
 from dream.gates.profilecheck import Problems, ProfileCheck
 from dream.gates.slots import contradictions, slot_of
 from dream.profile import PROFILE
@@ -326,6 +326,7 @@ def verify_stage(
 ) -> GateReport:
     """Check the new and changed claims of the changed pages, and their slots."""
     check = _Check(store, base, _Transcripts(stage_root, store.config.roster))
+    cross = CrossPage(store, stage_root, base, check._kind_of)
     for change in changes:
         path = change.path
         if change.status == "D" or not path.startswith(_PAGE_PREFIXES) or path in GENERATED:
@@ -333,11 +334,9 @@ def verify_stage(
         page = staged_page(stage_root, path) if path.endswith(".md") else None
         if page is not None:
             check.page(path, page, is_new=change.status == "A")
+            cross.page(path, page, change.status)
         release_staged(path)  # the last gate to read it
-    # contradictions across pages (DV202), once every changed page has been read
-    check.problems.extend(
-        cross_page_contradictions(store, stage_root, base, changes, check._kind_of)
-    )
+    check.problems.extend(cross.problems())  # contradictions across pages (DV202)
     return GateReport(
         gate=GATE,
         problems=tuple(check.problems),
