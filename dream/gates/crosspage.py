@@ -19,10 +19,12 @@ when neither is). The message names the other claim's file and line, the person,
 slot and both values; the fix is to mark the older one superseded, as the wiki phase
 does.
 
-Cost: pages are not read one by one. The changed pages are (the other checks read them
-too); the rest of the store is asked with two ``git grep`` runs (the person's names
-followed somewhere on a cited line by a slot's cue word, and any cue word on the person's
-own pages), and only files with such a line are parsed.
+Cost: the store's pages are not read one by one. The changed pages come as the gate
+parsed them (``CrossPage.page``, called by ``verify_stage``); the rest of the store is
+asked with two ``git grep`` runs (one of the person's names among a cited line's first
+words with a slot's cue word; any cue word among the first words of a cited line on the
+person's own pages), and a file with such a line is read, not parsed, to tell whether
+the line is current.
 
 Boundary: reads the staged tree and the base commit; says what clashes, edits nothing.
 """
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,7 +44,8 @@ from dream.gates.slots import clash, opening_name, slot_of
 from dream.staging import git_proc
 from dream.subjects import FOLDERS
 from memoryfs.archives import main_stem
-from memoryfs.claims import Claim, extract_claims
+from memoryfs.claims import extract_claims
+from memoryfs.links import CITE_RE
 from memoryfs.page import Page
 from memoryfs.slugs import slugify
 from memoryfs.store import Store
@@ -71,7 +74,8 @@ _HISTORY_RE = re.compile(r"history|superseded", re.IGNORECASE)
 _NO_WHEN = ("", "", 0)
 # the start of a line, then up to {} words (list marker and date included): where a
 # claim's subject and the cue word of its slot are
-_ERE_START = "^[^[:alnum:]]*([^[:space:]]+[[:space:]]+){{0,{}}}"
+_START_PERL = r"^\W*(?:\S+\s+){{0,{}}}"
+_START_ERE = "^[^[:alnum:]]*([^[:space:]]+[[:space:]]+){{0,{}}}"
 _ERE_SPECIAL = re.compile(r"([.\[\]()*+?{}|^$\\])")
 _PREFIX_RE = re.compile(r"^\s*(?:>\s?)*\s*(?:(?:[-*+]|\d{1,9}[.)])\s+)?(?:\[[ xX]\]\s+)?")
 _CITE_STRIP_RE = re.compile(r"[ \t]*\[cite:\s*\d+\]")
@@ -198,24 +202,28 @@ class CrossPage:
         self.base = base
         self.kind_of = kind_of
         self.people = _People(root)
-        # (path, added, claim, its evidence) of the changed pages' claims that may fill a slot
-        self._candidates: list[tuple[str, bool, Claim, tuple[str, str, int]]] = []
+        # (path, added, text, line, its evidence) of changed pages' claims that may fill a slot
+        self._candidates: list[tuple[str, bool, str, int, tuple[str, str, int]]] = []
         self._read: dict[tuple[str, str | None], tuple[str, str, str] | None] = {}
 
     def page(self, path: str, page: Page, status: str) -> None:
-        """Note the claims of a changed page that may fill a slot (``page`` as parsed for
-        the other checks: its claims come from the parse memo)."""
+        """Note the current claims of a changed page that may fill a slot, read line by
+        line as ``_Lines`` reads them (most lines are no claim of a slot: they are not
+        parsed)."""
         if status == "D" or not path.startswith(_FACT_PREFIXES) or not self.people.ids:
             return
-        claims = [
-            c for c in extract_claims(page) if not c.superseded and _NEAR_START_RE.match(c.text)
-        ]
-        if not claims:
-            return
-        evidence = _evidence(page)
-        for claim in claims:
-            when = max((evidence.get(n, _NO_WHEN) for n in claim.citations), default=_NO_WHEN)
-            self._candidates.append((path, status == "A", claim, when))
+        superseded = str(page.meta.get("status", "")).strip().lower() == "superseded"
+        lines = _Lines(page.body.split("\n"), superseded)
+        evidence: dict[int, tuple[str, str, int]] | None = None
+        for n, raw in lines.claims():
+            text = _line_text(raw)
+            if not _NEAR_START_RE.match(text):
+                continue
+            if evidence is None:
+                evidence = _evidence(page)
+            cited = [evidence.get(int(c), _NO_WHEN) for c in CITE_RE.findall(raw)]
+            when = max(cited, default=_NO_WHEN)
+            self._candidates.append((path, status == "A", text, page.body_line + n - 1, when))
 
     def problems(self) -> list[Problem]:
         """DV202 for each new slot claim that a current claim of another page contradicts."""
@@ -268,17 +276,17 @@ class CrossPage:
     # -- the claims --------------------------------------------------------------
 
     def _new_claims(self) -> list[SlotClaim]:
-        self.people.learn_aliases(opening_name(c.text) for _, _, c, _ in self._candidates)
+        self.people.learn_aliases(opening_name(c[2]) for c in self._candidates)
         out: list[SlotClaim] = []
         old: dict[str, set[str]] = {}
-        for path, added, claim, when in self._candidates:
-            found = self.read(claim.text, self.context(path))
+        for path, added, text, line, when in self._candidates:
+            found = self.read(text, self.context(path))
             if found is None:
                 continue
             if path not in old:
                 old[path] = set() if added else self._base_texts(path)
-            if plain(claim.text).lower() not in old[path]:
-                out.append(SlotClaim(path, claim.line, *found, True, when))
+            if plain(text).lower() not in old[path]:
+                out.append(SlotClaim(path, line, *found, True, when))
         self._candidates.clear()
         return out
 
@@ -290,51 +298,50 @@ class CrossPage:
     def _gather(self, subjects: set[str], new: list[SlotClaim]) -> list[SlotClaim]:
         """The current slot claims about ``subjects`` in the staged tree (``new`` too)."""
         hits: dict[tuple[str, int], str] = {}
-        # a cue word among a cited line's first words; a name of theirs among its first
-        cue_cited: tuple[str, ...] = (
-            "-e",
-            _ERE_START.format(9) + f"({_CUE})",
-            "--and",
-            "-e",
-            r"\[cite:",
-        )
         forms = sorted({f for s in subjects for f in self.people.forms(s)}, key=str.lower)
-        first = cue_cited
-        if len(forms) <= _MAX_GREP_NAMES:
-            named = "|".join(_ere(f) for f in forms)
-            near = _ERE_START.format(5) + f"(\\[\\[)?({named})([^[:alnum:]_]|$)"
-            first = ("-e", near, "--and", *cue_cited)
-        self._grep(first, ["memory/knowledge", "memory/notes"], hits)
+        named = forms if len(forms) <= _MAX_GREP_NAMES else []
+        self._grep(named, ["memory/knowledge", "memory/notes"], hits)
         own: list[str] = []
         for s in sorted(subjects):
             own += [f"{_PEOPLE}{s}.md", f"{_PEOPLE}{s}-archive-*.md"]
             own += [f"{_PREFERENCES}{s}-preferences.md", f"{_NOTES}{s}/"]
-        self._grep(cue_cited, own, hits)
+        self._grep([], own, hits)
+        texts = {k: _line_text(raw) for k, raw in hits.items() if not _MARKED_RE.search(raw)}
+        self.people.learn_aliases(opening_name(t) for t in texts.values())
         out = list(new)
         seen = {(c.path, c.line) for c in new}
         files: dict[str, _Lines] = {}
-        for (path, line), raw in sorted(hits.items()):
+        for (path, line), text in sorted(texts.items()):
             if (path, line) in seen:
                 continue
-            found = self.read(_line_text(raw), self.context(path))
+            found = self.read(text, self.context(path))
             if found is None or found[0] not in subjects:
                 continue
             if path not in files:
-                files[path] = _Lines(self.root / path)
+                files[path] = _Lines.of(self.root / path)
             if files[path].current(line):
                 out.append(SlotClaim(path, line, *found, False))
         return out
 
-    def _grep(
-        self, patterns: tuple[str, ...], paths: list[str], hits: dict[tuple[str, int], str]
-    ) -> None:
-        proc = git_proc(
-            self.root,
-            *("grep", "--untracked", "-I", "-i", "-E", "-n", "--no-color"),
-            *patterns,
-            "--",
-            *paths,
-        )
+    def _grep(self, names: list[str], paths: list[str], hits: dict[tuple[str, int], str]) -> None:
+        """The cited lines under ``paths`` with a cue word among their first words (and,
+        with ``names``, one of them among their first words): Perl regexes where Git has
+        them (several times faster than its extended ones here), else extended ones."""
+        for perl in (True, False) if _Grep.perl else (False,):
+            start = _START_PERL if perl else _START_ERE
+            cue: tuple[str, ...] = ("-e", start.format(9) + f"({_CUE})", "--and", "-e", r"\[cite:")
+            if names:
+                alternatives = "|".join(re.escape(n) if perl else _ere(n) for n in names)
+                near = r"(?:\[\[)?(?:{})\b" if perl else "(\\[\\[)?({})([^[:alnum:]_]|$)"
+                cue = ("-e", start.format(5) + near.format(alternatives), "--and", *cue)
+            flags = ("-P",) if perl else ("-E",)
+            proc = git_proc(
+                self.root, "grep", "--untracked", "-I", "-i", "-n", "--no-color", *flags,
+                *cue, "--", *paths,
+            )  # fmt: skip
+            if proc.returncode in (0, 1):
+                break
+            _Grep.perl = False  # this Git has no Perl regexes
         for out in proc.stdout.splitlines():
             path, _, rest = out.partition(":")
             number, _, raw = rest.partition(":")
@@ -371,21 +378,32 @@ class CrossPage:
         )
 
 
-class _Lines:
-    """A file's lines, read once, asked whether a claim line is current: not marked
-    superseded or struck through, under no History heading, on no page of ``status:
-    superseded`` (how ``memoryfs.claims`` reads it, without parsing the page)."""
+class _Grep:
+    perl = True  # whether this Git greps with Perl regexes (until it says it cannot)
 
-    def __init__(self, path: Path) -> None:
+
+class _Lines:
+    """A page's lines, asked which claim lines are current: not marked superseded or
+    struck through, under no History heading, on no page of ``status: superseded`` (how
+    ``memoryfs.claims`` reads them, without parsing the page)."""
+
+    def __init__(self, lines: list[str], superseded: bool = False) -> None:
+        self.lines = lines
+        self.superseded = superseded
+
+    @classmethod
+    def of(cls, path: Path) -> _Lines:
+        """The file at ``path``, frontmatter and all (its line numbers are the file's)."""
         try:
-            self.lines = path.read_text(encoding="utf-8").split("\n")
+            lines = path.read_text(encoding="utf-8").split("\n")
         except (OSError, UnicodeDecodeError):
-            self.lines = []
-        fenced = bool(self.lines) and self.lines[0] == "---" and "---" in self.lines[1:]
-        head = self.lines[1 : self.lines.index("---", 1)] if fenced else []
-        self.superseded = any(_STATUS_RE.match(x) for x in head)
+            lines = []
+        fenced = bool(lines) and lines[0] == "---" and "---" in lines[1:]
+        head = lines[1 : lines.index("---", 1)] if fenced else []
+        return cls(lines, any(_STATUS_RE.match(x) for x in head))
 
     def current(self, n: int) -> bool:
+        """Whether line ``n`` (1-based) is a current claim's."""
         if self.superseded or not 0 < n <= len(self.lines) or _MARKED_RE.search(self.lines[n - 1]):
             return False
         level = 7  # the headings above the line that hold it: each one less deep
@@ -396,6 +414,21 @@ class _Lines:
                     return False
                 level = len(m.group(1))
         return True
+
+    def claims(self) -> Iterator[tuple[int, str]]:
+        """(line number, line) of each current cited line, in one pass."""
+        if self.superseded:
+            return
+        stack: list[tuple[int, bool]] = []  # (level, a history heading) of the open headings
+        for n, line in enumerate(self.lines, 1):
+            m = _ATX_RE.match(line)
+            if m:
+                level = len(m.group(1))
+                while stack and stack[-1][0] >= level:
+                    stack.pop()
+                stack.append((level, bool(_HISTORY_RE.search(m.group(2)))))
+            elif "[cite:" in line and not any(h for _, h in stack) and not _MARKED_RE.search(line):
+                yield n, line
 
 
 def _evidence(page: Page) -> dict[int, tuple[str, str, int]]:
