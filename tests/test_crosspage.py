@@ -21,6 +21,8 @@ from dream.gates.verification import verify_stage
 from dream.run import RunOptions, load_engine, run_dream
 from dream.skills import approve
 from dream.staging import Change
+from dream.subjects import Subject
+from dream.wikipage import Retired, WikiPage
 from memoryfs.claims import extract_claims
 from memoryfs.hashing import turn_hash
 from memoryfs.ingest import ingest
@@ -337,3 +339,27 @@ def test_the_notes_of_a_claim_said_again_are_superseded_with_it(tmp_path: Path) 
     notes = {k: v for k, v in _lines(s, "Harbor Health").items() if k.startswith("notes/")}
     assert len(notes) == 3, notes  # one note a session: all three history now
     assert all(superseded for lines in notes.values() for _, superseded in lines), notes
+
+
+def test_a_copy_filed_in_more_words_is_superseded_with_the_claim() -> None:
+    """The claim filed on an organisation's page may be the fact as said there, with more
+    after it: it goes to History too, citing the same turn (a synthetic store kept one
+    current, and every later role of Dana's tripped DV202 on it)."""
+    text = (
+        "---\nid: archiva\ntitle: Archiva\ntype: org\nsources:\n"
+        "- id: 1\n  ref: sessions/transcripts/s.md#t3\n  at: 2023-11-06\n  hash: abc\n---\n"
+        "# Archiva\n\n## 2023-11-06 (6 November 2023)\n\n"
+        "- Dana works as data engineer at Archiva since November. Dana asked. [cite:1]\n"
+    )
+    page = WikiPage(Subject("archiva", "Archiva", "org", "knowledge/orgs/archiva.md"), text, set())
+    old = Retired(
+        "Dana works as data engineer at Archiva since November.",
+        "2023-11-06",
+        "2023-11-20",
+        frozenset({"sessions/transcripts/s.md#t3"}),
+    )
+    assert page.retire_copy(old)
+    claims = extract_claims(parse_page(page.render(), "knowledge/orgs/archiva.md"))
+    assert [(c.section, c.superseded) for c in claims] == [("History", True)], claims
+    other = Retired(old.text, old.said, old.on, frozenset({"sessions/transcripts/s.md#t9"}))
+    assert not WikiPage(page.subject, text, set()).retire_copy(other)  # another turn's
