@@ -16,6 +16,7 @@ import pytest
 from engine_fixtures import write_session
 
 from dream.engines.command import CommandEngine, CommandSettings
+from dream.gates import crosspage
 from dream.gates.slots import opening_name, slot_of
 from dream.gates.verification import verify_stage
 from dream.run import RunOptions, load_engine, run_dream
@@ -121,6 +122,23 @@ def test_a_claim_on_another_page_contradicts_whatever_the_name(store: Store, cla
     here, there = _at(store, BERLIN, "Berlin now"), _at(store, JONAS, "in Hamburg")
     assert p.startswith(f"{here}: DV202 contradicts {there} about 'Jonas Weber'")
     assert "slot city: 'berlin' vs 'hamburg'" in p
+
+
+@pytest.mark.parametrize("perl", [True, False])
+def test_git_greps_alike_with_perl_or_extended_regexes(
+    store: Store, perl: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Git without Perl regexes answers the same (extended ones, slower)."""
+    monkeypatch.setattr(crosspage._Grep, "perl", perl)
+    note = "memory/notes/jonas-weber/jonas-weber-2026-01-05-lives-hamburg.md"
+    old = "- 2026-01-05: He lives in Hamburg. [cite:1]"
+    _write(store, note, _page("jonas-weber-2026-01-05-lives-hamburg", "Hamburg", "note", old))
+    store.commit("a note on main", [note])
+    problems = _verify(store, _berlin("Jonas lives in Berlin now."))
+    assert len(problems) == 1 and f"contradicts {JONAS}:" in problems[0], problems
+    jonas = (store.root / JONAS).read_text().replace("in Hamburg", "in Berlin")
+    problems = _verify(store, (JONAS, jonas))  # the note is the older claim now
+    assert len(problems) == 1 and f"contradicts {_at(store, note, 'Hamburg. [')}" in problems[0]
 
 
 def test_a_pronoun_in_the_persons_own_note_is_the_person(store: Store) -> None:

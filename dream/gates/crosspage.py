@@ -76,6 +76,16 @@ _NO_WHEN = ("", "", 0)
 # claim's subject and the cue word of its slot are
 _START_PERL = r"^\W*(?:\S+\s+){{0,{}}}"
 _START_ERE = "^[^[:alnum:]]*([^[:space:]]+[[:space:]]+){{0,{}}}"
+# a claim with no name before its cue word: a date, a pronoun, "now" at most
+_BARE_PERL = (
+    r"^\W*(?:(?:\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}\s+\w+\s+\d{{4}})\W*)?"
+    r"(?:(?:he|she|they|the\s+user|user)\s+)?(?:(?:now|currently|always)\s+)?(?:{})"
+)
+_BARE_ERE = (
+    "^[^[:alnum:]]*(([0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}|[0-9]{{1,2}}[[:space:]]+[[:alpha:]]+"
+    "[[:space:]]+[0-9]{{4}})[^[:alnum:]]*)?((he|she|they|the[[:space:]]+user|user)"
+    "[[:space:]]+)?((now|currently|always)[[:space:]]+)?({})"
+)
 _ERE_SPECIAL = re.compile(r"([.\[\]()*+?{}|^$\\])")
 _PREFIX_RE = re.compile(r"^\s*(?:>\s?)*\s*(?:(?:[-*+]|\d{1,9}[.)])\s+)?(?:\[[ xX]\]\s+)?")
 _CITE_STRIP_RE = re.compile(r"[ \t]*\[cite:\s*\d+\]")
@@ -299,13 +309,7 @@ class CrossPage:
         """The current slot claims about ``subjects`` in the staged tree (``new`` too)."""
         hits: dict[tuple[str, int], str] = {}
         forms = sorted({f for s in subjects for f in self.people.forms(s)}, key=str.lower)
-        named = forms if len(forms) <= _MAX_GREP_NAMES else []
-        self._grep(named, ["memory/knowledge", "memory/notes"], hits)
-        own: list[str] = []
-        for s in sorted(subjects):
-            own += [f"{_PEOPLE}{s}.md", f"{_PEOPLE}{s}-archive-*.md"]
-            own += [f"{_PREFERENCES}{s}-preferences.md", f"{_NOTES}{s}/"]
-        self._grep([], own, hits)
+        self._grep(forms if len(forms) <= _MAX_GREP_NAMES else [], hits)
         texts = {k: _line_text(raw) for k, raw in hits.items() if not _MARKED_RE.search(raw)}
         self.people.learn_aliases(opening_name(t) for t in texts.values())
         out = list(new)
@@ -323,21 +327,26 @@ class CrossPage:
                 out.append(SlotClaim(path, line, *found, False))
         return out
 
-    def _grep(self, names: list[str], paths: list[str], hits: dict[tuple[str, int], str]) -> None:
-        """The cited lines under ``paths`` with a cue word among their first words (and,
-        with ``names``, one of them among their first words): Perl regexes where Git has
-        them (several times faster than its extended ones here), else extended ones."""
+    def _grep(self, names: list[str], hits: dict[tuple[str, int], str]) -> None:
+        """The current cited lines of ``knowledge/`` and ``notes/`` with a cue word among
+        their first words, and one of ``names`` among them or no name at all ("She lives
+        in ...", "Role: ...": their person is the page's); all such lines when ``names``
+        is empty. One ``git grep``, with Perl regexes where Git has them (several times
+        faster than its extended ones here), else with extended ones."""
         for perl in (True, False) if _Grep.perl else (False,):
-            start = _START_PERL if perl else _START_ERE
-            cue: tuple[str, ...] = ("-e", start.format(9) + f"({_CUE})", "--and", "-e", r"\[cite:")
+            start, bare = (_START_PERL, _BARE_PERL) if perl else (_START_ERE, _BARE_ERE)
+            cue = start.format(9) + f"({_CUE})"
+            which: tuple[str, ...] = ("-e", cue)
             if names:
                 alternatives = "|".join(re.escape(n) if perl else _ere(n) for n in names)
                 near = r"(?:\[\[)?(?:{})\b" if perl else "(\\[\\[)?({})([^[:alnum:]_]|$)"
-                cue = ("-e", start.format(5) + near.format(alternatives), "--and", *cue)
-            flags = ("-P",) if perl else ("-E",)
+                named = start.format(5) + near.format(alternatives)
+                which = ("(", "-e", named, "--or", "-e", bare.format(_CUE), ")", "--and", *which)
             proc = git_proc(
-                self.root, "grep", "--untracked", "-I", "-i", "-n", "--no-color", *flags,
-                *cue, "--", *paths,
+                self.root, "grep", "--untracked", "-I", "-i", "-n", "--no-color",
+                "-P" if perl else "-E", *which, "--and", "-e", r"\[cite:",
+                "--and", "--not", "-e", r"\(superseded|~~",
+                "--", "memory/knowledge", "memory/notes",
             )  # fmt: skip
             if proc.returncode in (0, 1):
                 break
