@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from dream.pagewriter import Claim, Section, day_of
 
-__all__ = ["ClaimEntry", "blocking_keys", "norm"]
+__all__ = ["MERGE_RATIO", "ClaimEntry", "blocking_keys", "norm"]
+
+
+MERGE_RATIO = 92  # how alike (rapidfuzz ratio of ``norm``) a near-duplicate claim is
 
 
 def norm(text: str) -> str:

@@ -2,7 +2,7 @@
 
 Job: tell a statement worth a claim from chat (``informative``), name the kind of claim
 (``classify``: preference, decision, plan, event, fact), the functional slot a claim
-about someone fills (``claim_slot``: role, city, manager, preference on a thing) and the
+about someone fills (``claim_slot``: role, city, manager, partner, preference on a thing) and the
 values it says no longer hold (``closed_slots``: "no longer works at X"), so the wiki
 phase can supersede an older value. The "role" slot is the job: as what and where, so
 "works at X", "is a postdoc at X" and a move to an organisation all fill it. The cue
@@ -148,6 +148,13 @@ _LIVES_RE = re.compile(
     r"are based|based)\s+(?:together\s+)?(?P<prep>in|to)\s+(?:the\s+)?(?P<to>" + _NAME + ")"
 )
 _MOVE_VERBS = {"moved", "moves", "relocated"}
+# one partner at a time, named ("is married to Mia", "is dating Lea", "'s wife is Ana"), as
+# ``dream.gates.slots`` reads the partner slot
+_PARTNER_RE = re.compile(
+    r"^(?:\s+(?:is\s+|got\s+)?(?:now\s+)?(?:(?:married|engaged)\s+to|dating)\s+|"
+    r"['’]s\s+(?:new\s+|current\s+)?(?:partner|wife|husband|spouse|girlfriend|boyfriend|"
+    r"fianc[eé]e?)\s+(?:is|has\s+been|became)\s+(?:now\s+)?)[A-Z]"
+)
 _CLOSES = [
     (
         "role",
@@ -165,6 +172,13 @@ _CLOSES = [
         ),
     ),
     ("city", re.compile(r"^\s+no\s+longer\s+lives\s+in\s+(?:the\s+)?(?P<v>" + _NAME + ")")),
+    (
+        "partner",
+        re.compile(
+            r"^\s+(?:is\s+no\s+longer\s+(?:dating|married\s+to|engaged\s+to|with)|"
+            r"(?:broke|split)\s+up\s+with|divorced)\s+(?P<v>" + _NAME + ")"
+        ),
+    ),
     (
         "manager",
         re.compile(
@@ -230,6 +244,8 @@ def _clause_slot(clause: str, kind_of: KindOf = _no_kind) -> str:
         return "city"
     if re.match(r"^\s+(?:now\s+)?(?:reports|is reporting|reporting)\s+to\s+[A-Z]", clause):
         return "manager"
+    if _PARTNER_RE.match(clause):
+        return "partner"
     if re.match(
         rf"^['’]s\s+(?:new\s+|current\s+)?{_MANAGER}\s+(?:is|has\s+been|became|will\s+be)\s+"
         r"(?:now\s+)?[A-Z]",

@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 
+from rapidfuzz import fuzz
+
+from dream.claimentry import MERGE_RATIO, norm
 from dream.pagewriter import as_date, render_note
 from dream.subjects import Subject
 from dream.workset import Filing, Workset
@@ -117,29 +121,69 @@ def maybe_note(ws: Workset, filing: Filing) -> str:
     return rel
 
 
-def retire_note(ws: Workset, subject: Subject, text: str, said: str, on: str) -> str:
-    """Mark the note of a claim ``subject``'s page superseded ``on`` a day as superseded
-    too (``status: superseded``, its line marked like the page's); its path or "".
+def retire_note(
+    ws: Workset,
+    subject: Subject,
+    text: str,
+    said: str,
+    on: str,
+    refs: Iterable[str] = (),
+    days: Iterable[str] = (),
+) -> list[str]:
+    """Mark the notes of a claim ``subject``'s page superseded ``on`` a day as superseded
+    too (``status: superseded``, its line marked like the page's); their paths.
 
     The note is found by the name ``maybe_note`` gave it, or that name with the suffix
-    ``Registry.new_id`` adds on a clash ("-2", "-3", ...), holding the claim's text."""
-    found = _find_note(ws, subject, text, said)
-    if found is None:
-        return ""
-    rel, old = found
+    ``Registry.new_id`` adds on a clash ("-2", "-3", ...), holding the claim's text. A
+    claim said again in later sessions (``days``: the days of the turns it cites, ``refs``
+    those turns) merged into the page's line, but each session wrote its own note, under
+    its own day, perhaps in other words: those notes cite one of ``refs`` and say nearly
+    what the claim says, and go too (else one would stay current beside the new value)."""
+    found = [hit] if (hit := _find_note(ws, subject, text, said)) is not None else []
+    wanted = set(refs)
+    if wanted:
+        seen = {rel for rel, _ in found}
+        for day in sorted(set(days) - {said}):
+            found += [h for h in _notes_citing(ws, subject, day, wanted, text) if h[0] not in seen]
+    marked: list[str] = []
+    for rel, old in found:
+        if _mark(ws, rel, old, on):
+            marked.append(rel)
+    return marked
+
+
+def _mark(ws: Workset, rel: str, old: str, on: str) -> bool:
     note = parse_page(old, rel)
     if note.meta.get("status") == "superseded" or note.type != "note":
-        return ""
+        return False
     lines = note.body.split("\n")
     for i, line in enumerate(lines):
         if line.startswith("- ") and "[cite:" in line:
             lines[i] = f"{line} (superseded on {on})"
             break
     else:
-        return ""
+        return False
     marked = note.with_meta(status="superseded", updated=as_date(max(on, note.updated)))
     ws.write(rel, render_page(marked.with_body("\n".join(lines))))
-    return rel
+    return True
+
+
+def _notes_citing(
+    ws: Workset, subject: Subject, day: str, refs: set[str], text: str
+) -> list[tuple[str, str]]:
+    """(path, text) of the notes of ``subject`` written for ``day`` that cite one of
+    ``refs`` and say nearly ``text`` (as alike as a merged claim)."""
+    folder = f"notes/{subject.id}"
+    out: list[tuple[str, str]] = []
+    for name in ws.names_in(folder, f"{subject.id}-{day}-"):
+        rel = f"{folder}/{name}"
+        old = ws.read(rel)
+        if old is None or not any(f"ref: {ref}" in old for ref in refs):
+            continue
+        line = next((ln for ln in old.split("\n") if ln.startswith("- ") and "[cite:" in ln), "")
+        if line and fuzz.ratio(norm(line[2:].split(" [cite:")[0]), norm(text)) >= MERGE_RATIO:
+            out.append((rel, old))
+    return out
 
 
 def _find_note(ws: Workset, subject: Subject, text: str, said: str) -> tuple[str, str] | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dream import notes, rollover, turnkeys
+from dream.claimentry import norm
 from dream.engine import EngineContext
 from dream.livepages import LivePages, budget_for
 from dream.staging import Stage
@@ -47,6 +48,8 @@ def _run(ctx: EngineContext, ws: Workset, turns: TurnKeys) -> None:
     pages = LivePages(ws, turns.named, budget_for(len(ws.sessions)))
     # what _link_pages needs of the filings: the subjects each page's claims named
     named: dict[str, dict[str, None]] = {}
+    # the claims a page superseded this run, by text: copies filed later are superseded too
+    retired: dict[str, list[tuple[str, Retired]]] = {}
     filed = 0
     for filing in ws.filings:
         if filed % 200 == 0:
@@ -59,6 +62,11 @@ def _run(ctx: EngineContext, ws: Workset, turns: TurnKeys) -> None:
         result = page.add(filing.fact)
         if result == "duplicate":
             continue
+        for sid, old in retired.get(norm(filing.fact.text), ()):
+            # a copy filed after its subject's page superseded the claim (a session read
+            # late, its claim straight to History): not current here either
+            if sid != filing.subject.id and page.retire_copy(old):
+                settle(page)
         if result == "merged":
             ws.report.claims_merged += 1
         else:
@@ -67,7 +75,8 @@ def _run(ctx: EngineContext, ws: Workset, turns: TurnKeys) -> None:
         if filing.primary:
             notes.maybe_note(ws, filing)
         for old in page.retired:  # a note or another page must not keep it current
-            notes.retire_note(ws, filing.subject, old.text, old.said, old.on)
+            retired.setdefault(norm(old.text), []).append((filing.subject.id, old))
+            notes.retire_note(ws, filing.subject, old.text, old.said, old.on, old.refs, old.days)
             linked = [*page.linked(), *named.get(filing.subject.id, {})]
             for copy in _retire_copies(page, old, linked, pages.get, registry):
                 settle(copy)

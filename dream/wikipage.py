@@ -21,9 +21,10 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from dream.claimentry import ClaimEntry, blocking_keys, norm
+from dream.claimentry import MERGE_RATIO, ClaimEntry, blocking_keys, norm
 from dream.cues import KindOf, closed_slots, slot_parts
 from dream.extract import CHANGE_RE, claim_slot
+from dream.gates.slots import clash, slot_of
 from dream.pagewriter import (
     HISTORY,
     RELATED,
@@ -51,7 +52,6 @@ __all__ = ["MAX_CITES", "Retired", "WikiPage"]
 _LINK_RE = re.compile(r"\[\[([^\[\]|\n]+)")
 _RELATED_LINE_RE = re.compile(r"- \[\[([^\[\]|\n]+)\|([^\[\]\n]+)\]\]")  # a Related line
 _NUMBER_RE = re.compile(r"\d+(?:[.,:]\d+)*")
-_MERGE_RATIO = 92
 MAX_CITES = 8  # citations kept on one claim; later repetitions do not touch the page
 _SUMMARY_CHARS = 140
 _PERSON_SUMMARY_CHARS = 200
@@ -66,6 +66,7 @@ class Retired:
     said: str
     on: str
     refs: frozenset[str]
+    days: frozenset[str] = frozenset()  # the days of the turns it cites (its notes' days)
 
 
 class WikiPage:
@@ -251,7 +252,9 @@ class WikiPage:
             for e in self._by_key.get(key, []):
                 if id(e) in near or _NUMBER_RE.findall(e.norm) != numbers:
                     continue  # "0.8 has 2465 recordings" is not "0.8 has 2459 recordings"
-                if (alike := fuzz.ratio(e.norm, new)) >= _MERGE_RATIO:
+                if (alike := fuzz.ratio(e.norm, new)) >= MERGE_RATIO and not self._other_value(
+                    e.claim.text, fact.text
+                ):
                     near[id(e)] = (alike, e)
         if near:
             e = self._closest(list(near.values()))
@@ -280,13 +283,24 @@ class WikiPage:
                 # a session read late: the page already holds a newer value
                 later = min(day_of(e.sec.title) for e in older if day_of(e.sec.title) > day)
                 self._append(HISTORY, Claim(claim.text, claim.cites, f" (superseded on {later})"))
-                self.retired.append(Retired(claim.text, day, later, self._refs(claim)))
+                self.retired.append(
+                    Retired(claim.text, day, later, self._refs(claim), self._days(claim))
+                )
                 return "superseded"
             retiring = list({id(e): e for e in (*older, *retiring)}.values())
         for e in retiring:
             self._retire(e, day)
         self._append(day_title(day), claim)
         return "superseded" if retiring else "added"
+
+    def _other_value(self, held: str, text: str) -> bool:
+        """``text`` gives a slot another value than ``held`` does ("works as designer at X"
+        and "works as data engineer at X" are alike, but one supersedes the other), as the
+        verification gate reads slots (``dream.gates.slots``)."""
+        if self.subject.type != "person":
+            return False
+        a, b = slot_of(held, self.names, self.kind_of), slot_of(text, self.names, self.kind_of)
+        return a is not None and b is not None and a[0] == b[0] and clash(a[1], b[1])
 
     def _closed(self, closes: tuple[tuple[str, str], ...]) -> list[ClaimEntry]:
         """The current claims of each closed slot that name its value ("Rui works at the
@@ -305,7 +319,9 @@ class WikiPage:
         self.outline.remove(e.sec, e.line)
         tail = f"{e.claim.tail} (superseded on {day})"
         self._append(HISTORY, Claim(e.claim.text, e.claim.cites, tail))
-        self.retired.append(Retired(e.claim.text, day_of(e.sec.title), day, self._refs(e)))
+        self.retired.append(
+            Retired(e.claim.text, day_of(e.sec.title), day, self._refs(e), self._days(e))
+        )
 
     def _closest(self, near: list[tuple[float, ClaimEntry]]) -> ClaimEntry:
         """The near-duplicate a claim merges into: the most alike, then the first in page
@@ -317,10 +333,23 @@ class WikiPage:
     def _refs(self, c: Claim | ClaimEntry) -> frozenset[str]:
         return frozenset(self.sources.ref_of(n) for n in c.cites)
 
+    def _days(self, c: Claim | ClaimEntry) -> frozenset[str]:
+        found = (self.sources.entry(n) for n in c.cites)
+        return frozenset(str(e["at"])[:10] for e in found if e is not None and e.get("at"))
+
     def retire_copy(self, old: Retired) -> bool:
         """Supersede this page's current copy of a claim another page superseded (the same
-        text citing one of the same turns: a claim is filed on each subject it names)."""
-        copies = [e for e in self._exact(norm(old.text)) if e.current and self._refs(e) & old.refs]
+        text, or nearly, or more after it, citing one of the same turns: a claim is filed
+        on each subject it names, in the words of the fact filed there)."""
+        said = norm(old.text)
+        alike = [*self._exact(said), *self._by_key.get(blocking_keys(said)[0], [])]
+        copies = [
+            e
+            for e in dict.fromkeys(alike)
+            if e.current
+            and self._refs(e) & old.refs
+            and (e.norm.startswith(said) or fuzz.ratio(e.norm, said) >= MERGE_RATIO)
+        ]
         for e in copies:
             self._unindex(e)
             self.outline.remove(e.sec, e.line)

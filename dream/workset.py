@@ -89,6 +89,17 @@ class Workset:
     def exists(self, rel: str) -> bool:
         return rel in self._writes or (self.memory / rel).is_file()
 
+    def names_in(self, folder: str, prefix: str = "") -> list[str]:
+        """The names of the files in ``folder`` (relative to ``memory/``) that start with
+        ``prefix``, as the run has them (written or on disk), sorted."""
+        names = {r.rsplit("/", 1)[1] for r in self._writes if r.startswith(f"{folder}/{prefix}")}
+        try:
+            with os.scandir(self.memory / folder) as found:
+                names.update(e.name for e in found if e.name.startswith(prefix))
+        except OSError:
+            pass
+        return sorted(n for n in names if "/" not in n)
+
     def write(self, rel: str, text: str) -> None:
         """Stage ``text`` for ``rel``; it reaches the disk at ``flush``, or earlier once
         ``SPILL_CHARS`` of text wait (the files are the same either way)."""

@@ -17,9 +17,11 @@ claim. A claim is supported when, taken over the turns it cites (together):
   that contains one of those is supported too ("May 2023" for 7 May 2023).
 
 Contradictions: no two current claims of a changed page may give different values for
-one slot (``dream.gates.slots``). Claim text and its dates: ``dream.gates.claimtext``.
-With a model judge (``dream.gates.judge``), the new and changed claims these checks
-pass (not ``## Profile`` bullets) are then asked of it: "no" is DV301, "unclear" DV302.
+one slot (``dream.gates.slots``), nor a new claim and a current claim of another page
+about the same person (``dream.gates.crosspage``). Claim text and its dates:
+``dream.gates.claimtext``. With a model judge (``dream.gates.judge``), the new and
+changed claims these checks pass (not ``## Profile`` bullets) are then asked of it: "no"
+is DV301, "unclear" DV302.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from dream.gates.claimtext import MONTH_NUM as _MONTH_NUM
 from dream.gates.claimtext import WEEKDAYS as _WEEKDAYS
 from dream.gates.claimtext import DateRef, claim_dates
 from dream.gates.claimtext import plain as _plain
+from dream.gates.crosspage import CrossPage
 from dream.gates.entailment import Evidence, TurnView, entailment_problems, evidence
 from dream.gates.judge import Judge, Pending
 from dream.gates.profilecheck import Problems, ProfileCheck
@@ -367,6 +370,7 @@ def verify_stage(
 
     check = _Check(store, base, _Transcripts(stage_root, store.config.roster))
     check.judged = [] if judge is not None else None
+    cross = CrossPage(store, stage_root, base, check._kind_of)
     for change in changes:
         path = change.path
         if change.status == "D" or not path.startswith(_PAGE_PREFIXES) or path in GENERATED:
@@ -378,7 +382,9 @@ def verify_stage(
             check.problems.extend(
                 frontmatter_problems(store, stage_root, base, path, page, change.status == "A")
             )
+            cross.page(path, page, change.status)
         release_staged(path)  # the last gate to read it
+    check.problems.extend(cross.problems())  # contradictions across pages (DV202)
     stats = {"claims_checked": check.checked, "claims_superseded": check.superseded}
     if judge is not None and check.judged is not None:
         found, judged = judge.check(check.judged, check.turn, GATE)
