@@ -268,6 +268,7 @@ def _content(words: list[str]) -> list[str]:
         if (
             low in _STOP
             or low in _FRAMING
+            or low in _NEGATORS  # polarity words: DV106's
             or len(low) < 3
             or low.endswith("'s")
             and (low[:-2] in _STOP)
@@ -354,7 +355,7 @@ def _negated(tokens: list[str]) -> bool:
             if t == "no" and i + 1 < len(tokens) and tokens[i + 1] in ("longer", "doubt"):
                 continue
             return True
-        if t.endswith("n't"):
+        if t.endswith("n't") or t == "rather" and tokens[i + 1 : i + 2] == ["than"]:
             return True
     return False
 
@@ -420,6 +421,9 @@ def _clause_polarity(clause: str, content: set[str], ev: Evidence) -> str:
     if clause.rstrip().endswith("?"):
         return ""  # a question asserts nothing ("Did Tim dress up?")
     claim_tokens = _tokens(clause)
+    liking = _liking_problem(claim_tokens, content, ev)
+    if liking:
+        return liking
     wanted = {
         key(t)
         for t in claim_tokens
@@ -454,9 +458,27 @@ def _clause_polarity(clause: str, content: set[str], ev: Evidence) -> str:
     if claim_neg != turn_neg:
         side = "negates" if claim_neg else "drops the negation of"
         return f"polarity: the claim {side} what the cited turn says ({quoted!r})"
-    claim_att, turn_att = _attitude(claim_tokens), _attitude(best[3])
-    if claim_att and turn_att and claim_att != turn_att:
-        return f"polarity: the claim says {claim_att}s where the cited turn says {turn_att}s"
+    return ""
+
+
+def _liking_problem(claim_tokens: list[str], content: set[str], ev: Evidence) -> str:
+    """The claim likes what the turn dislikes, or the other way round: the turn's words
+    just before the thing ("hates coriander") against the claim's ("loves coriander")."""
+    mine = _attitude(claim_tokens)
+    at = next((i for i, t in enumerate(claim_tokens) if t in _LIKES or t in _DISLIKES), -1)
+    thing = next((t for t in claim_tokens[at + 1 :] if t in content), "") if mine else ""
+    if not thing:
+        return ""
+    found: set[str] = set()
+    for turn in ev.turns:
+        tokens = _tokens(turn.text)
+        for i, t in enumerate(tokens):
+            if key(t) == key(thing):
+                found.add(_attitude(tokens[max(0, i - 3) : i]))
+    found.discard("")
+    if found and mine not in found:
+        other = found.pop()
+        return f"polarity: the claim says {mine}s {thing!r} where the cited turn says {other}s"
     return ""
 
 

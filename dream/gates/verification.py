@@ -89,6 +89,12 @@ _NUMBER_WORDS = (
     "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
     "nineteen", "twenty",
 )  # fmt: skip
+# number words a claim may state a count with ("one" and "a" say too little to check)
+_WORD_VALUE = {w: n for n, w in enumerate(_NUMBER_WORDS) if n >= 2} | {
+    "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+    "ninety": 90,
+}  # fmt: skip
+_NUMBER_WORD_RE = re.compile(r"\b(?:" + "|".join(_WORD_VALUE) + r")\b", re.IGNORECASE)
 _GRAN_RANK = {"day": 0, "weekend": 1, "week": 2, "month": 3, "year": 4}
 
 
@@ -180,6 +186,13 @@ def check_claim(text: str, support: Support, meaning: bool = True) -> list[tuple
         raw = m.group(1).rstrip(".,")
         if not _number_supported(raw, support.text) and not (m.group(2) and int(raw) in days):
             problems.append(("DV102", f"number {raw!r} is not in the cited turn"))
+    # a number written as a word ("twelve sites"): in the turn as a word or in digits
+    for m in _NUMBER_WORD_RE.finditer(rest):
+        word = m.group(0).lower()
+        if not _word_in(word, support.text) and not _number_supported(
+            str(_WORD_VALUE[word]), support.text
+        ):
+            problems.append(("DV102", f"number {word!r} is not in the cited turn"))
     seen: set[str] = set()
     named: list[str] = []
     for m in _NAME_RE.finditer(rest):

@@ -1,0 +1,91 @@
+"""The deterministic floor of entailment: coverage (DV105), polarity (DV106) and who does
+what (DV107), claim by claim against a cited turn spoken by the user, Dana."""
+
+from __future__ import annotations
+
+import pytest
+
+from dream.gates.entailment import key
+from dream.gates.verification import Support, check_claim, support_for
+from memoryfs.transcript import Transcript, Turn
+
+
+def support(text: str, speaker: str = "user", subject: tuple[str, ...] = ()) -> Support:
+    turn = Turn(n=1, speaker=speaker, ts="2026-01-05T10:00", text=text)
+    t = Transcript(
+        id="s", started="2026-01-05T10:00", participants=("dana", "atlas"),
+        scope={"user": "dana", "assistant": "atlas"}, turns=(turn,),
+    )  # fmt: skip
+    return support_for([(t, turn)], subject)
+
+
+def codes(claim: str, turn: str, speaker: str = "user") -> list[str]:
+    return [code for code, _ in check_claim(claim, support(turn, speaker))]
+
+
+PDF = "PDF. Please always give me figures as PDF, not PNG. Our LaTeX setup eats PDF directly."
+HIRED = "I hired Jonas last week; he starts on Monday as our ML engineer."
+BEER = "Jonas and I finally had the beer. He ran last week's release with the checklist."
+DINNER = "Sam is vegetarian, Marta eats everything but hates coriander."
+BOULDER = "Marta is a nurse. Marta is also the one who got me into bouldering."
+
+ENTAILED = [
+    ("Dana wants figures as PDF, not PNG.", PDF),
+    ("Dana prefers figures as PDF rather than PNG.", PDF),
+    ("Dana hired Jonas as an ML engineer.", HIRED),
+    ("Jonas starts on Monday.", HIRED),
+    ("Jonas ran the release with the checklist.", BEER),
+    ("Marta hates coriander.", DINNER),
+    ("Sam is vegetarian.", DINNER),
+    ("Works as a nurse.", "I'm a nurse at the UKE."),  # a page's subject left out
+    ("Dana and others keep the 14 classes.", "We keep the 14 classes."),
+    ("Dana is not sure they keep 14 classes.", "I'm not sure we keep 14 classes."),
+    ("Did Dana dress up? Dana didn't dress up.", "I didn't dress up, I wore my scarf."),
+    ("Atlas recommended the train.", "I'd recommend the train, it's faster door to door."),
+]
+
+
+@pytest.mark.parametrize(("claim", "turn"), ENTAILED)
+def test_what_the_turn_says_passes(claim: str, turn: str) -> None:
+    speaker = "assistant" if claim.startswith("Atlas") else "user"
+    assert codes(claim, turn, speaker) == []
+
+
+UNSUPPORTED = [
+    ("Dana hates coffee and adores cats.", PDF, "DV105"),  # unrelated
+    ("Dana plays the cello in an amateur orchestra.", PDF, "DV105"),
+    ("Dana wants figures as PNG, not PDF.", PDF, "DV106"),  # inverted
+    ("Dana does not want figures as PDF.", PDF, "DV106"),
+    ("Dana no longer wants figures as PDF.", PDF, "DV106"),
+    ("Marta loves coriander.", DINNER, "DV106"),
+    ("Dana likes meetings before 10:00.", "I don't do meetings before 10:00.", "DV106"),
+    ("Jonas hired Dana last week.", HIRED, "DV107"),  # swapped
+    ("Dana ran the release with the checklist.", BEER, "DV107"),  # "he" is Jonas
+    ("Tiago sent the agreement this morning.", "Lena sent the agreement this morning.", "DV107"),
+    ("Jonas owes Dana a beer.", "Jonas says I owe him a beer.", "DV107"),
+]
+
+
+@pytest.mark.parametrize(("claim", "turn", "code"), UNSUPPORTED)
+def test_what_the_turn_does_not_say_is_rejected(claim: str, turn: str, code: str) -> None:
+    assert codes(claim, turn) == [code]
+
+
+def test_a_who_points_to_the_name_before_it() -> None:
+    assert codes("Dana brought Marta into bouldering.", BOULDER.replace("got", "brought")) == [
+        "DV107"
+    ]
+    # "got" and "is" are too light to judge who does them by: the model judge's case
+    assert codes("Dana got Marta into bouldering.", BOULDER) == []
+
+
+def test_stems_meet_across_inflections() -> None:
+    assert key("meetings") == key("meeting") == "meet"
+    assert key("moved") == key("moving") == key("moves") == "mov"
+    assert key("told") == "tell" and key("went") == "go" and key("studies") == "study"
+    assert key("planned") == key("planning") == "plan"
+
+
+def test_a_reason_names_the_missing_words() -> None:
+    found = check_claim("Dana hates coffee and adores cats.", support(PDF))
+    assert found[0][0] == "DV105" and "'coffee'" in found[0][1] and "'cats'" in found[0][1]
