@@ -89,3 +89,23 @@ def test_stems_meet_across_inflections() -> None:
 def test_a_reason_names_the_missing_words() -> None:
     found = check_claim("Dana hates coffee and adores cats.", support(PDF))
     assert found[0][0] == "DV105" and "'coffee'" in found[0][1] and "'cats'" in found[0][1]
+
+
+def test_a_number_goes_with_what_the_turn_counts_with_it() -> None:
+    turn = "Validate: 2,880 new clips, 12 failed, all because the hydrophone id is missing."
+    assert codes("Validate found 2,880 new clips and 12 failed.", turn) == []
+    assert codes("Validate found 12 new clips, and 2,880 of them failed.", turn) == [
+        "DV102",
+        "DV102",
+    ]
+    assert codes("Dana has three figures to redo.", "I have 3 figures to redo.") == []
+    assert codes("Dana has twelve figures to redo.", "I have 3 figures to redo.") == ["DV102"]
+
+
+def test_a_date_goes_with_the_sentence_that_dates_it() -> None:
+    # the session is on 5 January 2026: "yesterday" is the 4th, not the day of the session
+    turn = "Posted. Other news: I signed the Tidewater contract yesterday."
+    assert codes('Dana signed the Tidewater contract on 4 January 2026 ("yesterday").', turn) == []
+    assert codes("Dana signed the Tidewater contract on 5 January 2026.", turn) == ["DV103"]
+    # a sentence the turn dates not at all may take the session's date
+    assert codes("Dana posted the notes on 5 January 2026.", "I posted the notes.") == []

@@ -39,6 +39,8 @@ __all__ = [
     "evidence",
     "entailment_problems",
     "uncovered",
+    "content_words",
+    "key",
     "COVERED",
     "MAX_NEW",
 ]
@@ -294,6 +296,11 @@ def _claim_words(rest: str, names: Iterable[str]) -> list[str]:
 def _sentence_start(text: str, start: int) -> bool:
     before = text[:start].rstrip()
     return not before or before[-1] in ".!?:;("
+
+
+def content_words(text: str) -> list[str]:
+    """The content words of ``text``, names included (lower-cased)."""
+    return _content(_WORD_RE.findall(text))
 
 
 def uncovered(rest: str, ev: Evidence, names: Iterable[str] = ()) -> list[str]:

@@ -51,7 +51,14 @@ from dream.gates.claimtext import WEEKDAYS as _WEEKDAYS
 from dream.gates.claimtext import DateRef, claim_dates
 from dream.gates.claimtext import plain as _plain
 from dream.gates.crosspage import CrossPage
-from dream.gates.entailment import Evidence, TurnView, entailment_problems, evidence
+from dream.gates.entailment import (
+    Evidence,
+    TurnView,
+    content_words,
+    entailment_problems,
+    evidence,
+    key,
+)
 from dream.gates.judge import Judge, Pending
 from dream.gates.profilecheck import Problems, ProfileCheck
 from dream.gates.slots import contradictions, slot_of
@@ -106,6 +113,7 @@ class Support:
     names: frozenset[str]  # lower-cased participant, speaker and subject words
     dates: tuple[tuple[dt.date, str], ...]  # (first day, granularity)
     evidence: Evidence = evidence(())  # the turns as the entailment rules read them
+    bases: tuple[tuple[str, tuple[dt.date, ...]], ...] = ()  # (turn text, its session dates)
 
 
 # -- claim text ---------------------------------------------------------------
@@ -179,6 +187,10 @@ def check_claim(text: str, support: Support, meaning: bool = True) -> list[tuple
                     f"date {raw!r} is neither in the cited turn nor derived from its session date",
                 )
             )
+        elif (other := _dated_otherwise(plain, raw, ref, support)) is not None:
+            problems.append(
+                ("DV103", f"date {raw!r}: the cited turn dates what the claim says {other}")
+            )
     # "the 13th" next to "13 March 2026": a day of a date the claim may state.
     days = {first.day for first, gran in support.dates if gran == "day"}
     days |= {first.day for (first, gran, _), _raw in dates if gran == "day"}
@@ -186,6 +198,7 @@ def check_claim(text: str, support: Support, meaning: bool = True) -> list[tuple
         raw = m.group(1).rstrip(".,")
         if not _number_supported(raw, support.text) and not (m.group(2) and int(raw) in days):
             problems.append(("DV102", f"number {raw!r} is not in the cited turn"))
+    problems.extend(("DV102", why) for why in _numbers_bound_otherwise(rest, support.text))
     # a number written as a word ("twelve sites"): in the turn as a word or in digits
     for m in _NUMBER_WORD_RE.finditer(rest):
         word = m.group(0).lower()
@@ -214,6 +227,94 @@ def check_claim(text: str, support: Support, meaning: bool = True) -> list[tuple
     if meaning and not problems:  # a claim with a wrong name or date is wrong already
         problems.extend(entailment_problems(rest, support.evidence, [*named, *support.names]))
     return problems
+
+
+_COUNT_TOKEN_RE = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_][\w'’-]*|[^\w\s]")
+
+
+def _counts(text: str) -> list[tuple[str, frozenset[str]]]:
+    """Each number of ``text`` (digits, or a word for 2-90) and the stems of the words that
+    follow it in its clause, up to three ("2,880 new clips" -> ("2880", {new, clip}))."""
+    tokens = _COUNT_TOKEN_RE.findall(text)
+    out = []
+    for i, t in enumerate(tokens):
+        low = t.lower()
+        value = t.replace(",", "") if t[:1].isdigit() else str(_WORD_VALUE.get(low, ""))
+        if not value:
+            continue
+        things: set[str] = set()
+        for nxt in tokens[i + 1 : i + 5]:
+            if not nxt[:1].isalpha():
+                break
+            if content_words(nxt):
+                things.add(key(nxt))
+                if len(things) == 2:
+                    break
+        out.append((value, frozenset(things)))
+    return out
+
+
+def _numbers_bound_otherwise(rest: str, said: str) -> list[str]:
+    """Numbers the claim gives to a thing the cited turn counts with another number only
+    ("12 new clips" where the turn says "2,880 new clips, 12 failed")."""
+    theirs = _counts(said)
+    out = []
+    values = {v for v, _ in theirs}
+    for value, things in _counts(rest):
+        if value not in values:
+            continue  # not in the turn at all: "not in the cited turn" says so
+        bound = {v for v, t in theirs if t & things}
+        if things and bound and value not in bound:
+            shown = ", ".join(sorted(bound))
+            out.append(
+                f"number {value!r}: the cited turn counts {' '.join(sorted(things))} as {shown}"
+            )
+    return out
+
+
+def _dated_otherwise(plain: str, raw: str, ref: DateRef, support: Support) -> str | None:
+    """How the turn dates the sentence it says the claim's sentence in ("yesterday", when
+    the claim says the day of the session), when none of those dates is the claim's; None
+    when it agrees, dates it not at all, or says it nowhere in one sentence."""
+    at = plain.find(raw)
+    start = max(plain.rfind(". ", 0, at), plain.rfind("? ", 0, at), plain.rfind("! ", 0, at))
+    end = min((i for i in (plain.find(". ", at), len(plain)) if i >= 0), default=len(plain))
+    wanted = {key(w) for w in content_words(plain[start + 1 : end].replace(raw, " "))}
+    if len(wanted) < 2:
+        return None
+    best: tuple[int, tuple[tuple[dt.date, str, str], ...]] | None = None
+    for text, bases in support.bases:
+        for stems, said in _dated_sentences(text, bases):
+            hits = len(wanted & stems)
+            if hits >= max(2, (len(wanted) + 1) // 2) and (best is None or hits > best[0]):
+                best = (hits, said)
+    if best is None or not best[1]:
+        return None
+    if _date_supported(ref, [(first, gran) for first, gran, _ in best[1]]):
+        return None
+    return "as " + ", ".join(f"{phrase!r} ({first.isoformat()})" for first, _, phrase in best[1])
+
+
+@lru_cache(maxsize=1024)
+def _dated_sentences(
+    text: str, bases: tuple[dt.date, ...]
+) -> tuple[tuple[frozenset[str], tuple[tuple[dt.date, str, str], ...]], ...]:
+    """Each sentence of a turn: the stems of its words and the dates it says (resolved
+    against the session's dates)."""
+    out = []
+    year = min(bases).year if bases else None
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
+        said: list[tuple[dt.date, str, str]] = []
+        for base in bases:
+            said.extend(
+                (m.date, m.granularity, m.phrase) for m in find_relative_dates(sentence, base)
+            )
+        written, _ = claim_dates(sentence, year)
+        said.extend((first, gran, raw) for (first, gran, _), raw in written)
+        out.append(
+            (frozenset(key(w) for w in re.findall(r"[^\W\d_][\w'’-]*", sentence)), tuple(said))
+        )
+    return tuple(out)
 
 
 # -- the gate --------------------------------------------------------------------
@@ -282,6 +383,7 @@ def with_subject(support: Support, subject: tuple[str, ...]) -> Support:
 
 
 def _support_for(turns: list[tuple[Transcript, Turn]]) -> Support:
+    dated: list[tuple[str, tuple[dt.date, ...]]] = []
     names: set[str] = set()
     dates: list[tuple[dt.date, str]] = []
     texts: list[str] = []
@@ -303,11 +405,13 @@ def _support_for(turns: list[tuple[Transcript, Turn]]) -> Support:
         year = min(bases).year if bases else None
         written, _ = claim_dates(turn.text, year)
         dates.extend((first, gran) for (first, gran, _), _raw in written)
+        dated.append((turn.text, tuple(sorted(bases))))
     return Support(
         text="\n".join(texts).lower(),
         names=frozenset(names),
         dates=tuple(dates),
         evidence=evidence(views),
+        bases=tuple(dated),
     )
 
 
