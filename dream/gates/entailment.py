@@ -95,7 +95,8 @@ _FRAMING = frozenset(
         "planned", "planning", "plan", "intends", "intended", "hopes", "hoped", "thinks",
         "thought", "wondered", "wonders", "feels", "felt", "believes", "believed", "remembered",
         "reminded", "reminder", "remind", "user", "assistant", "person", "people", "someone",
-        "outcome", "according", "apparently", "currently", "recently", "later", "earlier", "today",
+        "outcome", "session", "according", "apparently", "currently", "recently", "later",
+        "earlier", "today",
         "yesterday", "tomorrow", "week", "weeks", "month", "months", "year", "years", "day",
         "days", "weekend", "morning", "evening", "afternoon", "night", "also",
     )
@@ -364,7 +365,18 @@ def _negated(tokens: list[str]) -> bool:
             return True
         if t.endswith("n't") or t == "rather" and tokens[i + 1 : i + 2] == ["than"]:
             return True
+        # a refusal negates what it refuses: "turned down hosting", "declined the offer"
+        if t in _REFUSALS or key(t) == "turn" and tokens[i + 1 : i + 2] == ["down"]:
+            return True
     return False
+
+
+_REFUSALS = frozenset(
+    (
+        "refuse", "refuses", "refused", "refusing", "decline", "declines", "declined",
+        "declining", "reject", "rejects", "rejected", "rejecting",
+    )
+)  # fmt: skip
 
 
 def _attitude(tokens: list[str]) -> str:

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from dream.gates import Problem, base_page
 from dream.gates.claimtext import claim_dates, plain
+from dream.gates.entailment import TurnView, evidence
 from dream.gates.verification import Support, check_claim, support_for
 from dream.subjects import FOLDERS
 from memoryfs.claims import Claim, extract_claims
@@ -74,7 +75,10 @@ def claims_support(claims: Iterable[Claim], subject: Iterable[str] = ()) -> Supp
     year = min((first.year for first, _ in dates), default=None)
     dates += [ref for text in texts for ref in _dates(text, year)]
     names = frozenset(w.lower() for name in subject for w in _WORD_RE.findall(name))
-    return Support(text="\n".join(texts).lower(), names=names, dates=tuple(dates))
+    # the claims are what the line may say, as turns are for a claim: its meaning too
+    # (``dream.gates.entailment``), each claim read as one turn that no one speaks
+    said = evidence(TurnView(text, frozenset(), frozenset()) for text in texts)
+    return Support(text="\n".join(texts).lower(), names=names, dates=tuple(dates), evidence=said)
 
 
 def _dates(text: str, year: int | None) -> list[tuple[dt.date, str]]:
@@ -138,15 +142,22 @@ def _session_support(store: Store, stage_root: Path, path: str) -> Support | Non
         return None  # validation reports a summary without its transcript (MF404)
     turns = support_for([(t, turn) for turn in t.turns])
     name = " ".join([_SLUG_DATE_RE.sub("", sid).replace("-", " "), str(t.meta.get("title") or "")])
+    named = evidence((*turns.evidence.turns, TurnView(name, frozenset(), frozenset())))
     return Support(
         text=f"{name.lower()}\n{turns.text}",
         names=turns.names | {w.lower() for w in _WORD_RE.findall(name)},
         dates=turns.dates,
+        evidence=named,
     )
 
 
 def _joined(a: Support, b: Support) -> Support:
-    return Support(text=f"{a.text}\n{b.text}", names=a.names | b.names, dates=a.dates + b.dates)
+    return Support(
+        text=f"{a.text}\n{b.text}",
+        names=a.names | b.names,
+        dates=a.dates + b.dates,
+        evidence=evidence((*a.evidence.turns, *b.evidence.turns)),
+    )
 
 
 def _why(key: str, code: str, why: str) -> str:
