@@ -240,7 +240,7 @@ def test_a_gate_failure_leaves_main_untouched_and_keeps_the_branch(
     assert f"{path}:" in text
     assert "DV101 name 'Gunther'" in text and "DV101 name 'Oslo'" in text
     assert "DV102 number '250'" in text and "DV103 date '3 April 2026'" in text
-    assert "Dana" not in text.replace("DV101 name 'Dana'", "")  # a participant is a known name
+    assert "DV101 name 'Dana'" not in text  # a participant is a known name
     line = int(result.problems[0].split(":")[1])
     committed = git(store, "show", f"dream/{result.run_id}:{path}").splitlines()
     assert "Gunther" in committed[line - 1]

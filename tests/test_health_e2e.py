@@ -258,7 +258,7 @@ def test_a_changed_cited_turn_is_source_at_risk_then_dream_reverifies_it(
 
     result = run_dream(store, load_engine())
     assert result.status == "committed", result.problems
-    assert any(r.startswith(f"{rel}:") and UNSUPPORTED in r for r in result.rejected)
+    assert any(r.startswith(f"memory/{rel}:") and UNSUPPORTED in r for r in result.rejected)
     text = (store.memory / rel).read_text(encoding="utf-8")
     assert "Amara Osei is based in Berlin. (unsupported)" in text  # not carried forward
     assert validate_store(store) == []

@@ -49,7 +49,8 @@ def test_a_profile_pair_whose_turn_does_not_name_the_thing_is_rejected(store: St
     ]
     # not a well-formed profile bullet: checked as any claim is, over all its turns
     assert _verify(store, base, "\n## Profile\n\n- Work with Gunther: work [cite:2]\n") == [
-        "DV101 name 'Gunther' is not in the cited turn (cites [2])"
+        "DV101 name 'Gunther' is not in the cited turn in 'Work with Gunther: work' "
+        "(cites [2] sessions/transcripts/2026-02-10-job.md#t2)"
     ]
 
 
