@@ -42,6 +42,11 @@ ENTAILED = [
     ("Dana is not sure they keep 14 classes.", "I'm not sure we keep 14 classes."),
     ("Did Dana dress up? Dana didn't dress up.", "I didn't dress up, I wore my scarf."),
     ("Atlas recommended the train.", "I'd recommend the train, it's faster door to door."),
+    # "like" as a preposition is no liking
+    (
+        "Dana can't stand coriander, it tastes like soap.",
+        "I can't stand coriander, tastes like soap.",
+    ),
 ]
 
 

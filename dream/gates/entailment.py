@@ -480,12 +480,23 @@ def _clause_polarity(clause: str, content: set[str], ev: Evidence) -> str:
     return ""
 
 
+def _liking(tokens: list[str], i: int) -> str:
+    """ "like" or "dislike" when ``tokens[i]`` says one ("loves", "can't stand"); "like"
+    alone is not read ("tastes like soap", "would like something")."""
+    t = tokens[i]
+    if t in _DISLIKES or t == "stand" and i > 0 and tokens[i - 1] in ("can't", "cannot"):
+        return "dislike"
+    return "like" if t in _LIKES and t != "like" else ""
+
+
 def _liking_problem(claim_tokens: list[str], content: set[str], ev: Evidence) -> str:
     """The claim likes what the turn dislikes, or the other way round: the turn's words
     just before the thing ("hates coriander") against the claim's ("loves coriander")."""
-    mine = _attitude(claim_tokens)
-    at = next((i for i, t in enumerate(claim_tokens) if t in _LIKES or t in _DISLIKES), -1)
-    thing = next((t for t in claim_tokens[at + 1 :] if t in content), "") if mine else ""
+    at = next((i for i, t in enumerate(claim_tokens) if _liking(claim_tokens, i)), -1)
+    if at < 0:
+        return ""
+    mine = _liking(claim_tokens, at)
+    thing = next((t for t in claim_tokens[at + 1 :] if t in content), "")
     if not thing:
         return ""
     found: set[str] = set()
@@ -493,7 +504,8 @@ def _liking_problem(claim_tokens: list[str], content: set[str], ev: Evidence) ->
         tokens = _tokens(turn.text)
         for i, t in enumerate(tokens):
             if key(t) == key(thing):
-                found.add(_attitude(tokens[max(0, i - 3) : i]))
+                near = (_liking(tokens, j) for j in range(max(0, i - 3), i))
+                found.add(next((x for x in near if x), ""))
     found.discard("")
     if found and mine not in found:
         other = found.pop()
