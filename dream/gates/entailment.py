@@ -428,8 +428,9 @@ def _span(tokens: list[str], start: int, end: int) -> list[str]:
     lead = start
     while lead > 0 and start - lead < 4 and tokens[lead - 1] not in _CLAUSE_BREAK:
         t = tokens[lead - 1]
-        if t not in _STOP and t not in _NEGATORS and not t.endswith("n't"):
+        if t not in _STOP and t not in _NEGATORS and not t.endswith(("n't", "'s")):
             break  # another verb's words: "I won't quit, your words motivate me"
+        # (a possessive stands where the turn has "my" or "our": "not Dana's cooking")
         lead -= 1
         if t in _SPEAKER or t in _LISTENER or t in _ANYONE:
             break  # the verb's subject: "not" before it is another verb's ("not sure I'll")

@@ -198,7 +198,9 @@ def check_claim(text: str, support: Support, meaning: bool = True) -> list[tuple
         raw = m.group(1).rstrip(".,")
         if not _number_supported(raw, support.text) and not (m.group(2) and int(raw) in days):
             problems.append(("DV102", f"number {raw!r} is not in the cited turn"))
-    problems.extend(("DV102", why) for why in _numbers_bound_otherwise(rest, support.text))
+    # the turn's dates are taken out as the claim's are: "9 to 19 April" counts no "April"
+    said = "\n".join(claim_dates(t.text, year)[1] for t in support.evidence.turns)
+    problems.extend(("DV102", why) for why in _numbers_bound_otherwise(rest, said))
     # a number written as a word ("twelve sites"): in the turn as a word or in digits
     for m in _NUMBER_WORD_RE.finditer(rest):
         word = m.group(0).lower()
@@ -259,10 +261,10 @@ def _numbers_bound_otherwise(rest: str, said: str) -> list[str]:
     ("12 new clips" where the turn says "2,880 new clips, 12 failed")."""
     theirs = _counts(said)
     out = []
-    values = {v for v, _ in theirs}
     for value, things in _counts(rest):
-        if value not in values:
-            continue  # not in the turn at all: "not in the cited turn" says so
+        own = [t for v, t in theirs if v == value]
+        if not own or any(t & things or not t for t in own):
+            continue  # not in the turn (DV102 says so), or the turn counts the same with it
         bound = {v for v, t in theirs if t & things}
         if things and bound and value not in bound:
             shown = ", ".join(sorted(bound))
