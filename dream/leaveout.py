@@ -53,6 +53,7 @@ from pathlib import PurePosixPath
 from dream.gates import GENERATED, Problem, base_page, staged_page
 from dream.gates.both import problems_of, run_gates
 from dream.gates.claimtext import plain
+from dream.gates.frontmatter import heading
 from dream.gates.judge import Judge
 from dream.pagewriter import Outline, Section, load_page_text, page_text
 from dream.profile import PROFILE
@@ -384,7 +385,14 @@ def _put_back_keys(page: Page, old: Page | None, keys: dict[str, Problem]) -> Pa
             meta[key] = old.meta[key]
         else:
             meta.pop(key, None)
-    return replace(page, meta=meta, raw_meta=None)
+    body = page.body
+    mine, theirs = heading(page), heading(old) if old is not None else None
+    if "title" in keys and mine is not None and theirs is not None:
+        # the "# heading" says the title: it goes back with it
+        lines = body.split("\n")
+        lines[mine[0] - page.body_line] = f"# {theirs[1]}"
+        body = "\n".join(lines)
+    return replace(page, meta=meta, raw_meta=None, body=body)
 
 
 def _with_sources(page: Page, body: str) -> str:

@@ -441,7 +441,7 @@ def _clause_polarity(clause: str, content: set[str], ev: Evidence) -> str:
     if clause.rstrip().endswith("?"):
         return ""  # a question asserts nothing ("Did Tim dress up?")
     claim_tokens = _tokens(clause)
-    liking = _liking_problem(claim_tokens, content, ev)
+    liking = _liking_problem(claim_tokens, content, ev) or _negated_problem(claim_tokens, ev)
     if liking:
         return liking
     wanted = {
@@ -478,6 +478,29 @@ def _clause_polarity(clause: str, content: set[str], ev: Evidence) -> str:
     if claim_neg != turn_neg:
         side = "negates" if claim_neg else "drops the negation of"
         return f"polarity: the claim {side} what the cited turn says ({quoted!r})"
+    return ""
+
+
+def _negated_problem(claim_tokens: list[str], ev: Evidence) -> str:
+    """The claim negates a word ("turned down hosting", "no longer lives") that the turn
+    says, and says nowhere negated."""
+    for i, t in enumerate(claim_tokens[:-1]):
+        if not _negated([t]) and not (key(t) == "turn" and claim_tokens[i + 1] == "down"):
+            continue
+        target = claim_tokens[i + 1]
+        if target in ("longer", "than", "of", "down"):  # "no longer lives", "turned down X"
+            target = claim_tokens[i + 2] if i + 2 < len(claim_tokens) else ""
+        if not target or target in _STOP or target in _NEGATORS or not target[:1].isalpha():
+            return ""  # "not sure", "doesn't want": what is negated is further on
+        said = []
+        for turn in ev.turns:
+            tokens = _tokens(turn.text)
+            said += [
+                _negated(_span(tokens, j, j)) for j, x in enumerate(tokens) if key(x) == key(target)
+            ]
+        if said and not any(said):
+            return f"polarity: the claim negates {target!r}, which the cited turn says unnegated"
+        return ""
     return ""
 
 

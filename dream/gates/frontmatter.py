@@ -93,7 +93,7 @@ def frontmatter_problems(
     old = None if is_new else base_page(store, base, path)
     summary = _new_line(page, old, "summary")
     title = _new_line(page, old, "title") if not is_subject_page(path) else ""
-    if not summary and not title:
+    if not summary and not title and _heading(page) == (_heading(old) if old else None):
         return []
     claims = extract_claims(page)
     # a page that is history as a whole (``status: superseded``, a note whose claim was
@@ -117,7 +117,33 @@ def frontmatter_problems(
                 found = check_claim(title, _joined(support, session))
         for code, why in found:
             out.append(_problem(page, path, "title", "DV111", _why("title", code, why)))
+    heading = _heading(page)
+    if heading is not None and not is_subject_page(path):
+        # a note's "# heading" says what its title says: held to the claims the same way
+        line, text = heading
+        before = _heading(old) if old is not None else None
+        if text != title and (before is None or before[1] != text):
+            found = check_claim(text, claims_support(current))
+            if found and path.startswith(_SUMMARIES):
+                session = _session_support(store, stage_root, path)
+                if session is not None:
+                    found = check_claim(text, _joined(claims_support(current), session))
+            for code, why in found:
+                message = _why("title", code, why).replace("title", "heading", 1)
+                out.append(Problem(GATE, path, line, "DV111", message))
     return out
+
+
+def heading(page: Page) -> tuple[int, str] | None:
+    """The file line and text of a page's first level-1 heading, if it has one."""
+    return _heading(page)
+
+
+def _heading(page: Page) -> tuple[int, str] | None:
+    for n, line in enumerate(page.body.split("\n")):
+        if line.startswith("# "):
+            return page.body_line + n, line[2:].strip()
+    return None
 
 
 def _new_line(page: Page, old: Page | None, key: str) -> str:
