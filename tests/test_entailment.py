@@ -80,8 +80,10 @@ def test_a_who_points_to_the_name_before_it() -> None:
     assert codes("Dana brought Marta into bouldering.", BOULDER.replace("got", "brought")) == [
         "DV107"
     ]
-    # "got" and "is" are too light to judge who does them by: the model judge's case
-    assert codes("Dana got Marta into bouldering.", BOULDER) == []
+    # a light verb with a person after it: who got whom into bouldering
+    assert codes("Dana got Marta into bouldering.", BOULDER) == ["DV107"]
+    assert codes("Marta got Dana into bouldering.", BOULDER) == []
+    assert codes("Dana got the flat in Altona.", "I got the flat in Altona!") == []
 
 
 def test_stems_meet_across_inflections() -> None:

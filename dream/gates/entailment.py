@@ -575,9 +575,14 @@ def _verb(rest: str) -> str | None:
     """The stem of the verb after a claim's subject, None in the passive ("Dana was hired
     by ...": the doer is after) or when a possessive or a label follows ("Dana's ...")."""
     passive = False
-    for t in _tokens(rest)[:6]:
+    tokens = _tokens(rest)[:7]
+    for i, t in enumerate(tokens):
         if t in _CLAUSE_BREAK or t.startswith("'"):
             return None
+        # a light verb with a person after it does something to them: "got Marta into"
+        after = tokens[i + 1] if i + 1 < len(tokens) else ""
+        if t in _LIGHT and not passive and after[:1].isalpha() and after not in _STOP:
+            return key(t)
         if t in _AUX or t in ("to", "others"):
             passive = passive or t in _BE
             continue
@@ -585,6 +590,9 @@ def _verb(rest: str) -> str | None:
             return None
         return key(t)
     return None
+
+
+_LIGHT = frozenset(("got", "gets", "get", "made", "makes", "took", "takes", "let", "lets"))
 
 
 def _antecedent(
