@@ -853,8 +853,9 @@ def test_only_meaning_is_wrong_not_format(outcome: Outcome) -> None:
 
 
 # What the deterministic floor does not catch yet: a number said of the wrong subject in
-# a turn that holds it ("the team has 60 people" where the company has). Each is the model judge's case (tested
-# in test_judge.py). The list is exact: a fix that catches one must take it off.
+# a turn that holds it ("the team has 60 people" where the company has). It is the model
+# judge's case (tested in test_judge.py). The list is exact: a fix that catches one must
+# take it off.
 KNOWN_MISSES = {"team-of-60"}  # fmt: skip
 
 
