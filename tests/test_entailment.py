@@ -42,6 +42,7 @@ ENTAILED = [
     ("Dana is not sure they keep 14 classes.", "I'm not sure we keep 14 classes."),
     ("Did Dana dress up? Dana didn't dress up.", "I didn't dress up, I wore my scarf."),
     ("Atlas recommended the train.", "I'd recommend the train, it's faster door to door."),
+    ("No doubt Dana will ace the exam.", "No doubt I'll ace the exam!"),
     # "like" as a preposition is no liking
     (
         "Dana can't stand coriander, it tastes like soap.",

@@ -487,6 +487,8 @@ def _negated_problem(claim_tokens: list[str], ev: Evidence) -> str:
     for i, t in enumerate(claim_tokens[:-1]):
         if not _negated([t]) and not (key(t) == "turn" and claim_tokens[i + 1] == "down"):
             continue
+        if t == "no" and claim_tokens[i + 1] == "doubt":
+            continue  # "no doubt" affirms
         target = claim_tokens[i + 1]
         if target in ("longer", "than", "of", "down"):  # "no longer lives", "turned down X"
             target = claim_tokens[i + 2] if i + 2 < len(claim_tokens) else ""
