@@ -438,11 +438,13 @@ def _render(hit: Hit, shown: str, entry: _Entry, name: FileNames) -> str:
     if hit.anchor:
         where = f"{name(hit.path)}#{hit.anchor}"
     else:
-        cites = [
-            f"{name(ref.split('#', 1)[0])}#{ref.split('#', 1)[1]}"
-            for ref in hit.citations
-            if "#" in ref
-        ]
+        # turns of one transcript are named once: "s11#t4,t5", not "s11#t4, s11#t5"
+        turns: dict[str, list[str]] = {}
+        for ref in hit.citations:
+            if "#" in ref:
+                path, anchor = ref.split("#", 1)
+                turns.setdefault(name(path), []).append(anchor)
+        cites = [f"{file}#{','.join(anchors)}" for file, anchors in turns.items()]
         # A cited claim is found by its page and its evidence; its line number would
         # only cost tokens (``--json`` has it), and so would the name of the archive
         # it was rolled into (the page links its archives).

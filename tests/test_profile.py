@@ -273,7 +273,7 @@ def test_recall_reads_a_profile_line_as_one_undated_aggregate_with_all_its_citat
         f"sessions/transcripts/{S2}.md#t3",
     )
     line = next(ln for ln in r.text.splitlines() if sports in ln)
-    assert line == f"{sports}: race, running [melanie cites s02#t1, s02#t3]"  # no date
+    assert line == f"{sports}: race, running [melanie cites s02#t1,t3]"  # no date
     assert not any(i.kind == "summary" and i.path == rel for i in r.items)  # the head is not
     assert "runner and potter" not in r.text
     lines = r.text.splitlines()
