@@ -50,6 +50,11 @@ _WORD_RE = re.compile(r"[^\W\d_][\w'’-]*")
 _SENTENCE_RE = re.compile(r"(?<=[.!?;:])\s+|\n+")
 _CLAUSE_BREAK = {",", ";", ":", ".", "!", "?", "(", ")", "—", "–"}
 _TOKEN_RE = re.compile(r"[^\W_][\w'’-]*|[,;:.!?()—–]")
+_NAME_WORD_RE = re.compile(r"[\w'’-]+")
+_POSSESSIVE_S_RE = re.compile(r"['’]s$")
+_POSSESSIVE_END_RE = re.compile(r"'s$|'$")  # after "’" is read as "'"
+_ASIDE_RE = re.compile(r"\([^()]*\)")  # "(re: summer job)"
+_CAPITALIZED_RE = re.compile(r"\b[A-Z][\w-]+")
 
 # English function words, and the words a claim writer adds around what a turn said.
 _STOP = frozenset(
@@ -212,11 +217,15 @@ class Evidence:
     stems: frozenset[str]  # ``key`` of every word of the turns
 
 
+# a word is keyed again for each claim citing a turn that holds it (5 M times in a full
+# check of the 2,000-session bench store, a few thousand distinct words): the most
+# recently used kept
+@lru_cache(maxsize=4096)
 def key(word: str) -> str:
     """One form for the inflections of a word: "moved", "moving", "moves" -> "mov";
     "meetings" -> "meet"; "told" -> "tell"."""
     w = word.lower().replace("’", "'")
-    w = re.sub(r"'s$|'$", "", w)
+    w = _POSSESSIVE_END_RE.sub("", w)
     if w in _IRREGULAR:
         return _IRREGULAR[w]
     if w.endswith("ies") and len(w) > 4:
@@ -283,7 +292,7 @@ def _claim_words(rest: str, names: Iterable[str]) -> list[str]:
     out = []
     for m in _WORD_RE.finditer(rest):
         word = m.group(0).rstrip("'’-")
-        low = re.sub(r"['’]s$", "", word.lower())
+        low = _POSSESSIVE_S_RE.sub("", word.lower())
         if low in skip or (word[:1].isupper() and not _sentence_start(rest, m.start())):
             continue
         out.append(word)
@@ -370,7 +379,8 @@ def _attitude(tokens: list[str]) -> str:
 def _window(sentence: list[str], wanted: set[str]) -> tuple[int, int, int] | None:
     """(hits, start, end) of the shortest stretch of ``sentence`` holding the most of
     ``wanted`` (stems), or None when it holds none."""
-    hits = [(i, key(t)) for i, t in enumerate(sentence) if key(t) in wanted]
+    keyed = ((i, key(t)) for i, t in enumerate(sentence))
+    hits = [(i, k) for i, k in keyed if k in wanted]
     if not hits:
         return None
     best: tuple[int, int, int] | None = None
@@ -394,7 +404,7 @@ def _polarity_problem(rest: str, words: list[str], ev: Evidence, names: set[str]
     """The first clause of the claim whose polarity differs from where the turn says it."""
     content = {w.lower() for w in words} | names
     # an aside is no assertion: "(re: summer job)", '("by Friday")'
-    rest = re.sub(r"\([^()]*\)", " ", rest)
+    rest = _ASIDE_RE.sub(" ", rest)
     for clause in _CLAUSE_SPLIT_RE.split(rest):
         found = _clause_polarity(clause, content, ev)
         if found:
@@ -483,8 +493,8 @@ def _lead(rest: str) -> tuple[set[str], str] | None:
     m = _LEAD_RE.match(rest.strip())
     if not m:
         return None
-    words = [w.lower() for w in re.findall(r"[\w'’-]+", m["who"]) if w.lower() != "and"]
-    who = {re.sub(r"['’]s$", "", w) for w in words}
+    words = [w.lower() for w in _NAME_WORD_RE.findall(m["who"]) if w.lower() != "and"]
+    who = {_POSSESSIVE_S_RE.sub("", w) for w in words}
     if not who or any(
         w in _STOP or w in _FRAMING or w in _AUX or w in _NUMBER_WORDS
         or len(w) > 4 and w.endswith(("ed", "ing"))  # "Moved to Porto": no one named
@@ -616,7 +626,7 @@ def _actor_problem(rest: str, ev: Evidence, names: set[str]) -> str:
     capitals = {
         m.group(0).lower()
         for t in ev.turns
-        for m in re.finditer(r"\b[A-Z][\w-]+", t.text)
+        for m in _CAPITALIZED_RE.finditer(t.text)
         if m.group(0).lower() not in _STOP and m.group(0).lower() not in _NUMBER_WORDS
     }
     if not who <= people | capitals:
