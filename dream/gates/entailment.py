@@ -29,7 +29,7 @@ not use, a claim that opens with no person). Boundary: claim text and cited turn
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -353,7 +353,7 @@ def _tokens(text: str) -> list[str]:
     return [t.lower().replace("’", "'") for t in _TOKEN_RE.findall(text)]
 
 
-def _negated(tokens: list[str]) -> bool:
+def _negated(tokens: Sequence[str]) -> bool:
     for i, t in enumerate(tokens):
         if t in _NEGATORS:
             if t == "longer" and (i == 0 or tokens[i - 1] != "no"):
@@ -368,7 +368,7 @@ def _negated(tokens: list[str]) -> bool:
     return False
 
 
-def _attitude(tokens: list[str]) -> str:
+def _attitude(tokens: Sequence[str]) -> str:
     if any(t in _DISLIKES for t in tokens) or "can't stand" in " ".join(tokens):
         return "dislike"
     if any(t in _LIKES for t in tokens):
@@ -376,11 +376,10 @@ def _attitude(tokens: list[str]) -> str:
     return ""
 
 
-def _window(sentence: list[str], wanted: set[str]) -> tuple[int, int, int] | None:
-    """(hits, start, end) of the shortest stretch of ``sentence`` holding the most of
-    ``wanted`` (stems), or None when it holds none."""
-    keyed = ((i, key(t)) for i, t in enumerate(sentence))
-    hits = [(i, k) for i, k in keyed if k in wanted]
+def _window(keys: Sequence[str], wanted: set[str]) -> tuple[int, int, int] | None:
+    """(hits, start, end) of the shortest stretch of a sentence (the ``key`` of each of its
+    tokens) holding the most of ``wanted`` (stems), or None when it holds none."""
+    hits = [(i, k) for i, k in enumerate(keys) if k in wanted]
     if not hits:
         return None
     best: tuple[int, int, int] | None = None
@@ -400,6 +399,18 @@ _CLAUSE_SPLIT_RE = re.compile(r"(?<=[.!?;:,])\s+|\s+(?:but|while|whereas)\s+|\s[
 _TURN_SPLIT_RE = re.compile(r"(?<=[.!?;:])\s+|\s+(?:but|while|whereas)\s+|\s[-–—]\s|\n+")
 
 
+# a turn is read this way once for all the claims citing it, not once per claim: the
+# claims citing a turn (its page's, its note's, its summary's) mostly come close together
+@lru_cache(maxsize=256)
+def _turn_parts(text: str) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
+    """The turn's stretches (``_TURN_SPLIT_RE``), each as its tokens and their keys."""
+    parts = []
+    for part in _TURN_SPLIT_RE.split(text):
+        tokens = tuple(_tokens(part))
+        parts.append((tokens, tuple(key(t) for t in tokens)))
+    return tuple(parts)
+
+
 def _polarity_problem(rest: str, words: list[str], ev: Evidence, names: set[str]) -> str:
     """The first clause of the claim whose polarity differs from where the turn says it."""
     content = {w.lower() for w in words} | names
@@ -412,7 +423,7 @@ def _polarity_problem(rest: str, words: list[str], ev: Evidence, names: set[str]
     return ""
 
 
-def _span(tokens: list[str], start: int, end: int) -> list[str]:
+def _span(tokens: Sequence[str], start: int, end: int) -> Sequence[str]:
     """``tokens[start:end+1]`` and the few words before it in its clause, where "don't"
     and "never" go ("I don't [really] want ...")."""
     lead = start
@@ -439,17 +450,16 @@ def _clause_polarity(clause: str, content: set[str], ev: Evidence) -> str:
     least = 1 if _attitude(claim_tokens) else 2
     if len(wanted) < least:
         return ""  # too little of the turn to find where it says this
-    mine = _window(claim_tokens, wanted)
+    mine = _window([key(t) for t in claim_tokens], wanted)
     if mine is None:
         return ""
     # where the turn says it: the most of the claim's words in the shortest stretch, and
     # not much longer than the claim says it
     longest = max(12, 3 * (mine[2] - mine[1] + 1))
-    best: tuple[int, int, list[str], list[str]] | None = None
+    best: tuple[int, int, Sequence[str], Sequence[str]] | None = None
     for turn in ev.turns:
-        for part in _TURN_SPLIT_RE.split(turn.text):
-            tokens = _tokens(part)
-            found = _window(tokens, wanted)
+        for tokens, keys in _turn_parts(turn.text):
+            found = _window(keys, wanted)
             if found is None or found[2] - found[1] + 1 > longest:
                 continue
             size = found[2] - found[1]
