@@ -43,6 +43,7 @@ ENTAILED = [
     ("Did Dana dress up? Dana didn't dress up.", "I didn't dress up, I wore my scarf."),
     ("Atlas recommended the train.", "I'd recommend the train, it's faster door to door."),
     ("No doubt Dana will ace the exam.", "No doubt I'll ace the exam!"),
+    ("Dana takes the train rather than flying.", "I take the train rather than flying."),
     # "like" as a preposition is no liking
     (
         "Dana can't stand coriander, it tastes like soap.",

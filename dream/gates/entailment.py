@@ -29,7 +29,7 @@ not use, a claim that opens with no person). Boundary: claim text and cited turn
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -52,6 +52,11 @@ _WORD_RE = re.compile(r"[^\W\d_][\w'’-]*")
 _SENTENCE_RE = re.compile(r"(?<=[.!?;:])\s+|\n+")
 _CLAUSE_BREAK = {",", ";", ":", ".", "!", "?", "(", ")", "—", "–"}
 _TOKEN_RE = re.compile(r"[^\W_][\w'’-]*|[,;:.!?()—–]")
+_NAME_WORD_RE = re.compile(r"[\w'’-]+")
+_POSSESSIVE_S_RE = re.compile(r"['’]s$")
+_POSSESSIVE_END_RE = re.compile(r"'s$|'$")  # after "’" is read as "'"
+_ASIDE_RE = re.compile(r"\([^()]*\)")  # "(re: summer job)"
+_CAPITALIZED_RE = re.compile(r"\b[A-Z][\w-]+")
 
 # English function words, and the words a claim writer adds around what a turn said.
 _STOP = frozenset(
@@ -215,11 +220,15 @@ class Evidence:
     stems: frozenset[str]  # ``key`` of every word of the turns
 
 
+# a word is keyed again for each claim citing a turn that holds it (5 M times in a full
+# check of the 2,000-session bench store, a few thousand distinct words): the most
+# recently used kept
+@lru_cache(maxsize=4096)
 def key(word: str) -> str:
     """One form for the inflections of a word: "moved", "moving", "moves" -> "mov";
     "meetings" -> "meet"; "told" -> "tell"."""
     w = word.lower().replace("’", "'")
-    w = re.sub(r"'s$|'$", "", w)
+    w = _POSSESSIVE_END_RE.sub("", w)
     if w in _IRREGULAR:
         return _IRREGULAR[w]
     if w.endswith("ies") and len(w) > 4:
@@ -287,7 +296,7 @@ def _claim_words(rest: str, names: Iterable[str]) -> list[str]:
     out = []
     for m in _WORD_RE.finditer(rest):
         word = m.group(0).rstrip("'’-")
-        low = re.sub(r"['’]s$", "", word.lower())
+        low = _POSSESSIVE_S_RE.sub("", word.lower())
         if low in skip or (word[:1].isupper() and not _sentence_start(rest, m.start())):
             continue
         out.append(word)
@@ -353,7 +362,7 @@ def _tokens(text: str) -> list[str]:
     return [t.lower().replace("’", "'") for t in _TOKEN_RE.findall(text)]
 
 
-def _negated(tokens: list[str]) -> bool:
+def _negated(tokens: Sequence[str]) -> bool:
     for i, t in enumerate(tokens):
         if t in _NEGATORS:
             if t == "longer" and (i == 0 or tokens[i - 1] != "no"):
@@ -363,10 +372,10 @@ def _negated(tokens: list[str]) -> bool:
             if t == "no" and i + 1 < len(tokens) and tokens[i + 1] in ("longer", "doubt"):
                 continue
             return True
-        if t.endswith("n't") or t == "rather" and tokens[i + 1 : i + 2] == ["than"]:
+        if t.endswith("n't") or t == "rather" and tuple(tokens[i + 1 : i + 2]) == ("than",):
             return True
         # a refusal negates what it refuses: "turned down hosting", "declined the offer"
-        if t in _REFUSALS or key(t) == "turn" and tokens[i + 1 : i + 2] == ["down"]:
+        if t in _REFUSALS or key(t) == "turn" and tuple(tokens[i + 1 : i + 2]) == ("down",):
             return True
     return False
 
@@ -379,7 +388,7 @@ _REFUSALS = frozenset(
 )  # fmt: skip
 
 
-def _attitude(tokens: list[str]) -> str:
+def _attitude(tokens: Sequence[str]) -> str:
     if any(t in _DISLIKES for t in tokens) or "can't stand" in " ".join(tokens):
         return "dislike"
     if any(t in _LIKES for t in tokens):
@@ -387,10 +396,10 @@ def _attitude(tokens: list[str]) -> str:
     return ""
 
 
-def _window(sentence: list[str], wanted: set[str]) -> tuple[int, int, int] | None:
-    """(hits, start, end) of the shortest stretch of ``sentence`` holding the most of
-    ``wanted`` (stems), or None when it holds none."""
-    hits = [(i, key(t)) for i, t in enumerate(sentence) if key(t) in wanted]
+def _window(keys: Sequence[str], wanted: set[str]) -> tuple[int, int, int] | None:
+    """(hits, start, end) of the shortest stretch of a sentence (the ``key`` of each of its
+    tokens) holding the most of ``wanted`` (stems), or None when it holds none."""
+    hits = [(i, k) for i, k in enumerate(keys) if k in wanted]
     if not hits:
         return None
     best: tuple[int, int, int] | None = None
@@ -410,11 +419,23 @@ _CLAUSE_SPLIT_RE = re.compile(r"(?<=[.!?;:,])\s+|\s+(?:but|while|whereas)\s+|\s[
 _TURN_SPLIT_RE = re.compile(r"(?<=[.!?;:])\s+|\s+(?:but|while|whereas)\s+|\s[-–—]\s|\n+")
 
 
+# a turn is read this way once for all the claims citing it, not once per claim: the
+# claims citing a turn (its page's, its note's, its summary's) mostly come close together
+@lru_cache(maxsize=256)
+def _turn_parts(text: str) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
+    """The turn's stretches (``_TURN_SPLIT_RE``), each as its tokens and their keys."""
+    parts = []
+    for part in _TURN_SPLIT_RE.split(text):
+        tokens = tuple(_tokens(part))
+        parts.append((tokens, tuple(key(t) for t in tokens)))
+    return tuple(parts)
+
+
 def _polarity_problem(rest: str, words: list[str], ev: Evidence, names: set[str]) -> str:
     """The first clause of the claim whose polarity differs from where the turn says it."""
     content = {w.lower() for w in words} | names
     # an aside is no assertion: "(re: summer job)", '("by Friday")'
-    rest = re.sub(r"\([^()]*\)", " ", rest)
+    rest = _ASIDE_RE.sub(" ", rest)
     for clause in _CLAUSE_SPLIT_RE.split(rest):
         found = _clause_polarity(clause, content, ev)
         if found:
@@ -422,7 +443,7 @@ def _polarity_problem(rest: str, words: list[str], ev: Evidence, names: set[str]
     return ""
 
 
-def _span(tokens: list[str], start: int, end: int) -> list[str]:
+def _span(tokens: Sequence[str], start: int, end: int) -> Sequence[str]:
     """``tokens[start:end+1]`` and the few words before it in its clause, where "don't"
     and "never" go ("I don't [really] want ...")."""
     lead = start
@@ -453,17 +474,16 @@ def _clause_polarity(clause: str, content: set[str], ev: Evidence) -> str:
     least = 1 if _attitude(claim_tokens) else 2
     if len(wanted) < least:
         return ""  # too little of the turn to find where it says this
-    mine = _window(claim_tokens, wanted)
+    mine = _window([key(t) for t in claim_tokens], wanted)
     if mine is None:
         return ""
     # where the turn says it: the most of the claim's words in the shortest stretch, and
     # not much longer than the claim says it
     longest = max(12, 3 * (mine[2] - mine[1] + 1))
-    best: tuple[int, int, list[str], list[str]] | None = None
+    best: tuple[int, int, Sequence[str], Sequence[str]] | None = None
     for turn in ev.turns:
-        for part in _TURN_SPLIT_RE.split(turn.text):
-            tokens = _tokens(part)
-            found = _window(tokens, wanted)
+        for tokens, keys in _turn_parts(turn.text):
+            found = _window(keys, wanted)
             if found is None or found[2] - found[1] + 1 > longest:
                 continue
             size = found[2] - found[1]
@@ -562,8 +582,8 @@ def _lead(rest: str) -> tuple[set[str], str] | None:
     m = _LEAD_RE.match(rest.strip())
     if not m:
         return None
-    words = [w.lower() for w in re.findall(r"[\w'’-]+", m["who"]) if w.lower() != "and"]
-    who = {re.sub(r"['’]s$", "", w) for w in words}
+    words = [w.lower() for w in _NAME_WORD_RE.findall(m["who"]) if w.lower() != "and"]
+    who = {_POSSESSIVE_S_RE.sub("", w) for w in words}
     if not who or any(
         w in _STOP or w in _FRAMING or w in _AUX or w in _NUMBER_WORDS
         or len(w) > 4 and w.endswith(("ed", "ing"))  # "Moved to Porto": no one named
@@ -703,7 +723,7 @@ def _actor_problem(rest: str, ev: Evidence, names: set[str]) -> str:
     capitals = {
         m.group(0).lower()
         for t in ev.turns
-        for m in re.finditer(r"\b[A-Z][\w-]+", t.text)
+        for m in _CAPITALIZED_RE.finditer(t.text)
         if m.group(0).lower() not in _STOP and m.group(0).lower() not in _NUMBER_WORDS
     }
     if not who <= people | capitals:
