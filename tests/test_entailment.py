@@ -111,6 +111,18 @@ def test_a_number_goes_with_what_the_turn_counts_with_it() -> None:
     assert codes("Dana has twelve figures to redo.", "I have 3 figures to redo.") == ["DV102"]
 
 
+def test_a_number_is_said_of_what_its_sentence_is_about() -> None:
+    turn = (
+        "Tidewater is an ocean-data company in HafenCity. About 60 people. The role is on "
+        "their Ocean Signals team."
+    )
+    assert codes("Tidewater has about 60 people.", turn) == []
+    assert codes("The Ocean Signals team has about 60 people.", turn) == ["DV102"]
+    # a name is said as "he" in the turn's sentence: no anchor
+    tiago = "The important one is Tiago. He has about 80 hours of recordings."
+    assert codes("Tiago has about 80 hours of recordings.", tiago) == []
+
+
 def test_a_date_goes_with_the_sentence_that_dates_it() -> None:
     # the session is on 5 January 2026: "yesterday" is the 4th, not the day of the session
     turn = "Posted. Other news: I signed the Tidewater contract yesterday."

@@ -201,6 +201,9 @@ def check_claim(text: str, support: Support, meaning: bool = True) -> list[tuple
     # the turn's dates are taken out as the claim's are: "9 to 19 April" counts no "April"
     said = "\n".join(claim_dates(t.text, year)[1] for t in support.evidence.turns)
     problems.extend(("DV102", why) for why in _numbers_bound_otherwise(rest, said))
+    if not problems:
+        people = frozenset(_stem(w) for w in support.names)
+        problems.extend(("DV102", why) for why in _numbers_placed_otherwise(rest, said, people))
     # a number written as a word ("twelve sites"): in the turn as a word or in digits
     for m in _NUMBER_WORD_RE.finditer(rest):
         word = m.group(0).lower()
@@ -271,6 +274,39 @@ def _numbers_bound_otherwise(rest: str, said: str) -> list[str]:
             out.append(
                 f"number {value!r}: the cited turn counts {' '.join(sorted(things))} as {shown}"
             )
+    return out
+
+
+_stem = key  # ``check_claim`` has a local of that name
+
+
+_CLAUSE_START_RE = re.compile(r"[.!?;:,(]\s|\s[-–—]\s|^")
+
+
+def _numbers_placed_otherwise(rest: str, said: str, people: frozenset[str]) -> list[str]:
+    """Numbers the claim says of something the cited turn says them of nowhere: the words
+    leading to the number in its clause ("The Ocean Signals team has about 60") are in the
+    turn, but no sentence of the turn holding the number holds any of them ("About 60
+    people." after a sentence about the company)."""
+    sentences = [x for x in re.split(r"(?<=[.!?])\s+|\n+", said) if x.strip()]
+    spoken = {key(w) for w in content_words(said)}
+    out = []
+    for m in _COUNT_TOKEN_RE.finditer(rest):
+        t = m.group(0)
+        value = t.replace(",", "") if t[:1].isdigit() else str(_WORD_VALUE.get(t.lower(), ""))
+        if not value:
+            continue
+        start = max(c.end() for c in _CLAUSE_START_RE.finditer(rest[: m.start()]))
+        # its words, not its names: "Tiago has about 80 hours" is said as "He has ..."
+        lowered = " ".join(w for w in rest[start : m.start()].split() if not w[:1].isupper())
+        lead = {key(w) for w in content_words(lowered)} - people
+        lead &= spoken  # words of its own (the turn lacks them) are coverage's
+        if not lead:
+            continue
+        holding = [x for x in sentences if value in {v for v, _ in _counts(x)}]
+        if holding and not any(lead & {key(w) for w in content_words(x)} for x in holding):
+            words = " ".join(sorted(lead))
+            out.append(f"number {t!r}: the cited turn says it in no sentence about {words}")
     return out
 
 
