@@ -167,7 +167,9 @@ def _session_support(store: Store, stage_root: Path, path: str) -> Support | Non
     except (OSError, UnicodeDecodeError, PageError, ValueError):
         return None  # validation reports a summary without its transcript (MF404)
     turns = support_for([(t, turn) for turn in t.turns])
-    name = " ".join([_SLUG_DATE_RE.sub("", sid).replace("-", " "), str(t.meta.get("title") or "")])
+    # the id as it is ("late-0", "chat-17") and as words ("weekly meal prep")
+    slug = _SLUG_DATE_RE.sub("", sid)
+    name = " ".join([sid, slug, slug.replace("-", " "), str(t.meta.get("title") or "")])
     named = evidence((*turns.evidence.turns, TurnView(name, frozenset(), frozenset())))
     return Support(
         text=f"{name.lower()}\n{turns.text}",
