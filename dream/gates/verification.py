@@ -290,6 +290,7 @@ def _numbers_placed_otherwise(rest: str, said: str, people: frozenset[str]) -> l
     people." after a sentence about the company)."""
     sentences = [x for x in re.split(r"(?<=[.!?])\s+|\n+", said) if x.strip()]
     spoken = {key(w) for w in content_words(said)}
+    rest = re.sub(r"\([^()]*\)", ", ", rest)  # an aside leads to nothing: "(re: rock)"
     out = []
     for m in _COUNT_TOKEN_RE.finditer(rest):
         t = m.group(0)
