@@ -852,11 +852,10 @@ def test_only_meaning_is_wrong_not_format(outcome: Outcome) -> None:
 # -- acceptance -------------------------------------------------------------------------
 
 
-# What the deterministic floor does not catch yet: a number said of the wrong subject in
-# a turn that holds it ("the team has 60 people" where the company has). It is the model
-# judge's case (tested in test_judge.py). The list is exact: a fix that catches one must
-# take it off.
-KNOWN_MISSES = {"team-of-60"}  # fmt: skip
+# What the deterministic floor does not catch (none at present; a claim listed here would be
+# the model judge's case, tested in test_judge.py). The list is exact: a fix that catches one
+# must take it off.
+KNOWN_MISSES: set[str] = set()
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -118,6 +118,9 @@ def test_a_number_is_said_of_what_its_sentence_is_about() -> None:
     )
     assert codes("Tidewater has about 60 people.", turn) == []
     assert codes("The Ocean Signals team has about 60 people.", turn) == ["DV102"]
+    # a fragment goes on from the sentence before it
+    talk = "My talk is on Wednesday and the slides are a mess. Twenty minutes with questions."
+    assert codes("Dana's talk is 20 minutes long, questions included.", talk) == []
     # a name is said as "he" in the turn's sentence: no anchor
     tiago = "The important one is Tiago. He has about 80 hours of recordings."
     assert codes("Tiago has about 80 hours of recordings.", tiago) == []

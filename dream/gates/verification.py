@@ -286,8 +286,8 @@ _CLAUSE_START_RE = re.compile(r"[.!?;:,(]\s|\s[-–—]\s|^")
 def _numbers_placed_otherwise(rest: str, said: str, people: frozenset[str]) -> list[str]:
     """Numbers the claim says of something the cited turn says them of nowhere: the words
     leading to the number in its clause ("The Ocean Signals team has about 60") are in the
-    turn, but no sentence of the turn holding the number holds any of them ("About 60
-    people." after a sentence about the company)."""
+    turn, but no sentence of the turn holding the number, nor the one before it, holds any
+    of them ("About 60 people." after a sentence about the company)."""
     sentences = [x for x in re.split(r"(?<=[.!?])\s+|\n+", said) if x.strip()]
     spoken = {key(w) for w in content_words(said)}
     rest = re.sub(r"\([^()]*\)", ", ", rest)  # an aside leads to nothing: "(re: rock)"
@@ -304,7 +304,13 @@ def _numbers_placed_otherwise(rest: str, said: str, people: frozenset[str]) -> l
         lead &= spoken  # words of its own (the turn lacks them) are coverage's
         if not lead:
             continue
-        holding = [x for x in sentences if value in {v for v, _ in _counts(x)}]
+        # the sentence holding it, or the one before (a fragment goes on from it: "My talk
+        # is on Wednesday. Twenty minutes including questions.")
+        holding = [
+            " ".join(sentences[max(0, i - 1) : i + 1])
+            for i, x in enumerate(sentences)
+            if value in {v for v, _ in _counts(x)}
+        ]
         if holding and not any(lead & {key(w) for w in content_words(x)} for x in holding):
             words = " ".join(sorted(lead))
             out.append(f"number {t!r}: the cited turn says it in no sentence about {words}")
