@@ -563,7 +563,7 @@ def _liking_problem(claim_tokens: list[str], content: set[str], ev: Evidence) ->
 
 _LEAD_RE = re.compile(
     r"^(?P<who>[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*(?:\s+and\s+[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*)?)"
-    r"(?P<rest>(?:['’]s)?\s.*)$",
+    r"(?P<rest>(?:['’]s)?(?:\s|[,.;:!?)]).*)$",  # the name whole: "Ingrid Berg, Oskar Lind"
     re.DOTALL,
 )
 _NUMBER_WORDS = frozenset(
