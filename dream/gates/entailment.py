@@ -516,7 +516,7 @@ def _negated_problem(claim_tokens: list[str], ev: Evidence) -> str:
             return ""  # "not sure", "doesn't want": what is negated is further on
         said = []
         for turn in ev.turns:
-            tokens = _tokens(turn.text)
+            tokens = _turn_tokens(turn.text)
             said += [
                 _negated(_span(tokens, j, j)) for j, x in enumerate(tokens) if key(x) == key(target)
             ]
@@ -526,7 +526,7 @@ def _negated_problem(claim_tokens: list[str], ev: Evidence) -> str:
     return ""
 
 
-def _liking(tokens: list[str], i: int) -> str:
+def _liking(tokens: Sequence[str], i: int) -> str:
     """ "like" or "dislike" when ``tokens[i]`` says one ("loves", "can't stand"); "like"
     alone is not read ("tastes like soap", "would like something")."""
     t = tokens[i]
@@ -547,7 +547,7 @@ def _liking_problem(claim_tokens: list[str], content: set[str], ev: Evidence) ->
         return ""
     found: set[str] = set()
     for turn in ev.turns:
-        tokens = _tokens(turn.text)
+        tokens = _turn_tokens(turn.text)
         for i, t in enumerate(tokens):
             if key(t) == key(thing):
                 near = (_liking(tokens, j) for j in range(max(0, i - 3), i))
@@ -720,12 +720,7 @@ def _actor_problem(rest: str, ev: Evidence, names: set[str]) -> str:
             f"who does what: {' '.join(sorted(who))} neither speaks in the cited turn nor is "
             "named in it"
         )
-    capitals = {
-        m.group(0).lower()
-        for t in ev.turns
-        for m in _CAPITALIZED_RE.finditer(t.text)
-        if m.group(0).lower() not in _STOP and m.group(0).lower() not in _NUMBER_WORDS
-    }
+    capitals = set().union(*(_capitals(t.text) for t in ev.turns))
     if not who <= people | capitals:
         return ""  # "Goes bouldering with Marta": no person does it
     if after.startswith(("'", "’")):
@@ -735,10 +730,8 @@ def _actor_problem(rest: str, ev: Evidence, names: set[str]) -> str:
         return ""
     doers: list[frozenset[str]] = []
     for turn in ev.turns:
-        for m in _TOKEN_RE.finditer(turn.text):
-            if key(m.group(0)) != verb:
-                continue
-            doer = _doers(turn.text, m.start(), turn, people)
+        for at in _keyed_at(turn.text).get(verb, ()):
+            doer = _doers(turn.text, at, turn, people)
             if doer is None:
                 return ""  # a use of the verb whose doer could be the claim's subject
             doers.append(doer)
@@ -749,6 +742,28 @@ def _actor_problem(rest: str, ev: Evidence, names: set[str]) -> str:
         f"who does what: the cited turn has {', '.join(shown)} do {verb!r}, "
         f"not {' '.join(sorted(who))}"
     )
+
+
+# what the rules read of a turn, read once for all the claims citing it
+@lru_cache(maxsize=512)
+def _capitals(text: str) -> frozenset[str]:
+    """The capitalised words of a turn that may be names (not "The", not "Three")."""
+    words = (m.group(0).lower() for m in _CAPITALIZED_RE.finditer(text))
+    return frozenset(w for w in words if w not in _STOP and w not in _NUMBER_WORDS)
+
+
+@lru_cache(maxsize=512)
+def _keyed_at(text: str) -> dict[str, tuple[int, ...]]:
+    """Each ``key`` of a turn's tokens -> where the tokens with it start."""
+    out: dict[str, list[int]] = {}
+    for m in _TOKEN_RE.finditer(text):
+        out.setdefault(key(m.group(0)), []).append(m.start())
+    return {k: tuple(v) for k, v in out.items()}
+
+
+@lru_cache(maxsize=512)
+def _turn_tokens(text: str) -> tuple[str, ...]:
+    return tuple(_tokens(text))
 
 
 def _word_in(word: str, haystack: str) -> bool:

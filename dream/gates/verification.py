@@ -114,6 +114,7 @@ class Support:
     dates: tuple[tuple[dt.date, str], ...]  # (first day, granularity)
     evidence: Evidence = evidence(())  # the turns as the entailment rules read them
     bases: tuple[tuple[str, tuple[dt.date, ...]], ...] = ()  # (turn text, its session dates)
+    undated: str = ""  # the turns' texts as written, their dates taken out
 
 
 # -- claim text ---------------------------------------------------------------
@@ -199,7 +200,7 @@ def check_claim(text: str, support: Support, meaning: bool = True) -> list[tuple
         if not _number_supported(raw, support.text) and not (m.group(2) and int(raw) in days):
             problems.append(("DV102", f"number {raw!r} is not in the cited turn"))
     # the turn's dates are taken out as the claim's are: "9 to 19 April" counts no "April"
-    said = "\n".join(claim_dates(t.text, year)[1] for t in support.evidence.turns)
+    said = support.undated
     problems.extend(("DV102", why) for why in _numbers_bound_otherwise(rest, said))
     if not problems:
         people = frozenset(_stem(w) for w in support.names)
@@ -237,7 +238,8 @@ def check_claim(text: str, support: Support, meaning: bool = True) -> list[tuple
 _COUNT_TOKEN_RE = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_][\w'’-]*|[^\w\s]")
 
 
-def _counts(text: str) -> list[tuple[str, frozenset[str]]]:
+@lru_cache(maxsize=2048)
+def _counts(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
     """Each number of ``text`` (digits, or a word for 2-90) and the stems of the words that
     follow it in its clause, up to three ("2,880 new clips" -> ("2880", {new, clip}))."""
     tokens = _COUNT_TOKEN_RE.findall(text)
@@ -256,7 +258,7 @@ def _counts(text: str) -> list[tuple[str, frozenset[str]]]:
                 if len(things) == 2:
                     break
         out.append((value, frozenset(things)))
-    return out
+    return tuple(out)
 
 
 def _numbers_bound_otherwise(rest: str, said: str) -> list[str]:
@@ -283,13 +285,26 @@ _stem = key  # ``check_claim`` has a local of that name
 _CLAUSE_START_RE = re.compile(r"[.!?;:,(]\s|\s[-–—]\s|^")
 
 
+@lru_cache(maxsize=1024)
+def _sentences(
+    said: str,
+) -> tuple[tuple[tuple[frozenset[str], frozenset[str]], ...], frozenset[str]]:
+    """Each sentence of the turns as (its numbers, the keys of its words), and the keys of
+    all their words."""
+    out = []
+    for x in re.split(r"(?<=[.!?])\s+|\n+", said):
+        if x.strip():
+            values = frozenset(v for v, _ in _counts(x))
+            out.append((values, frozenset(key(w) for w in content_words(x))))
+    return tuple(out), frozenset(k for _, keys in out for k in keys)
+
+
 def _numbers_placed_otherwise(rest: str, said: str, people: frozenset[str]) -> list[str]:
     """Numbers the claim says of something the cited turn says them of nowhere: the words
     leading to the number in its clause ("The Ocean Signals team has about 60") are in the
     turn, but no sentence of the turn holding the number, nor the one before it, holds any
     of them ("About 60 people." after a sentence about the company)."""
-    sentences = [x for x in re.split(r"(?<=[.!?])\s+|\n+", said) if x.strip()]
-    spoken = {key(w) for w in content_words(said)}
+    sentences, spoken = _sentences(said)
     rest = re.sub(r"\([^()]*\)", ", ", rest)  # an aside leads to nothing: "(re: rock)"
     out = []
     for m in _COUNT_TOKEN_RE.finditer(rest):
@@ -307,11 +322,11 @@ def _numbers_placed_otherwise(rest: str, said: str, people: frozenset[str]) -> l
         # the sentence holding it, or the one before (a fragment goes on from it: "My talk
         # is on Wednesday. Twenty minutes including questions.")
         holding = [
-            " ".join(sentences[max(0, i - 1) : i + 1])
-            for i, x in enumerate(sentences)
-            if value in {v for v, _ in _counts(x)}
+            sentences[i][1] | (sentences[i - 1][1] if i else frozenset())
+            for i, (values, _) in enumerate(sentences)
+            if value in values
         ]
-        if holding and not any(lead & {key(w) for w in content_words(x)} for x in holding):
+        if holding and not any(lead & keys for keys in holding):
             words = " ".join(sorted(lead))
             out.append(f"number {t!r}: the cited turn says it in no sentence about {words}")
     return out
@@ -429,6 +444,7 @@ def with_subject(support: Support, subject: tuple[str, ...]) -> Support:
 
 def _support_for(turns: list[tuple[Transcript, Turn]]) -> Support:
     dated: list[tuple[str, tuple[dt.date, ...]]] = []
+    undated_texts: list[str] = []
     names: set[str] = set()
     dates: list[tuple[dt.date, str]] = []
     texts: list[str] = []
@@ -448,15 +464,17 @@ def _support_for(turns: list[tuple[Transcript, Turn]]) -> Support:
             dates.append((base, "day"))
             dates.extend((m.date, m.granularity) for m in find_relative_dates(turn.text, base))
         year = min(bases).year if bases else None
-        written, _ = claim_dates(turn.text, year)
+        written, undated = claim_dates(turn.text, year)
         dates.extend((first, gran) for (first, gran, _), _raw in written)
         dated.append((turn.text, tuple(sorted(bases))))
+        undated_texts.append(undated)
     return Support(
         text="\n".join(texts).lower(),
         names=frozenset(names),
         dates=tuple(dates),
         evidence=evidence(views),
         bases=tuple(dated),
+        undated="\n".join(undated_texts),
     )
 
 
