@@ -10,16 +10,20 @@ module checks the rest of the meaning, without a model, in three rules:
   ``COVERED`` of its content words are in the turns and at most ``MAX_NEW`` of them are
   not: a paraphrase may swap a word or two, an unrelated claim has little of its turn in
   it;
-- **polarity** (DV106): where the claim's content words sit in the turn (the shortest
-  stretch of one sentence holding the most of them, and the few words before it, where
-  "don't" and "never" go), the turn is negated exactly when the claim is ("not", "n't",
-  "never", "no longer", ...), and it does not like what the claim says is disliked (or
-  the other way round: "loves" against "hates");
-- **who does what** (DV107): a claim that opens with a person and a verb ("Jonas hired
-  Dana") is about someone the turn has doing that verb: for each time the turn uses the
-  verb, the person before it in its clause ("I" is the speaker, "you" the one spoken to,
-  a name that name; "he" or "it" could be anyone). A claim is rejected only when every
-  use of its verb in the turns has a known doer and none is the claim's subject.
+- **polarity** (DV106), clause by clause: where the claim's words sit in the turn (the
+  shortest stretch holding the most of them, and the few words before it up to the verb's
+  subject, where "don't" and "never" go), the turn is negated exactly when the claim is
+  ("not", "n't", "never", "no longer", "rather than", a refusal: "turned down", "declined");
+  a word the claim negates is said negated somewhere in the turn; and the turn does not
+  like what the claim says is disliked, or the other way round ("loves" against "hates",
+  read just before the thing liked);
+- **who does what** (DV107): the person a claim opens with speaks in the turn or is named
+  in it; and when a verb follows ("Jonas hired Dana", or a light verb with a person after
+  it: "got Marta into"), someone the turn has doing that verb: for each time the turn uses
+  the verb, the person before it in its clause ("I" is the speaker, "you" the one spoken
+  to, a name shaped like a doer that name, "he", "she" or "who" the last such name before
+  it; "it" or "they" could be anyone). A claim is rejected only when every use of its verb
+  in the turns has a known doer and none is the claim's subject.
 
 Each rule errs towards letting a claim through when it cannot tell (a verb the turn does
 not use, a claim that opens with no person). Boundary: claim text and cited turns in,
@@ -49,7 +53,6 @@ COVERED = 0.6  # share of a claim's content words its turns must hold
 MAX_NEW = 3  # content words a claim may add to its turns (a paraphrase's own words)
 
 _WORD_RE = re.compile(r"[^\W\d_][\w'’-]*")
-_SENTENCE_RE = re.compile(r"(?<=[.!?;:])\s+|\n+")
 _CLAUSE_BREAK = {",", ";", ":", ".", "!", "?", "(", ")", "—", "–"}
 _TOKEN_RE = re.compile(r"[^\W_][\w'’-]*|[,;:.!?()—–]")
 _NAME_WORD_RE = re.compile(r"[\w'’-]+")
