@@ -1,20 +1,26 @@
 """Gate 2, semantic verification: new claims say what their cited turns say.
 
 Checked: every claim (``memoryfs.claims``) of a changed page that is new or changed
-relative to the base commit. A claim's core is its text without ``(superseded ...)``
-markers and strike-through, so moving a fact under a history heading is not a new
-claim. A claim is supported when, taken over the turns it cites (together):
+relative to the base commit; a claim whose cited turn was re-hashed is changed (its key
+pins the turn's hash). A claim's core is its text without ``(superseded ...)`` markers and
+strike-through, so moving a fact under a history heading is not a new claim. A claim is
+supported when, taken over the turns it cites (together):
 
-- **names** -- capitalized words that do not start a sentence -- appear in the
-  turn text, or are a participant or speaker of the cited session, or a word of
-  the page's title or aliases (the subject; choosing it is the attach phase's job);
-  month and weekday names count as dates, not names;
-- **numbers** appear in the turn text (digits, or the word for 0-20);
-- **dates** ("7 May 2023", "May 7", "2023-05-07", "May 2023", "the week of 1 May
-  2023", a year) are the session date or a turn's date, a date written in the
-  turn, or a resolution of a relative phrase in the turn
-  (``dream.dates.find_relative_dates`` against the session date); a coarser date
-  that contains one of those is supported too ("May 2023" for 7 May 2023).
+- **names** (DV101) -- capitalized words that do not start a sentence -- appear in the
+  turn text, or are a participant or speaker of the cited session; a subject page's title
+  and aliases count only where the turns name the subject (``with_subject``): the page a
+  claim is on is no evidence; month and weekday names count as dates, not names;
+- **numbers** (DV102) appear in the turn text (digits, or the word for 2-90), the turn
+  counts the same thing with them ("12 new clips" against "2,880 new clips, 12 failed"),
+  and says them in a sentence (or after one) about what the claim says them of;
+- **dates** (DV103: "7 May 2023", "May 7", "2023-05-07", "May 2023", "the week of 1 May
+  2023", a year) are the session date or a turn's date, a date written in the turn, or a
+  resolution of a relative phrase in the turn (``dream.dates.find_relative_dates``); a
+  coarser date that contains one of those is supported too ("May 2023" for 7 May 2023);
+  and the turn's sentence that says what the claim's sentence says dates it so, when it
+  dates it at all ("on 30 January" for "yesterday" on the 30th is not);
+- **meaning** (DV105-DV107): coverage, polarity and who does what
+  (``dream.gates.entailment``).
 
 Contradictions: no two current claims of a changed page may give different values for
 one slot (``dream.gates.slots``), nor a new claim and a current claim of another page
