@@ -35,6 +35,7 @@ __all__ = [
     "RawFact",
     "Answer",
     "Malformed",
+    "json_reply",
     "messages_for",
     "retry_message",
     "parse_answer",
@@ -135,19 +136,24 @@ def retry_message(problem: str) -> dict[str, str]:
     }
 
 
-def parse_answer(text: str) -> Answer:
-    """The model's text as an ``Answer``; ``Malformed`` says what is wrong with it."""
+def json_reply(text: str) -> object:
+    """The JSON a model replied with, a ```json fence around it allowed; ``Malformed``
+    when it is not JSON."""
     raw = text.strip()
     fenced = _FENCE_RE.match(raw)
     if fenced:
         raw = fenced.group(1)
     try:
-        data = json.loads(raw)
+        return json.loads(raw)
     except json.JSONDecodeError as exc:
         raise Malformed(f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
     except RecursionError:
         raise Malformed("JSON nested too deeply") from None
-    obj = _mapping(data, "the answer")
+
+
+def parse_answer(text: str) -> Answer:
+    """The model's text as an ``Answer``; ``Malformed`` says what is wrong with it."""
+    obj = _mapping(json_reply(text), "the answer")
     summary = _mapping(obj.get("summary"), "summary")
     facts = obj.get("facts", [])
     if not isinstance(facts, list):

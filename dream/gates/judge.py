@@ -33,10 +33,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import logging
 import os
-import re
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -77,7 +75,6 @@ STATS = ("claims_judged", "judge_cached", "judge_fallback", "judge_rejected")
 _CHUNK = 200  # pending claims resolved to items at a time: memory stays bounded
 _MAX_TURN = 6000  # characters of one turn in the prompt
 _MAX_REASON = 200
-_FENCE_RE = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n\s*```\s*$", re.DOTALL)
 
 SYSTEM = """\
 You check the claims of a memory store against the conversation turns they cite.
@@ -183,16 +180,14 @@ def messages_for(items: Sequence[Item], ids: Sequence[str]) -> list[dict[str, st
 def parse_verdicts(text: str, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
     """id -> (verdict, reason) from the model's reply; ``Malformed`` unless the reply is
     one JSON object whose ``verdicts`` give exactly one known verdict for each id."""
-    raw = text.strip()
-    fenced = _FENCE_RE.match(raw)
-    if fenced:
-        raw = fenced.group(1)
+    # imported here: ``dream.engines`` imports the gates
+    from dream.engines.llm_schema import Malformed as Unreadable
+    from dream.engines.llm_schema import json_reply
+
     try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise Malformed(f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    except RecursionError:
-        raise Malformed("JSON nested too deeply") from None
+        data = json_reply(text)
+    except Unreadable as exc:
+        raise Malformed(str(exc)) from None
     entries = data.get("verdicts") if isinstance(data, dict) else None
     if not isinstance(entries, list):
         raise Malformed('not an object with a "verdicts" list')
