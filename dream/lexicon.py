@@ -10,6 +10,18 @@ from __future__ import annotations
 
 __all__ = [
     "STOP_WORDS",
+    "FUNCTION_WORDS",
+    "REPORTING_WORDS",
+    "IRREGULAR_FORMS",
+    "NEGATORS",
+    "LIKING_WORDS",
+    "DISLIKING_WORDS",
+    "REFUSALS",
+    "AUXILIARIES",
+    "BE_FORMS",
+    "SPEAKER_PRONOUNS",
+    "LISTENER_PRONOUNS",
+    "ANYONE_PRONOUNS",
     "OPENERS",
     "TITLES",
     "ORG_SUFFIXES",
@@ -264,3 +276,143 @@ GENERIC_WORDS = _wordset(
     sitting standing holding check out off
     """
 )
+
+
+# -- what the entailment floor reads a claim and its turn by (dream.gates.entailment) --
+
+# English function words (a closed class), and the words a claim writer adds around what a
+# turn said (reporting verbs, time words).
+FUNCTION_WORDS = frozenset(
+    (
+        "a", "about", "above", "after", "again", "against", "all", "almost", "along", "already",
+        "also", "although", "always", "am", "among", "an", "and", "another", "any", "anyone",
+        "anything", "are", "aren't", "around", "as", "at", "back", "be", "because", "been",
+        "before", "being", "below", "between", "both", "but", "by", "can", "can't", "cannot",
+        "could", "couldn't", "did", "didn't", "do", "does", "doesn't", "doing", "don't", "done",
+        "down", "during", "each", "either", "else", "enough", "even", "ever", "every", "few",
+        "for", "from", "further", "get", "gets", "getting", "got", "had", "hadn't", "has",
+        "hasn't", "have", "haven't", "having", "he", "he'd", "he'll", "he's", "her", "here",
+        "hers", "herself", "him", "himself", "his", "how", "i", "i'd", "i'll", "i'm", "i've", "if",
+        "in", "into", "is", "isn't", "it", "it's", "its", "itself", "just", "least", "less", "let",
+        "let's", "like", "lot", "lots", "made", "make", "many", "may", "me", "might", "more",
+        "most", "much", "must", "my", "myself", "near", "need", "neither", "never", "no", "nor",
+        "not", "now", "of", "off", "often", "on", "once", "one", "only", "or", "other", "others",
+        "otherwise", "our", "ours", "ourselves", "out", "over", "own", "per", "perhaps", "quite",
+        "rather", "really", "same", "several", "shall", "she", "she'd", "she'll", "she's",
+        "should", "shouldn't", "since", "so", "some", "something", "sometimes", "soon", "still",
+        "such", "than", "that", "that's", "the", "their", "theirs", "them", "themselves",
+        "themself", "then", "there", "there's", "these", "they", "they'd", "they'll", "they're",
+        "they've", "thing", "things", "this", "those", "though", "through", "thus", "till", "to",
+        "too", "toward", "towards", "under", "until", "up", "upon", "us", "very", "via", "was",
+        "wasn't", "way", "we", "we'd", "we'll", "we're", "we've", "well", "were", "weren't",
+        "what", "what's", "when", "where", "whether", "which", "while", "who", "who's", "whom",
+        "whose", "why", "will", "with", "within", "without", "won't", "would", "wouldn't", "yes",
+        "yet", "you", "you'd", "you'll", "you're", "you've", "your", "yours", "yourself",
+        "yourselves", "actually", "maybe", "probably", "pretty", "definitely", "anyway", "okay",
+        "ok", "oh", "hey", "hi", "hello", "thanks", "thank", "please", "sure", "right", "going",
+        "gonna", "want", "wants", "wanted",
+    )
+)  # fmt: skip
+REPORTING_WORDS = frozenset(
+    (
+        "said", "says", "told", "tells", "mentioned", "mentions", "noted", "notes", "asked",
+        "asks", "answered", "answers", "replied", "replies", "recommended", "recommends",
+        "suggested", "suggests", "advised", "advises", "offered", "offers", "promised", "promises",
+        "shared", "shares", "reported", "reports", "explained", "explains", "agreed", "agrees",
+        "decided", "decides", "prefers", "preferred", "prefer", "likes", "liked", "plans",
+        "planned", "planning", "plan", "intends", "intended", "hopes", "hoped", "thinks",
+        "thought", "wondered", "wonders", "feels", "felt", "believes", "believed", "remembered",
+        "reminded", "reminder", "remind", "user", "assistant", "person", "people", "someone",
+        "outcome", "session", "according", "apparently", "currently", "recently", "later",
+        "earlier", "today",
+        "yesterday", "tomorrow", "week", "weeks", "month", "months", "year", "years", "day",
+        "days", "weekend", "morning", "evening", "afternoon", "night", "also",
+    )
+)  # fmt: skip
+IRREGULAR_FORMS = {
+    "told": "tell", "said": "say", "went": "go", "gone": "go", "goes": "go", "bought": "buy",
+    "brought": "bring", "thought": "think", "ran": "run", "made": "make", "took": "take",
+    "taken": "take", "gave": "give", "given": "give", "got": "get", "gotten": "get",
+    "left": "leave", "met": "meet", "saw": "see", "seen": "see", "felt": "feel",
+    "kept": "keep", "wrote": "write", "written": "write", "began": "begin", "begun": "begin",
+    "won": "win", "lost": "lose", "paid": "pay", "sent": "send", "spent": "spend",
+    "built": "build", "taught": "teach", "caught": "catch", "found": "find", "held": "hold",
+    "heard": "hear", "knew": "know", "known": "know", "came": "come", "became": "become",
+    "sold": "sell", "ate": "eat", "eaten": "eat", "drove": "drive", "driven": "drive",
+    "flew": "fly", "flown": "fly", "flight": "fly", "chose": "choose", "chosen": "choose",
+    "fell": "fall", "fallen": "fall", "forgot": "forget", "forgotten": "forget",
+    "grew": "grow", "grown": "grow", "led": "lead", "rode": "ride", "ridden": "ride",
+    "sang": "sing", "sung": "sing", "sat": "sit", "slept": "sleep", "spoke": "speak",
+    "spoken": "speak", "stood": "stand", "swam": "swim", "threw": "throw",
+    "thrown": "throw", "understood": "understand", "woke": "wake", "wore": "wear",
+    "worn": "wear", "broke": "break", "broken": "break", "drew": "draw", "drawn": "draw",
+    "drank": "drink", "drunk": "drink", "fought": "fight", "hid": "hide", "hidden": "hide",
+    "hurt": "hurt", "lent": "lend", "lit": "light", "meant": "mean", "rang": "ring",
+    "rose": "rise", "risen": "rise", "shook": "shake", "shot": "shoot", "shut": "shut",
+    "sought": "seek", "stole": "steal", "stolen": "steal", "struck": "strike",
+    "swore": "swear", "tore": "tear", "torn": "tear", "wept": "weep", "wound": "wind",
+    "did": "do", "done": "do", "does": "do", "had": "have", "has": "have", "was": "be",
+    "were": "be", "been": "be", "is": "be", "are": "be", "am": "be", "children": "child",
+    "men": "man", "women": "woman", "people": "person", "mice": "mouse", "feet": "foot",
+    "teeth": "tooth", "better": "good", "best": "good", "worse": "bad", "worst": "bad",
+}  # fmt: skip
+NEGATORS = frozenset(
+    (
+        "not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot", "can't",
+        "don't", "doesn't", "didn't", "won't", "wouldn't", "isn't", "aren't", "wasn't", "weren't",
+        "haven't", "hasn't", "hadn't", "shouldn't", "couldn't", "mustn't", "without", "instead",
+        "anymore", "longer",
+    )
+)  # fmt: skip
+LIKING_WORDS = frozenset(
+    (
+        "love", "loves", "loved", "loving", "like", "likes", "liked", "enjoy", "enjoys", "enjoyed",
+        "adore", "adores", "adored", "fond", "favourite", "favorite", "prefer", "prefers",
+        "preferred", "keen",
+    )
+)  # fmt: skip
+DISLIKING_WORDS = frozenset(
+    (
+        "hate", "hates", "hated", "hating", "dislike", "dislikes", "disliked", "loathe", "loathes",
+        "loathed", "detest", "detests", "detested", "despise", "despises", "despised",
+        "can't-stand",
+    )
+)  # fmt: skip
+AUXILIARIES = frozenset(
+    (
+        "is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "will", "would",
+        "shall", "should", "can", "could", "may", "might", "must", "do", "does", "did", "also",
+        "still", "now", "then", "just", "really", "already", "always", "never", "often", "usually",
+        "finally", "recently", "once", "soon", "only", "even", "both", "actually", "has", "to",
+        "had", "to", "going", "gonna",
+    )
+)  # fmt: skip
+BE_FORMS = frozenset(
+    (
+        "is", "are", "was", "were", "be", "been", "being", "get", "gets", "got", "getting",
+    )
+)  # fmt: skip
+SPEAKER_PRONOUNS = frozenset(
+    (
+        "i", "i'm", "i'll", "i've", "i'd", "we", "we're", "we'll", "we've", "we'd",
+    )
+)  # fmt: skip
+LISTENER_PRONOUNS = frozenset(
+    (
+        "you", "you're", "you'll", "you've", "you'd",
+    )
+)  # fmt: skip
+ANYONE_PRONOUNS = frozenset(
+    (
+        "he", "she", "they", "it", "this", "that", "who", "which", "he's", "she's", "they're",
+        "it's", "he'd", "she'd", "they'd", "there", "someone", "everyone",
+    )
+)  # fmt: skip
+
+
+REFUSALS = frozenset(
+    (
+        "refuse", "refuses", "refused", "refusing", "decline", "declines", "declined",
+        "declining", "reject", "rejects", "rejected", "rejecting",
+    )
+)  # fmt: skip

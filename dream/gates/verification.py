@@ -57,6 +57,7 @@ from dream.gates.claimtext import WEEKDAYS as _WEEKDAYS
 from dream.gates.claimtext import DateRef, claim_dates
 from dream.gates.claimtext import plain as _plain
 from dream.gates.crosspage import CrossPage
+from dream.gates.doers import actor_problem
 from dream.gates.entailment import (
     Evidence,
     TurnView,
@@ -237,7 +238,13 @@ def check_claim(text: str, support: Support, meaning: bool = True) -> list[tuple
             continue
         problems.append(("DV101", f"name {word!r} is not in the cited turn"))
     if meaning and not problems:  # a claim with a wrong name or date is wrong already
-        problems.extend(entailment_problems(rest, support.evidence, [*named, *support.names]))
+        names = [*named, *support.names]
+        problems.extend(entailment_problems(rest, support.evidence, names))
+        if not any(code == "DV105" for code, _ in problems):  # what is not said, no one does
+            known = {n.lower() for n in names}
+            actor = actor_problem(rest, support.evidence, known | _people(support))
+            if actor:
+                problems.append(("DV107", actor))
     return problems
 
 
@@ -286,6 +293,11 @@ def _numbers_bound_otherwise(rest: str, said: str) -> list[str]:
 
 
 _stem = key  # ``check_claim`` has a local of that name
+
+
+def _people(support: Support) -> set[str]:
+    """The words naming whoever speaks in the cited turns or is spoken to."""
+    return {w for t in support.evidence.turns for w in t.speaker | t.listener}
 
 
 _CLAUSE_START_RE = re.compile(r"[.!?;:,(]\s|\s[-–—]\s|^")
