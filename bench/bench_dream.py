@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from synthetic import write_sessions  # noqa: E402
 
-from memoryfs.store import Store, init_store  # noqa: E402
+from memoryfs.store.store import Store, init_store  # noqa: E402
 
 
 @dataclass(frozen=True)

@@ -52,14 +52,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from memoryfs.atomic import atomic_write_text  # noqa: E402
-from memoryfs.index import write_indexes  # noqa: E402
-from memoryfs.materialize import materialize  # noqa: E402
-from memoryfs.page import render_meta  # noqa: E402
-from memoryfs.refresh import WALK_DIRS  # noqa: E402
-from memoryfs.scan import walk  # noqa: E402
-from memoryfs.search import INDEX_NAME, READ_STALE, SearchIndex  # noqa: E402
-from memoryfs.store import Store, init_store  # noqa: E402
+from memoryfs.index.index_md import write_indexes  # noqa: E402
+from memoryfs.index.refresh import WALK_DIRS  # noqa: E402
+from memoryfs.pages.page import render_meta  # noqa: E402
+from memoryfs.read.materialize import materialize  # noqa: E402
+from memoryfs.read.search import INDEX_NAME, READ_STALE, SearchIndex  # noqa: E402
+from memoryfs.store.atomic import atomic_write_text  # noqa: E402
+from memoryfs.store.scan import walk  # noqa: E402
+from memoryfs.store.store import Store, init_store  # noqa: E402
 
 SEED = 11
 QUICK = READ_STALE  # max_stale of the quick refresh measured (what reads use)

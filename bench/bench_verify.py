@@ -67,7 +67,7 @@ def git(root: Path, *args: str) -> str:
 def dream_run(root: Path) -> str:
     """One Dream run (this checkout's code, embedded engine); the commit it made."""
     from dream.run import RunOptions, load_engine, run_dream
-    from memoryfs.store import Store
+    from memoryfs.store.store import Store
 
     store = Store.open(root)
     t0 = time.perf_counter()
@@ -93,7 +93,7 @@ def build_store(cache: Path, sessions: int, new: int, seed: int) -> dict[str, st
     sys.path.insert(0, str(HERE))
     from synthetic import write_sessions
 
-    from memoryfs.store import init_store
+    from memoryfs.store.store import init_store
 
     root = cache / "store"
     if root.exists():
@@ -138,8 +138,8 @@ def changes_of(root: Path, case: str, base: str, head: str) -> tuple[str, list[t
 def child(root: str, case: str, base: str, head: str) -> None:
     import dream
     from dream.gates.verification import verify_stage
-    from dream.staging import Change
-    from memoryfs.store import Store
+    from dream.landing.staging import Change
+    from memoryfs.store.store import Store
 
     store = Store.open(root)
     if git(store.root, "rev-parse", "HEAD").strip() != head:

@@ -4,7 +4,7 @@
     python bench/lexical_reach.py ../shared/data/locomo/conv-*.json --results OUT/results.json
 
 A gold turn is *reachable* when it shares a searchable word with its question
-(``memoryfs.ranking.query_terms``, matched by SQLite FTS5 with Porter stemming as
+(``memoryfs.read.ranking.query_terms``, matched by SQLite FTS5 with Porter stemming as
 the index does), not counting the speakers' names: every turn of a two-person
 conversation is near one of them. Per category, it prints the share of gold turns
 that are reachable. With ``--results`` (a ``dream eval locomo --out`` file for the
@@ -25,8 +25,8 @@ from pathlib import Path
 from dream.evaluation.harness import SCOPE
 from dream.evaluation.questions import questions_of
 from dream.evaluation.records import CATEGORIES
-from memoryfs.locomo import load_locomo
-from memoryfs.ranking import fts_query, query_terms
+from memoryfs.ingest.locomo import load_locomo
+from memoryfs.read.ranking import fts_query, query_terms
 
 
 class Matcher:

@@ -14,8 +14,8 @@ import datetime as dt
 import random
 from collections.abc import Iterator
 
-from memoryfs.store import Store
-from memoryfs.transcript import Transcript, Turn, render_transcript
+from memoryfs.pages.transcript import Transcript, Turn, render_transcript
+from memoryfs.store.store import Store
 
 __all__ = ["session", "sessions", "write_sessions"]
 

@@ -30,7 +30,7 @@ from cli.dream_engine_cmds import (
     watch_cmd,
 )
 from cli.output import JsonOpt, StoreOpt, emit, handle_errors, open_store
-from dream.kept import apply_run, discard_run, dream_status, left_out_of, review_run
+from dream.landing.kept_runs import apply_run, discard_run, dream_status, left_out_of, review_run
 from dream.run import RunOptions, RunResult, run_dream
 from memoryfs import __version__
 

@@ -15,9 +15,9 @@ from typing import Annotated, Any
 import typer
 
 from cli.output import JsonOpt, StoreOpt, emit, fail, handle_errors, log, open_store
-from dream.engine import Engine
+from dream.engines.base import Engine
 from dream.engines.command import CommandSettings
-from dream.engines.llm_client import LLMSettings
+from dream.engines.llm.client import LLMSettings
 from dream.errors import DreamError
 from dream.multistore import StoreRun, run_stores
 from dream.run import RunOptions, RunResult, load_engine, run_dream
@@ -91,7 +91,7 @@ def make_engine(
     if engine != "command":
         _only_for("command", agent_opts)
     if engine == "llm":
-        from dream.engines.llm import LLMEngine
+        from dream.engines.llm.engine import LLMEngine
 
         settings = LLMSettings.from_env(
             base_url=base_url, model=model, max_tokens=max_tokens, price_per_1k=price_per_1k

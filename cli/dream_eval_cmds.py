@@ -20,7 +20,9 @@ def locomo_cmd(
     files: Annotated[list[Path], typer.Argument(help="LoCoMo conversation files (.json).")],
     budget: Annotated[
         str,
-        typer.Option("--budget", help="Token budgets, comma-separated (memoryfs.tokens counts)."),
+        typer.Option(
+            "--budget", help="Token budgets, comma-separated (memoryfs.store.tokens counts)."
+        ),
     ] = "1000,2000",
     out: Annotated[
         Path | None,

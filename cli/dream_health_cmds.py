@@ -2,7 +2,7 @@
 
 ``dream health`` exits with ``HealthReport.exit_code``: 0 only when healthy
 (3 waiting, 4 uncertain, 5-9 a failed layer by verdict, 10 unsafe procedure;
-see ``dream.health``). Lineage lines show opaque item ids only; the pages
+see ``dream.health.verdicts``). Lineage lines show opaque item ids only; the pages
 behind citations at risk are named because the operator has to fix them.
 """
 
@@ -23,8 +23,8 @@ from cli.dream_engine_cmds import (
     make_engine,
 )
 from cli.output import JsonOpt, StoreOpt, emit, handle_errors, open_store
-from dream.canary import run_canary
-from dream.health import DEFAULT_DUE, HealthReport, check_health, parse_age
+from dream.health.canary import run_canary
+from dream.health.verdicts import DEFAULT_DUE, HealthReport, check_health, parse_age
 from dream.skills import active_skill_path, approve, skill_status
 
 __all__ = ["register"]

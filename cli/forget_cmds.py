@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 
 from cli.output import JsonOpt, StoreOpt, emit, fail, handle_errors, log, open_store
-from memoryfs.forget import forget
-from memoryfs.purge import count_commits, purge_history
+from memoryfs.forget.purge import count_commits, purge_history
+from memoryfs.forget.remove import forget
 
 __all__ = ["register"]
 

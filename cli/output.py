@@ -12,7 +12,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from memoryfs.errors import MemoryFSError, StoreNotFoundError
-from memoryfs.store import Store, find_store
+from memoryfs.store.store import Store, find_store
 
 __all__ = ["StoreOpt", "JsonOpt", "open_store", "emit", "fail", "handle_errors", "log"]
 

@@ -14,11 +14,11 @@ import typer
 
 from cli.output import JsonOpt, StoreOpt, emit, handle_errors, log, open_store
 from memoryfs.errors import MemoryFSError
-from memoryfs.materialize import materialize
-from memoryfs.readlog import record_use
-from memoryfs.recall import recall
-from memoryfs.search import SearchIndex
-from memoryfs.store import LAYERS, Store
+from memoryfs.read.materialize import materialize
+from memoryfs.read.recall import recall
+from memoryfs.read.search import SearchIndex
+from memoryfs.receipts.reads import record_use
+from memoryfs.store.store import LAYERS, Store
 
 __all__ = ["register"]
 

@@ -9,10 +9,10 @@ from typing import Annotated
 import typer
 
 from cli.output import JsonOpt, StoreOpt, emit, fail, handle_errors, log, open_store
-from memoryfs.index import prompt_index, write_indexes
+from memoryfs.index.index_md import prompt_index, write_indexes
 from memoryfs.ingest import FORMATS, Source, ingest
 from memoryfs.ingest.source import MAX_INPUT_BYTES
-from memoryfs.store import init_store
+from memoryfs.store.store import init_store
 
 __all__ = ["register"]
 
@@ -107,7 +107,7 @@ def ingest_cmd(
 @handle_errors
 def validate_cmd(store_dir: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """Check every deterministic rule; exit 0 when clean, 1 on findings, 2 on usage errors."""
-    from memoryfs.validate import validate_store
+    from memoryfs.validate.rules import validate_store
 
     store = open_store(store_dir)
     findings = validate_store(store)

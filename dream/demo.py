@@ -14,16 +14,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from dream.engines.embedded import EmbeddedEngine
+from dream.engines.embedded.engine import EmbeddedEngine
 from dream.errors import DreamError
 from dream.run import RunOptions, RunResult, run_dream
 from dream.skills import approve
-from memoryfs.index import prompt_index
+from memoryfs.index.index_md import prompt_index
 from memoryfs.ingest import ingest
-from memoryfs.recall import RecallResult, recall
-from memoryfs.store import Store, init_store
-from memoryfs.transcript import parse_transcript
-from memoryfs.validate import validate_store
+from memoryfs.pages.transcript import parse_transcript
+from memoryfs.read.recall import RecallResult, recall
+from memoryfs.store.store import Store, init_store
+from memoryfs.validate.rules import validate_store
 
 __all__ = ["DemoResult", "default_sample", "run_demo"]
 

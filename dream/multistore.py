@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dream.engine import Engine
+from dream.engines.base import Engine
 from dream.errors import DreamError
 from dream.run import RunOptions, run_dream
 from memoryfs.errors import MemoryFSError
-from memoryfs.store import find_store
+from memoryfs.store.store import find_store
 
 __all__ = ["FAILED", "StoreRun", "run_stores", "run_one"]
 

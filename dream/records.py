@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dream.disklist import DiskList
+from dream.landing.disklist import DiskList
 
 __all__ = ["Evidence", "Fact", "KeyPoint", "SummaryDraft", "PendingSession", "ConsolidationReport"]
 
@@ -15,7 +15,7 @@ class Evidence:
 
     session_id: str
     turn: int
-    hash: str  # memoryfs.hashing.turn_hash of the turn's text
+    hash: str  # memoryfs.store.hashing.turn_hash of the turn's text
     date: str  # ISO date of the session (the citation's ``at``)
 
     @property
@@ -68,7 +68,7 @@ class PendingSession:
 
     id: str
     path: str  # relative to memory/
-    content_hash: str  # memoryfs.hashing.content_hash of the transcript file
+    content_hash: str  # memoryfs.store.hashing.content_hash of the transcript file
     turns: int
     reason: str  # "new" or "grown"
 

@@ -1,14 +1,14 @@
 """One Dream run: orient -> consolidate (the engine) -> gates -> sync.
 
-``run_dream`` is what ``dream run`` calls (``dream.kept`` serves review, apply and
+``run_dream`` is what ``dream run`` calls (``dream.landing.kept_runs`` serves review, apply and
 discard of kept runs). Everything that changes a store holds its ``dream`` lock
 (an ``flock``: a crashed run never leaves it stuck), so a second run exits at once
 with a clear message.
 
 A run never writes the live tree or ``main`` before both gates pass: the engine
-writes into a worktree on ``dream/<run-id>`` (``dream.staging``), the gates check
-what changed there (``dream.gates``), and ``dream.sync`` commits and moves ``main``
-by compare-and-swap. What the gates reject is left out (``dream.leaveout``) and the
+writes into a worktree on ``dream/<run-id>`` (``dream.landing.staging``), the gates check
+what changed there (``dream.gates``), and ``dream.landing.sync`` commits and moves ``main``
+by compare-and-swap. What the gates reject is left out (``dream.landing.leaveout``) and the
 rest lands: ``main`` gets one commit holding what passed, whose message lists what was
 left out and why; the branch keeps a second commit on top of it that puts back what
 was left out (everything the engine wrote), for ``dream review`` and, once fixed,
@@ -32,20 +32,16 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dream.crashed import cleanup_stale
-from dream.disklist import DiskList
-from dream.engine import Engine, EngineContext
+from dream.engines.base import Engine, EngineContext
 from dream.errors import DreamError
 from dream.gates import Problem
 from dream.gates.both import problems_of, run_gates
 from dream.gates.judge import Judge, judge_for
-from dream.leaveout import LeftOut, put_back, reduce_stage
-from dream.orient import find_pending, orient, stop_conditions, target_branch
-from dream.recite import recite_stage
-from dream.records import PendingSession
-from dream.runlog import new_run_id, run_source, write_receipts, write_record
-from dream.skills import check_skill
-from dream.staging import (
+from dream.landing.crashed import cleanup_stale
+from dream.landing.disklist import DiskList
+from dream.landing.leaveout import LeftOut, put_back, reduce_stage
+from dream.landing.runlog import new_run_id, run_source, write_receipts, write_record
+from dream.landing.staging import (
     Stage,
     commit_stage,
     create_stage,
@@ -56,14 +52,25 @@ from dream.staging import (
     stage_changes,
     stage_changes_on_disk,
 )
-from dream.sync import MAX_ATTEMPTS, SyncConflict, changed_files, commit_message, describe, sync
+from dream.landing.sync import (
+    MAX_ATTEMPTS,
+    SyncConflict,
+    changed_files,
+    commit_message,
+    describe,
+    sync,
+)
+from dream.phases.orient import find_pending, orient, stop_conditions, target_branch
+from dream.phases.recheck import recite_stage
+from dream.records import PendingSession
+from dream.skills import check_skill
 from memoryfs.errors import LockedError
-from memoryfs.hashing import content_hash
-from memoryfs.links import clear_parse_cache as clear_links_cache
-from memoryfs.page import clear_parse_cache as clear_page_cache
-from memoryfs.receipt_log import ensure_union_merge
-from memoryfs.receipts import scope_ids
-from memoryfs.store import Store
+from memoryfs.pages.links import clear_parse_cache as clear_links_cache
+from memoryfs.pages.page import clear_parse_cache as clear_page_cache
+from memoryfs.receipts.log import ensure_union_merge
+from memoryfs.receipts.records import scope_ids
+from memoryfs.store.hashing import content_hash
+from memoryfs.store.store import Store
 
 __all__ = [
     "ENGINES",
@@ -83,8 +90,8 @@ __all__ = [
 ]
 
 ENGINES = {
-    "embedded": "dream.engines.embedded:EmbeddedEngine",
-    "llm": "dream.engines.llm:LLMEngine",
+    "embedded": "dream.engines.embedded.engine:EmbeddedEngine",
+    "llm": "dream.engines.llm.engine:LLMEngine",
     "command": "dream.engines.command:CommandEngine",
 }
 Progress = Callable[[str, int, int], None]
@@ -170,7 +177,7 @@ def load_engine(name: str = "embedded") -> Engine:
         raise DreamError(f"engine {name!r} is not available: {exc}") from None
     engine = cls()
     if not isinstance(engine, Engine):
-        raise DreamError(f"{spec} is not a dream.engine.Engine")
+        raise DreamError(f"{spec} is not a dream.engines.base.Engine")
     return engine
 
 

@@ -9,7 +9,7 @@ skill is ``"none"``.
 
 Where approval lives: ``memory.toml`` ``[dream]`` keys ``approved_skill`` (the
 content hash), ``approved_by`` and ``approved_at`` (UTC), written through
-``memoryfs.config`` and committed, so an approval is reviewed and reverted like
+``memoryfs.store.config`` and committed, so an approval is reviewed and reverted like
 any other change and travels with the store.
 
 ``check_skill`` is what ``dream run`` calls before it starts: an active skill that
@@ -26,11 +26,11 @@ from pathlib import Path
 
 import dream
 from dream.errors import DreamError, SkillNotApproved
-from memoryfs.atomic import atomic_write_text
-from memoryfs.config import load_config, render_config
-from memoryfs.hashing import content_hash
-from memoryfs.receipts import format_utc
-from memoryfs.store import CONFIG_NAME, Store
+from memoryfs.receipts.records import format_utc
+from memoryfs.store.atomic import atomic_write_text
+from memoryfs.store.config import load_config, render_config
+from memoryfs.store.hashing import content_hash
+from memoryfs.store.store import CONFIG_NAME, Store
 
 __all__ = [
     "NO_SKILL",

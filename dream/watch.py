@@ -28,10 +28,10 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from dream.errors import DreamError
-from dream.orient import find_pending, parse_duration, rev, target_branch
+from dream.phases.orient import find_pending, parse_duration, rev, target_branch
 from dream.run import RunResult
 from memoryfs.errors import LockedError, MemoryFSError
-from memoryfs.store import Store
+from memoryfs.store.store import Store
 
 __all__ = ["Watcher", "parse_quiet_period", "lock_held"]
 

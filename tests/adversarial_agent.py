@@ -29,9 +29,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from memoryfs.hashing import content_hash
-from memoryfs.page import Page, parse_page, render_page
-from memoryfs.transcript import Transcript, Turn, parse_transcript
+from memoryfs.pages.page import Page, parse_page, render_page
+from memoryfs.pages.transcript import Transcript, Turn, parse_transcript
+from memoryfs.store.hashing import content_hash
 
 MEMORY = Path("memory")
 

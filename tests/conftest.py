@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryfs.store import Store, init_store
+from memoryfs.store.store import Store, init_store
 
 
 @pytest.fixture(autouse=True)

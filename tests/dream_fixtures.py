@@ -16,15 +16,15 @@ from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
-from dream.engine import Engine, EngineContext
+from dream.engines.base import Engine, EngineContext
 from dream.records import ConsolidationReport, Fact, SummaryDraft
-from memoryfs.atomic import atomic_write_text
-from memoryfs.hashing import content_hash
-from memoryfs.index import write_indexes
+from memoryfs.index.index_md import write_indexes
 from memoryfs.ingest import ingest
-from memoryfs.page import Page, render_page
-from memoryfs.store import Store
-from memoryfs.transcript import Transcript, Turn, parse_transcript, render_transcript
+from memoryfs.pages.page import Page, render_page
+from memoryfs.pages.transcript import Transcript, Turn, parse_transcript, render_transcript
+from memoryfs.store.atomic import atomic_write_text
+from memoryfs.store.hashing import content_hash
+from memoryfs.store.store import Store
 
 ClaimFn = Callable[[Transcript, Turn], str]
 

@@ -13,15 +13,15 @@ import re
 import shutil
 from pathlib import Path
 
-from dream.engine import EngineContext
 from dream.engines import EmbeddedEngine
-from dream.orient import find_pending
+from dream.engines.base import EngineContext
+from dream.phases.orient import find_pending
 from dream.records import ConsolidationReport
-from memoryfs.claims import extract_claims, resolve_claim_sources
 from memoryfs.ingest import ingest
-from memoryfs.page import parse_page
-from memoryfs.store import Store, init_store
-from memoryfs.transcript import Transcript, Turn, render_transcript
+from memoryfs.pages.claims import extract_claims, resolve_claim_sources
+from memoryfs.pages.page import parse_page
+from memoryfs.pages.transcript import Transcript, Turn, render_transcript
+from memoryfs.store.store import Store, init_store
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "sample_memory"

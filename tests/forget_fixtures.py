@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memoryfs.index import write_indexes
+from memoryfs.index.index_md import write_indexes
 from memoryfs.ingest import ingest
-from memoryfs.store import Store
-from memoryfs.transcript import Transcript, Turn, parse_transcript, render_transcript
-from memoryfs.validate import Finding, validate_store
+from memoryfs.pages.transcript import Transcript, Turn, parse_transcript, render_transcript
+from memoryfs.store.store import Store
+from memoryfs.validate.rules import Finding, validate_store
 
 S1 = "2026-01-05-figures"
 S2 = "2026-01-09-trip"

@@ -12,13 +12,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from memoryfs.atomic import atomic_write_text
-from memoryfs.hashing import turn_hash
-from memoryfs.index import write_indexes
-from memoryfs.page import render_meta
-from memoryfs.search import Hit, SearchIndex
-from memoryfs.store import Store, init_store
-from memoryfs.transcript import Transcript, Turn, render_transcript
+from memoryfs.index.index_md import write_indexes
+from memoryfs.pages.page import render_meta
+from memoryfs.pages.transcript import Transcript, Turn, render_transcript
+from memoryfs.read.search import Hit, SearchIndex
+from memoryfs.store.atomic import atomic_write_text
+from memoryfs.store.hashing import turn_hash
+from memoryfs.store.store import Store, init_store
 
 S1 = "2023-05-08-friends-s01"
 S2 = "2023-05-25-friends-s02"
@@ -171,7 +171,7 @@ def searched(
     store: Store, question: str, k: int = 20
 ) -> Iterator[tuple[list[Hit], Callable[[str], str]]]:
     """The ``k`` best hits for ``question`` and who spoke each turn ref ("" if none), with
-    the index open (what ``memoryfs.voice`` is given in recall)."""
+    the index open (what ``memoryfs.read.voice`` is given in recall)."""
     with SearchIndex.open(store) as idx:
         idx.refresh_for_read()
 

@@ -22,7 +22,7 @@ The kinds of unsupported claim:
 - ``note-title``: a note whose title says what its (faithful) claim does not;
 - ``re-cite drift``: a cited turn changed on main; a page keeps a claim the turn no
   longer supports with the citation's hash moved to the new turn, by the agent or by
-  Dream's own re-check (``dream.recite``);
+  Dream's own re-check (``dream.phases.recheck``);
 - ``contradiction``: a claim on one page contradicts a current fact on another page
   about the same person, named by first name or full name ("Jonas lives in Hamburg"
   beside "Jonas lives in Berlin");
@@ -64,12 +64,12 @@ from typer.testing import CliRunner
 
 from cli.dream_app import app
 from dream.skills import approve
-from memoryfs.claims import extract_claims
 from memoryfs.errors import PageError
 from memoryfs.ingest import ingest
-from memoryfs.page import parse_page
-from memoryfs.store import Store, init_store
-from memoryfs.transcript import parse_transcript
+from memoryfs.pages.claims import extract_claims
+from memoryfs.pages.page import parse_page
+from memoryfs.pages.transcript import parse_transcript
+from memoryfs.store.store import Store, init_store
 
 TESTS = Path(__file__).resolve().parent
 SAMPLE = TESTS.parent / "sample_memory" / "transcripts"

@@ -1,4 +1,4 @@
-"""A page and its archives are one page to recall (memoryfs.archives)."""
+"""A page and its archives are one page to recall (memoryfs.pages.archives)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 from read_fixtures import source, write_page, write_transcript
 
-from memoryfs.archives import Families, main_stem, page_title
-from memoryfs.expand import feedback_terms
-from memoryfs.index import write_indexes
-from memoryfs.ranking import query_terms
-from memoryfs.recall import recall
-from memoryfs.search import SearchIndex
-from memoryfs.store import Store, init_store
+from memoryfs.index.index_md import write_indexes
+from memoryfs.pages.archives import Families, main_stem, page_title
+from memoryfs.read.expand import feedback_terms
+from memoryfs.read.ranking import query_terms
+from memoryfs.read.recall import recall
+from memoryfs.read.search import SearchIndex
+from memoryfs.store.store import Store, init_store
 
 DANA = "knowledge/people/dana.md"
 RAVI = "knowledge/people/ravi.md"
@@ -154,7 +154,7 @@ def test_the_best_page_is_the_family_so_its_links_are_followed(
     # the three best pages are Dana's archives; Ravi matches no word of the question
     assert {h.path for h in hits[:3]} == {archive(d) for d in DAYS}
     assert RAVI not in {h.path for h in hits}
-    monkeypatch.setattr("memoryfs.recall.feedback_terms", lambda *_a, **_k: [])
+    monkeypatch.setattr("memoryfs.read.recall.feedback_terms", lambda *_a, **_k: [])
     r = recall(split, question, 600)
     shown = {i.path for i in r.items}
     assert {archive(d) for d in DAYS} <= shown

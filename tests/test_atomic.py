@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryfs.atomic import (
+from memoryfs.store.atomic import (
     atomic_write_bytes,
     atomic_write_chunks,
     atomic_write_text,

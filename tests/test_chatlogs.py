@@ -11,16 +11,16 @@ from typer.testing import CliRunner
 
 from cli.dream_app import app as dream_app
 from cli.memoryfs_app import app as memoryfs_app
-from dream.advice import question_in, recommended_items, request_in
-from dream.extract import extract_facts
-from dream.phrasing import third_person
-from dream.standalone import points_back, restates_name
-from memoryfs.claims import extract_claims
-from memoryfs.page import parse_page
-from memoryfs.recall import recall
-from memoryfs.store import Store, init_store
-from memoryfs.transcript import Transcript, Turn
-from memoryfs.validate import validate_store
+from dream.engines.embedded.advice import question_in, recommended_items, request_in
+from dream.engines.embedded.extract import extract_facts
+from dream.engines.embedded.phrasing import third_person
+from dream.engines.embedded.standalone import points_back, restates_name
+from memoryfs.pages.claims import extract_claims
+from memoryfs.pages.page import parse_page
+from memoryfs.pages.transcript import Transcript, Turn
+from memoryfs.read.recall import recall
+from memoryfs.store.store import Store, init_store
+from memoryfs.validate.rules import validate_store
 
 
 def _jsonl(path: Path, day: str, turns: list[tuple[str, str]]) -> Path:
@@ -228,7 +228,7 @@ def test_a_recommendation_is_a_claim_of_the_assistant_on_the_users_page(tmp_path
 
 
 def test_with_no_decision_the_outcome_is_what_the_assistant_recommended() -> None:
-    from dream.digest import summarize_session
+    from dream.engines.embedded.digest import summarize_session
 
     t = _session(
         [
@@ -338,7 +338,7 @@ def test_a_recommendation_is_filed_on_the_pages_of_what_it_names(tmp_path: Path)
 
 
 def test_a_question_in_a_list_item_is_read_without_its_marker() -> None:
-    from dream.distill import asked
+    from dream.engines.embedded.distill import asked
 
     text = "A few things to check:\n\n- **Start date**: permanent or fixed-term?\n"
     assert asked(text) == "Start date: permanent or fixed-term?"

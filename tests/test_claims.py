@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from memoryfs.claims import Claim, extract_claims, resolve_claim_sources
-from memoryfs.page import Source, parse_page
+from memoryfs.pages.claims import Claim, extract_claims, resolve_claim_sources
+from memoryfs.pages.page import Source, parse_page
 
 PAGE = """---
 id: dana

@@ -34,18 +34,18 @@ import pytest
 from forkrun import fork_cli, wait_exit
 
 from cli.dream_app import app as dream_app
-from dream.orient import find_pending
+from dream.phases.orient import find_pending
 from dream.run import load_engine, run_dream
 from dream.skills import approve
 from memoryfs.ingest import ingest
-from memoryfs.materialize import MANIFEST, blob_hash, materialize
-from memoryfs.recall import recall
-from memoryfs.search import INDEX_NAME, SearchIndex
-from memoryfs.store import Store, init_store
-from memoryfs.transcript import Turn, parse_transcript, render_transcript
-from memoryfs.validate import validate_store
+from memoryfs.pages.transcript import Turn, parse_transcript, render_transcript
+from memoryfs.read.materialize import MANIFEST, blob_hash, materialize
+from memoryfs.read.recall import recall
+from memoryfs.read.search import INDEX_NAME, SearchIndex
+from memoryfs.store.store import Store, init_store
+from memoryfs.validate.rules import validate_store
 
-pytest.importorskip("dream.engines.embedded")
+pytest.importorskip("dream.engines.embedded.engine")
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_memory" / "transcripts"
 QUESTIONS = [

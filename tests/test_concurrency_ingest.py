@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from forkrun import fork_cli, wait_exit
 
-from memoryfs.store import Store
-from memoryfs.transcript import parse_transcript
+from memoryfs.pages.transcript import parse_transcript
+from memoryfs.store.store import Store
 
 SHARED_TURNS = 12
 

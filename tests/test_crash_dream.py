@@ -40,15 +40,15 @@ from killpoints import KillPoint, copy_store, in_two_processes, kill_when
 
 from cli.dream_app import app as dream_app
 from dream.errors import DreamError
+from dream.landing.staging import kept_runs
 from dream.run import RunOptions, load_engine, run_dream
 from dream.skills import approve
-from dream.staging import kept_runs
 from memoryfs.ingest import ingest
-from memoryfs.store import Store, init_store
-from memoryfs.transcript import Turn, parse_transcript, render_transcript
-from memoryfs.validate import validate_store
+from memoryfs.pages.transcript import Turn, parse_transcript, render_transcript
+from memoryfs.store.store import Store, init_store
+from memoryfs.validate.rules import validate_store
 
-pytest.importorskip("dream.engines.embedded")
+pytest.importorskip("dream.engines.embedded.engine")
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_memory" / "transcripts"
 FIRST, LATER = 4, 4  # sessions dreamed before the kill runs, sessions the kill runs dream

@@ -30,10 +30,10 @@ from pathlib import Path
 import pytest
 from forkrun import fork_cli, wait_exit, wait_group_gone
 
-from memoryfs.atomic import atomic_write_text
 from memoryfs.ingest import ingest, load_sessions, plan_ingest
-from memoryfs.store import Store, init_store
-from memoryfs.transcript import Turn, parse_transcript
+from memoryfs.pages.transcript import Turn, parse_transcript
+from memoryfs.store.atomic import atomic_write_text
+from memoryfs.store.store import Store, init_store
 
 SESSIONS = 14
 

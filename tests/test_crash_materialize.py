@@ -34,11 +34,11 @@ from killpoints import KillPoint, copy_store, in_two_processes, kill_when
 from dream.run import load_engine, run_dream
 from dream.skills import approve
 from memoryfs.ingest import ingest
-from memoryfs.materialize import MANIFEST, blob_hash, materialize
-from memoryfs.search import INDEX_NAME, SearchIndex
-from memoryfs.store import Store, init_store
+from memoryfs.read.materialize import MANIFEST, blob_hash, materialize
+from memoryfs.read.search import INDEX_NAME, SearchIndex
+from memoryfs.store.store import Store, init_store
 
-pytest.importorskip("dream.engines.embedded")
+pytest.importorskip("dream.engines.embedded.engine")
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_memory" / "transcripts"
 BUDGET = 40_000  # the working set changes when the store does: files come, go and change

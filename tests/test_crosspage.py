@@ -19,17 +19,17 @@ from dream.engines.command import CommandEngine, CommandSettings
 from dream.gates import crosspage
 from dream.gates.slots import opening_name, slot_of
 from dream.gates.verification import verify_stage
+from dream.landing.staging import Change
 from dream.run import RunOptions, load_engine, run_dream
 from dream.skills import approve
-from dream.staging import Change
-from dream.subjects import Subject
-from dream.wikipage import Retired, WikiPage
-from memoryfs.claims import extract_claims
-from memoryfs.hashing import turn_hash
+from dream.wiki.subject_page import Retired, WikiPage
+from dream.wiki.subjects import Subject
 from memoryfs.ingest import ingest
-from memoryfs.page import parse_page
-from memoryfs.store import Store, init_store
-from memoryfs.transcript import Transcript, Turn, render_transcript
+from memoryfs.pages.claims import extract_claims
+from memoryfs.pages.page import parse_page
+from memoryfs.pages.transcript import Transcript, Turn, render_transcript
+from memoryfs.store.hashing import turn_hash
+from memoryfs.store.store import Store, init_store
 
 OLD = ("2026-01-05-jonas", "Jonas Weber lives in Hamburg with his partner.")
 NEW = ("2026-03-02-jonas", "Jonas lives in Berlin now, JW said so himself.")
@@ -236,9 +236,9 @@ def test_partners_on_two_pages_contradict(store: Store) -> None:
 AGENT = """
 import sys
 from pathlib import Path
-from memoryfs.page import Page, render_page
-from memoryfs.hashing import content_hash
-from memoryfs.transcript import parse_transcript
+from memoryfs.pages.page import Page, render_page
+from memoryfs.store.hashing import content_hash
+from memoryfs.pages.transcript import parse_transcript
 
 for rel in sorted(Path("memory/sessions/transcripts").glob("*.md")):
     raw = rel.read_text()

@@ -1,4 +1,4 @@
-"""Tests for dream.dates: finding and resolving relative date phrases."""
+"""Tests for dream.language.dates: finding and resolving relative date phrases."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dream.calendar_dates import format_date, parse_session_datetime
-from dream.dates import DateMention, find_relative_dates
+from dream.language.calendar_dates import format_date, parse_session_datetime
+from dream.language.dates import DateMention, find_relative_dates
 
 BASE = datetime.date(2023, 5, 8)  # a Monday, the first LoCoMo session date
 

@@ -9,8 +9,8 @@ import git
 from typer.testing import CliRunner
 
 from cli.dream_app import app
-from memoryfs.store import Store
-from memoryfs.validate import validate_store
+from memoryfs.store.store import Store
+from memoryfs.validate.rules import validate_store
 
 
 def test_demo_builds_a_valid_consolidated_store(tmp_path: Path) -> None:

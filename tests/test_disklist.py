@@ -7,7 +7,7 @@ import gc
 
 import pytest
 
-from dream.disklist import DiskList
+from dream.landing.disklist import DiskList
 from dream.records import PendingSession
 
 
@@ -65,9 +65,9 @@ def test_lists_share_one_database_and_a_list_let_go_drops_its_table() -> None:
 
 
 def test_a_runs_other_scratch_structures_use_the_same_database() -> None:
-    from dream.factspill import FactSpill
-    from dream.subjects import TakenIds
-    from dream.workset import FileDigests
+    from dream.phases.spilled_facts import FactSpill
+    from dream.phases.workset import FileDigests
+    from dream.wiki.subjects import TakenIds
 
     items: DiskList[str] = DiskList()
     ids, digests, spill = TakenIds(["a"]), FileDigests(), FactSpill()
@@ -78,7 +78,7 @@ def test_a_runs_other_scratch_structures_use_the_same_database() -> None:
 
 
 def test_a_disk_set_answers_in_and_len_from_disk() -> None:
-    from dream.disklist import DiskSet
+    from dream.landing.disklist import DiskSet
 
     paths = DiskSet(f"memory/notes/n{i:05d}.md" for i in range(2_000))
     paths.update(["memory/notes/n00001.md", "memory/INDEX.md"])  # one already there

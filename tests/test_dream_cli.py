@@ -13,7 +13,7 @@ from typer.testing import CliRunner, Result
 from cli.dream_app import app
 from cli.memoryfs_app import app as memoryfs_app
 from dream.skills import approve
-from memoryfs.store import Store, init_store
+from memoryfs.store.store import Store, init_store
 
 ENGINE = ["--engine", "dream_fixtures:ScriptedEngine"]
 BAD_ENGINE = ["--engine", "test_dream_cli:BadClaimEngine"]

@@ -10,13 +10,13 @@ from typer.testing import CliRunner
 
 from cli.dream_app import app as dream_app
 from cli.memoryfs_app import app as memoryfs_app
-from dream.orient import find_pending
+from dream.phases.orient import find_pending
 from dream.run import RunOptions, load_engine, run_dream
 from memoryfs.ingest import ingest
-from memoryfs.store import Store, init_store
-from memoryfs.transcript import Turn, parse_transcript, render_transcript
+from memoryfs.pages.transcript import Turn, parse_transcript, render_transcript
+from memoryfs.store.store import Store, init_store
 
-pytest.importorskip("dream.engines.embedded")
+pytest.importorskip("dream.engines.embedded.engine")
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_memory" / "transcripts"
 GROWN = "2026-01-26-dinner-for-marta"

@@ -17,22 +17,22 @@ from pathlib import Path
 import pytest
 from dream_fixtures import ScriptedEngine, add_sessions, session_file
 
-from dream.engine import EngineContext
+from dream.engines.base import EngineContext
 from dream.errors import DreamError, RunNotFound
-from dream.kept import apply_run, discard_run, dream_status, review_run
-from dream.orient import CACHE_NAME, find_pending, orient
+from dream.landing.kept_runs import apply_run, discard_run, dream_status, review_run
+from dream.landing.staging import Stage, kept_runs
+from dream.phases.orient import CACHE_NAME, find_pending, orient
 from dream.records import ConsolidationReport
 from dream.run import RunOptions, run_dream
 from dream.skills import approve
-from dream.staging import Stage, kept_runs
-from memoryfs.atomic import atomic_write_text
-from memoryfs.hashing import content_hash, turn_hash
 from memoryfs.ingest import ingest
-from memoryfs.receipt_log import ReceiptLog, parse_receipts, store_receipt_dir
-from memoryfs.receipts import page_item, scope_ids, session_item
-from memoryfs.store import Store, init_store
-from memoryfs.transcript import Transcript
-from memoryfs.validate import validate_store
+from memoryfs.pages.transcript import Transcript
+from memoryfs.receipts.log import ReceiptLog, parse_receipts, store_receipt_dir
+from memoryfs.receipts.records import page_item, scope_ids, session_item
+from memoryfs.store.atomic import atomic_write_text
+from memoryfs.store.hashing import content_hash, turn_hash
+from memoryfs.store.store import Store, init_store
+from memoryfs.validate.rules import validate_store
 
 S1 = (
     "2026-01-05-figures",
@@ -356,7 +356,7 @@ def _lock_holder(store: Store) -> subprocess.Popen[str]:
     code = textwrap.dedent(
         f"""
         import sys, time
-        from memoryfs.store import Store
+        from memoryfs.store.store import Store
         with Store.open({str(store.root)!r}).lock("dream", timeout=0):
             print("locked", flush=True)
             time.sleep(60)
@@ -643,7 +643,7 @@ def test_a_page_key_cache_that_cannot_be_read_gives_the_same_verdict(
 def test_the_incremental_gate_catches_a_forgotten_page_coming_back(
     store: Store, tmp_path: Path
 ) -> None:
-    from memoryfs.forget import forget
+    from memoryfs.forget.remove import forget
 
     pages = {"knowledge/people/ana.md": ANA, "knowledge/people/ben.md": BEN}
     add_sessions(store, tmp_path / "in", [S1])
@@ -731,8 +731,8 @@ def test_the_gates_parse_each_staged_page_once(
     of each changed page (a hub page was parsed four or five times); a page that does not
     parse is reported all the same."""
     import dream.gates
-    import memoryfs.validate_read
-    from memoryfs.page import parse_page
+    import memoryfs.validate.read
+    from memoryfs.pages.page import parse_page
 
     pages = {"knowledge/people/ana.md": ANA, "knowledge/people/ben.md": BEN}
     add_sessions(store, tmp_path / "in", [S1])
@@ -744,7 +744,7 @@ def test_the_gates_parse_each_staged_page_once(
         return parse_page(text, path)
 
     monkeypatch.setattr(dream.gates, "parse_page", counting)
-    monkeypatch.setattr(memoryfs.validate_read, "parse_page", counting)
+    monkeypatch.setattr(memoryfs.validate.read, "parse_page", counting)
     add_sessions(store, tmp_path / "in2", [S2])
     changed = {"knowledge/people/ben.md": BEN.replace("See also:", "Related:")}
     assert run_dream(store, ScriptedEngine(page=_writes(changed))).status == "committed"
@@ -816,8 +816,8 @@ def test_a_copied_store_never_acts_on_the_originals_worktrees(tmp_path: Path) ->
 def test_the_files_a_run_wrote_come_merged_in_order_each_once() -> None:
     """The receipts hash a run's files as they are read, merged from its three sorted lists
     (no set of every file of the store, issue 3), in the order a sorted set gave."""
-    from dream.disklist import DiskList
-    from dream.sync import changed_files
+    from dream.landing.disklist import DiskList
+    from dream.landing.sync import changed_files
 
     sessions = DiskList(["s-1", "s1", "s2"])
     created = DiskList(["knowledge/people/ana.md", "notes/a/x.md"])

@@ -21,12 +21,12 @@ from typer.testing import CliRunner
 from cli.dream_app import app
 from dream.engines.command import CommandEngine, CommandSettings
 from dream.errors import DreamError
-from dream.orient import find_pending
+from dream.landing.staging import STAGE_INDEX_CACHE, kept_runs
+from dream.phases.orient import find_pending
 from dream.run import run_dream
 from dream.skills import active_skill_path, approve
-from dream.staging import STAGE_INDEX_CACHE, kept_runs
-from memoryfs.store import Store, init_store
-from memoryfs.validate import validate_store
+from memoryfs.store.store import Store, init_store
+from memoryfs.validate.rules import validate_store
 
 S1 = ("2026-01-05-figures", "2026-01-05", ["I need the figures as PDF for Reefsong.", "Sure."])
 S2 = ("2026-01-06-marta", "2026-01-06", ["Marta is a nurse at the UKE in Hamburg.", "Noted."])
@@ -34,9 +34,9 @@ S2 = ("2026-01-06-marta", "2026-01-06", ["Marta is a nurse at the UKE in Hamburg
 AGENT = """
 import json, os, subprocess, sys, time
 from pathlib import Path
-from memoryfs.page import Page, render_page
-from memoryfs.hashing import content_hash
-from memoryfs.transcript import parse_transcript
+from memoryfs.pages.page import Page, render_page
+from memoryfs.store.hashing import content_hash
+from memoryfs.pages.transcript import parse_transcript
 
 mode, dump = sys.argv[1], Path(sys.argv[2])
 keys = ("DREAM_SKILL", "DREAM_PENDING", "DREAM_PENDING_FILE", "DREAM_RUN_ID",

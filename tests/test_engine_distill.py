@@ -6,9 +6,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dream.distill import asked, glue, needs_question, question_claim, topic_of, trim, vague
-from dream.extract import extract_facts
-from memoryfs.transcript import Transcript, Turn
+from dream.engines.embedded.distill import (
+    asked,
+    glue,
+    needs_question,
+    question_claim,
+    topic_of,
+    trim,
+    vague,
+)
+from dream.engines.embedded.extract import extract_facts
+from memoryfs.pages.transcript import Transcript, Turn
 
 GLUE = [
     "Thanks for letting me help.",

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dream.engines import EmbeddedEngine, get_engine
-from dream.entities import EntityTable
-from dream.extract import claim_slot, extract_facts
+from dream.engines.embedded.extract import claim_slot, extract_facts
+from dream.language.entities import EntityTable
 from dream.records import Fact
-from memoryfs.transcript import Transcript, Turn
+from memoryfs.pages.transcript import Transcript, Turn
 
 SCOPE = {"user": "dana", "assistant": "atlas"}
 

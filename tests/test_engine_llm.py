@@ -2,7 +2,7 @@
 
 The server (``openai_server``) replays scripted answers per session: good answers,
 malformed JSON, a claim citing the wrong turn, a timeout, 429 and 5xx. Each case ends
-as ``dream.engines.llm`` documents it.
+as ``dream.engines.llm.engine`` documents it.
 """
 
 from __future__ import annotations
@@ -20,15 +20,15 @@ from openai_server import ScriptedServer, answer, hang, status, text
 from typer.testing import CliRunner
 
 from cli.dream_app import app
-from dream.engines.llm import LLMEngine
-from dream.engines.llm_client import ChatClient, LLMSettings
-from dream.engines.llm_schema import Malformed, parse_answer
+from dream.engines.llm.client import ChatClient, LLMSettings
+from dream.engines.llm.engine import LLMEngine
+from dream.engines.llm.schema import Malformed, parse_answer
 from dream.errors import DreamError
-from dream.orient import find_pending
+from dream.phases.orient import find_pending
 from dream.run import run_dream
 from dream.skills import active_skill_path, approve
-from memoryfs.store import Store, init_store
-from memoryfs.validate import validate_store
+from memoryfs.store.store import Store, init_store
+from memoryfs.validate.rules import validate_store
 
 S1 = ("2026-01-05-figures", "2026-01-05", ["I need the figures as PDF for Reefsong.", "Sure."])
 S2 = ("2026-01-06-marta", "2026-01-06", ["Marta is a nurse at the UKE in Hamburg.", "Noted."])
@@ -295,5 +295,7 @@ def test_parser_rejects_malformed_shapes(raw: str) -> None:
 
 
 def test_engine_is_importable_without_openai() -> None:
-    code = "import sys; sys.modules['openai'] = None; import dream.engines.llm, cli.dream_app"
+    code = (
+        "import sys; sys.modules['openai'] = None; import dream.engines.llm.engine, cli.dream_app"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dream.phrasing import dated, third_person, tidy
-from dream.sentences import split_sentences
+from dream.engines.embedded.phrasing import dated, third_person, tidy
+from dream.language.sentences import split_sentences
 
 MAY_8 = datetime.date(2023, 5, 8)  # a Monday
 FEB_11 = datetime.date(2026, 2, 11)  # a Wednesday

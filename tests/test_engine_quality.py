@@ -22,12 +22,12 @@ from engine_fixtures import (
     sample_store,
 )
 
-from dream.extract import claim_slot
-from memoryfs.claims import extract_claims, resolve_claim_sources
+from dream.engines.embedded.extract import claim_slot
 from memoryfs.ingest import ingest
-from memoryfs.page import parse_page
-from memoryfs.store import init_store
-from memoryfs.validate import validate_store
+from memoryfs.pages.claims import extract_claims, resolve_claim_sources
+from memoryfs.pages.page import parse_page
+from memoryfs.store.store import init_store
+from memoryfs.validate.rules import validate_store
 
 pytestmark = pytest.mark.skipif(
     not (SAMPLE / "questions.jsonl").is_file(), reason="sample_memory is not there"
@@ -78,7 +78,7 @@ def test_chat_log_sample_through_the_gates(tmp_path: Path) -> None:
     for the user's name, and "where do I live now?" finds the move."""
     from dream.engines import EmbeddedEngine
     from dream.run import RunOptions, run_dream
-    from memoryfs.recall import recall
+    from memoryfs.read.recall import recall
 
     store = chatlog_store(tmp_path)
     result = run_dream(store, EmbeddedEngine(), RunOptions(allow_unapproved=True))

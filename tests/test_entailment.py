@@ -7,7 +7,7 @@ import pytest
 
 from dream.gates.entailment import key
 from dream.gates.verification import Support, check_claim, support_for
-from memoryfs.transcript import Transcript, Turn
+from memoryfs.pages.transcript import Transcript, Turn
 
 
 def support(text: str, speaker: str = "user", subject: tuple[str, ...] = ()) -> Support:

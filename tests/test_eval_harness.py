@@ -21,8 +21,8 @@ from dream.evaluation import harness
 from dream.evaluation.harness import evaluate_locomo
 from dream.evaluation.records import ArmItem, ArmOutput, EvalRun
 from dream.evaluation.report import render_markdown, summarize, to_json, write_outputs
-from memoryfs.store import Store
-from memoryfs.tokens import count_tokens
+from memoryfs.store.store import Store
+from memoryfs.store.tokens import count_tokens
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
 S1, S2, S3 = "2023-05-08-conv-t-s01", "2023-06-20-conv-t-s02", "2023-08-03-conv-t-s03"
@@ -409,9 +409,9 @@ def test_cli_missing_or_bad_file(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_real_pipeline_on_a_shared_conversation(tmp_path: Path) -> None:
     """import -> dream run -> recall on conv-30, every arm; structure only, no quality targets."""
-    pytest.importorskip("memoryfs.recall")
+    pytest.importorskip("memoryfs.read.recall")
     pytest.importorskip("dream.run")
-    pytest.importorskip("dream.engines.embedded")
+    pytest.importorskip("dream.engines.embedded.engine")
     path = DATA / "conv-30.json"
     if not path.is_file():
         pytest.skip("shared LoCoMo data not present")

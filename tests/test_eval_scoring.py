@@ -22,8 +22,8 @@ from dream.evaluation.scoring import (
     text_refs,
     words,
 )
-from memoryfs.tokens import count_tokens
-from memoryfs.transcript import Transcript, Turn
+from memoryfs.pages.transcript import Transcript, Turn
+from memoryfs.store.tokens import count_tokens
 
 R1 = "sessions/transcripts/s1.md#t3"
 R2 = "sessions/transcripts/s2.md#t1"

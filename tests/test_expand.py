@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from memoryfs.expand import feedback_terms, fuse
-from memoryfs.search import Hit
+from memoryfs.read.expand import feedback_terms, fuse
+from memoryfs.read.search import Hit
 
 
 def _hit(

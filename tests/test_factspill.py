@@ -8,15 +8,15 @@ from pathlib import Path
 
 from engine_fixtures import sample_store
 
-from dream import attach, summarize
-from dream.engine import EngineContext
 from dream.engines import EmbeddedEngine
-from dream.factspill import FactSpill
-from dream.orient import find_pending
+from dream.engines.base import EngineContext
+from dream.phases import attach, summarize
+from dream.phases.orient import find_pending
+from dream.phases.spilled_facts import FactSpill
+from dream.phases.workset import Workset
 from dream.records import ConsolidationReport, Evidence, Fact
-from dream.subjects import Registry, Subject
-from dream.workset import Workset
-from memoryfs.deletions import Deletions, load_deletions
+from dream.wiki.subjects import Registry, Subject
+from memoryfs.forget.deletions import Deletions, load_deletions
 
 
 def _fact(text: str, sid: str = "s1") -> Fact:

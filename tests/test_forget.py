@@ -22,15 +22,15 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from cli.memoryfs_app import app
-from memoryfs.deletions import REDACTED, load_deletions, parse_entries, redact, word_spans
 from memoryfs.errors import MemoryFSError
-from memoryfs.forget import forget
+from memoryfs.forget.deletions import REDACTED, load_deletions, parse_entries, redact, word_spans
+from memoryfs.forget.purge import purge_history
+from memoryfs.forget.remove import forget
 from memoryfs.ingest import ingest
-from memoryfs.page import parse_page
-from memoryfs.purge import purge_history
-from memoryfs.store import Store
-from memoryfs.transcript import parse_transcript
-from memoryfs.validate import normalize_words, phrase_hash, validate_store
+from memoryfs.pages.page import parse_page
+from memoryfs.pages.transcript import parse_transcript
+from memoryfs.store.store import Store
+from memoryfs.validate.rules import normalize_words, phrase_hash, validate_store
 
 REASON = "asked to forget an address"
 
@@ -453,8 +453,8 @@ def os_killpg(pid: int, sig: int) -> None:
 def test_forgetting_a_session_a_killed_ingest_left_uncommitted(
     store: Store, tmp_path: Path
 ) -> None:
-    from memoryfs.atomic import atomic_write_text
     from memoryfs.ingest import load_sessions, plan_ingest
+    from memoryfs.store.atomic import atomic_write_text
 
     src = session_file(tmp_path / "late", "2026-02-02-late", [("user", "a late session")])
     for change, text in plan_ingest(store, load_sessions(store, src)):

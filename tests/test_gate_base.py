@@ -9,8 +9,8 @@ from pathlib import Path
 
 from dream import gates
 from dream.gates import base_page, prefetch_base, release_base
-from memoryfs.page import clear_parse_cache
-from memoryfs.store import Store, init_store
+from memoryfs.pages.page import clear_parse_cache
+from memoryfs.store.store import Store, init_store
 
 PAGE = "---\nid: {0}\ntitle: {0}\ntype: person\nupdated: '2026-01-01'\n---\n\nAbout {0}.\n"
 

@@ -1,4 +1,4 @@
-"""``memoryfs.git_changes``: what differs, streamed from Git a block at a time (after a
+"""``memoryfs.store.git_changes``: what differs, streamed from Git a block at a time (after a
 full Dream run, every file of the store), the same as reading Git's output whole."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memoryfs import git_changes
-from memoryfs.git_changes import Untold, anchor_of, changed_between
+from memoryfs.store import git_changes
+from memoryfs.store.git_changes import Untold, anchor_of, changed_between
 
 
 def _git(root: Path, *args: str) -> str:

@@ -10,19 +10,19 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-import dream.lineage
+import dream.health.lineage
 from cli.dream_health_cmds import register
 from dream.errors import DreamError
-from dream.health import EXIT_CODES, check_health, classify, parse_age
-from dream.lineage import PRECEDENCE, StoreFacts
+from dream.health.lineage import PRECEDENCE, StoreFacts
+from dream.health.store_facts import gather_store_facts, summary_outcome
+from dream.health.verdicts import EXIT_CODES, check_health, classify, parse_age
 from dream.run import load_engine, run_dream
 from dream.skills import SKILL_ENV, approve
-from dream.store_facts import gather_store_facts, summary_outcome
-from memoryfs.hashing import content_hash
 from memoryfs.ingest import ingest
-from memoryfs.page import parse_page
-from memoryfs.receipt_log import ReceiptLog, parse_receipts, store_receipt_dir
-from memoryfs.receipts import (
+from memoryfs.pages.page import parse_page
+from memoryfs.pages.transcript import Transcript, Turn, render_transcript
+from memoryfs.receipts.log import ReceiptLog, parse_receipts, store_receipt_dir
+from memoryfs.receipts.records import (
     Receipt,
     format_utc,
     page_item,
@@ -31,8 +31,8 @@ from memoryfs.receipts import (
     session_item,
     source_version,
 )
-from memoryfs.store import Store
-from memoryfs.transcript import Transcript, Turn, render_transcript
+from memoryfs.store.hashing import content_hash
+from memoryfs.store.store import Store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "health"
 DANA, ATLAS = scope_ids("dana", "atlas")
@@ -89,7 +89,7 @@ def test_fixtures_cover_every_verdict_check_and_precedence_pair() -> None:
 
 
 def test_precedence_is_documented_in_the_same_order() -> None:
-    doc = dream.lineage.__doc__ or ""
+    doc = dream.health.lineage.__doc__ or ""
     positions = [doc.index(f"``{v}``") for v in PRECEDENCE]
     assert positions == sorted(positions)
     assert list(EXIT_CODES) == list(reversed(PRECEDENCE))
@@ -124,7 +124,7 @@ def test_parse_age() -> None:
         ("Outcome: (none recorded)\n", ""),
         ("## Outcome\n\n## Open threads\n- x\n", ""),
         ("## Key points\n- outcomes were discussed\n", ""),
-        # as Dream writes summaries (dream.pagewriter.render_summary)
+        # as Dream writes summaries (dream.wiki.render.render_summary)
         ("## Outcome\n\nOutcome: none recorded\n\n## Open threads\n", ""),
         ("## Outcome\n\nOutcome: chose Polars [cite:2]\n", "chose Polars"),
         ("## Outcome\n\n- **Outcome:** n/a\n", ""),
@@ -169,7 +169,7 @@ def _page(store: Store, rel: str, body: str, sources: list[tuple[int, str, str]]
 
 
 def test_gather_store_facts_reads_sources_outcomes_scope_and_deletions(tmp_store: Store) -> None:
-    from memoryfs.hashing import turn_hash
+    from memoryfs.store.hashing import turn_hash
 
     v_a = _transcript(tmp_store, "2026-01-05-a", ["We chose Polars.", "Figures as PDF."])
     _transcript(tmp_store, "2026-01-06-copied", ["Hello."], user="erin")
@@ -293,7 +293,7 @@ def test_a_dreamed_session_with_no_outcome_is_an_outcomeless_episode_not_a_faile
 ) -> None:
     """End to end: Dream writes "Outcome: none recorded" for a session that decided nothing;
     health warns of an outcomeless episode for it, and its lineage stays as its receipts
-    make it (``dream.lineage`` reads no outcome): healthy, exit code 0."""
+    make it (``dream.health.lineage`` reads no outcome): healthy, exit code 0."""
     decided, chatted = "2026-01-05-stack", "2026-01-06-weekend"
     said = [
         (decided, "We decided to go with Polars for the ingest pipeline.", "Good, Polars it is."),

@@ -14,34 +14,34 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.dream_app import app as dream_app
-from dream.health import check_health
-from dream.lineage import CHAINS
-from dream.recite import UNSUPPORTED
+from dream.health.lineage import CHAINS
+from dream.health.verdicts import check_health
+from dream.phases.recheck import UNSUPPORTED
 from dream.run import RunOptions, load_engine, run_dream
 from dream.skills import approve
 from memoryfs.ingest import ingest
-from memoryfs.materialize import materialize
-from memoryfs.page import parse_page
-from memoryfs.readlog import record_use
-from memoryfs.recall import recall
-from memoryfs.receipt_log import (
+from memoryfs.pages.page import parse_page
+from memoryfs.pages.transcript import Turn, parse_transcript, render_transcript
+from memoryfs.read.materialize import materialize
+from memoryfs.read.recall import recall
+from memoryfs.receipts.log import (
     ReceiptLog,
     local_receipt_dir,
     sandbox_receipt_dir,
     store_receipt_dir,
 )
-from memoryfs.receipts import (
+from memoryfs.receipts.reads import record_use
+from memoryfs.receipts.records import (
     READ_TIERS,
     RECEIPT_VOCABULARY,
     format_utc,
     page_item,
     session_item,
 )
-from memoryfs.store import Store, init_store
-from memoryfs.transcript import Turn, parse_transcript, render_transcript
-from memoryfs.validate import validate_store
+from memoryfs.store.store import Store, init_store
+from memoryfs.validate.rules import validate_store
 
-pytest.importorskip("dream.engines.embedded")
+pytest.importorskip("dream.engines.embedded.engine")
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_memory" / "transcripts"
 GROWN = "2026-01-26-dinner-for-marta"
@@ -289,7 +289,7 @@ def test_a_cited_turn_that_still_supports_its_claims_is_recited(
 
 
 def test_a_forgotten_phrase_keeps_the_lineage_proven(dreamed: Store, tmp_path: Path) -> None:
-    from memoryfs.forget import forget
+    from memoryfs.forget.remove import forget
 
     store = clone(dreamed, tmp_path / "store")
     result = forget(store, "phrase", "Blue Horizon Fund", "test")

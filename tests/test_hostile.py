@@ -29,15 +29,15 @@ from typer.testing import CliRunner
 
 from cli.memoryfs_app import app
 from memoryfs.errors import MemoryFSError
-from memoryfs.forget import forget
-from memoryfs.index import write_indexes
+from memoryfs.forget.remove import forget
+from memoryfs.index.index_md import write_indexes
 from memoryfs.ingest import ingest, load_sessions
-from memoryfs.locomo import conversation_from_dict
-from memoryfs.page import parse_page
-from memoryfs.pages import iter_pages, load_page
-from memoryfs.store import Store, init_store
-from memoryfs.transcript import parse_transcript
-from memoryfs.validate import validate_store
+from memoryfs.ingest.locomo import conversation_from_dict
+from memoryfs.pages.listing import iter_pages, load_page
+from memoryfs.pages.page import parse_page
+from memoryfs.pages.transcript import parse_transcript
+from memoryfs.store.store import Store, init_store
+from memoryfs.validate.rules import validate_store
 
 LIMIT_S = 2.0  # every single case must finish within this
 SCOPE = {"user": "dana", "assistant": "atlas"}
@@ -490,8 +490,8 @@ def test_library_never_touches_files_outside_the_store(hostile: tuple[Store, Pat
 def test_read_side_never_touches_files_outside_the_store(
     hostile: tuple[Store, Path], tmp_path: Path
 ) -> None:
-    recall_mod = pytest.importorskip("memoryfs.recall")
-    materialize_mod = pytest.importorskip("memoryfs.materialize")
+    recall_mod = pytest.importorskip("memoryfs.read.recall")
+    materialize_mod = pytest.importorskip("memoryfs.read.materialize")
     store, outside = hostile
     sandbox = tmp_path / "sandbox"
     with watch_files() as seen:

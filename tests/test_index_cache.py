@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memoryfs.index import render_index, render_sessions_index, session_rows, write_indexes
+from memoryfs.index.index_md import render_index, render_sessions_index, session_rows, write_indexes
 from memoryfs.ingest import ingest
-from memoryfs.store import Store, init_store
+from memoryfs.store.store import Store, init_store
 
 SAMPLE = sorted(
     (Path(__file__).resolve().parents[1] / "sample_memory" / "transcripts").glob("*.md")

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from dream_fixtures import git_out
 
-from memoryfs import index_cache
-from memoryfs.index import (
+from memoryfs.index import facts_cache as index_cache
+from memoryfs.index.index_md import (
     GENERATED,
     RECENT_SESSIONS,
     IndexEntry,
@@ -24,9 +24,9 @@ from memoryfs.index import (
     write_indexes,
 )
 from memoryfs.ingest import ingest
-from memoryfs.pages import iter_pages
-from memoryfs.store import KNOWLEDGE_FOLDERS, Store, init_store
-from memoryfs.transcript import parse_transcript
+from memoryfs.pages.listing import iter_pages
+from memoryfs.pages.transcript import parse_transcript
+from memoryfs.store.store import KNOWLEDGE_FOLDERS, Store, init_store
 
 SAMPLE = sorted(
     (Path(__file__).resolve().parents[1] / "sample_memory" / "transcripts").glob("*.md")

@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from memoryfs.index import build_entries, inbound_links, render_index
-from memoryfs.pages import iter_pages
-from memoryfs.store import Store, init_store
+from memoryfs.index.index_md import build_entries, inbound_links, render_index
+from memoryfs.pages.listing import iter_pages
+from memoryfs.store.store import Store, init_store
 
 
 def _page(store: Store, rel: str, pid: str, body: str, aliases: str = "") -> None:

@@ -10,8 +10,8 @@ import pytest
 
 from memoryfs.errors import IngestError
 from memoryfs.ingest import ingest
-from memoryfs.store import Store, init_store
-from memoryfs.transcript import Transcript, Turn, parse_transcript, render_transcript
+from memoryfs.pages.transcript import Transcript, Turn, parse_transcript, render_transcript
+from memoryfs.store.store import Store, init_store
 
 
 @pytest.fixture

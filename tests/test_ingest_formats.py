@@ -24,9 +24,9 @@ from memoryfs.ingest import FORMATS, Source, ingest, load_sessions
 from memoryfs.ingest.detect import detect
 from memoryfs.ingest.formats.naming import title_slug
 from memoryfs.ingest.formats.tooltext import LIMIT, elide
-from memoryfs.store import Store
-from memoryfs.transcript import parse_transcript, render_transcript
-from memoryfs.validate import validate_store
+from memoryfs.pages.transcript import parse_transcript, render_transcript
+from memoryfs.store.store import Store
+from memoryfs.validate.rules import validate_store
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "ingest"
 CASES = sorted(p for p in FIXTURES.glob("*/*") if p.is_dir())

@@ -11,12 +11,12 @@ import pytest
 from dream.run import RunOptions, load_engine, run_dream
 from dream.skills import approve
 from memoryfs.ingest import FORMATS, ingest
-from memoryfs.page import parse_page
-from memoryfs.store import Store
-from memoryfs.transcript import parse_transcript
-from memoryfs.validate import validate_store
+from memoryfs.pages.page import parse_page
+from memoryfs.pages.transcript import parse_transcript
+from memoryfs.store.store import Store
+from memoryfs.validate.rules import validate_store
 
-pytest.importorskip("dream.engines.embedded")
+pytest.importorskip("dream.engines.embedded.engine")
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "ingest"
 CASES = sorted(p for p in FIXTURES.glob("*/*") if p.is_dir())

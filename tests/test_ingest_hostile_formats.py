@@ -20,7 +20,7 @@ from cli.memoryfs_app import app
 from memoryfs.errors import MemoryFSError
 from memoryfs.ingest.formats import LOADERS
 from memoryfs.ingest.source import Source
-from memoryfs.store import Store
+from memoryfs.store.store import Store
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "ingest"
 LIMIT_S = 5.0

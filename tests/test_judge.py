@@ -24,8 +24,8 @@ from openai_server import ScriptedServer, Step, answer, hang, text
 from typer.testing import CliRunner
 
 from cli.dream_app import app
-from dream.engines.llm import LLMEngine
-from dream.engines.llm_client import LLMSettings
+from dream.engines.llm.client import LLMSettings
+from dream.engines.llm.engine import LLMEngine
 from dream.errors import DreamError
 from dream.gates import GateReport
 from dream.gates.judge import (
@@ -37,15 +37,15 @@ from dream.gates.judge import (
     parse_verdicts,
 )
 from dream.gates.verification import verify_stage
+from dream.landing.staging import Change
 from dream.run import run_dream
 from dream.skills import approve
-from dream.staging import Change
-from memoryfs.config import VerifySettings, load_config
 from memoryfs.errors import MemoryFSError
-from memoryfs.hashing import turn_hash
 from memoryfs.ingest import ingest
-from memoryfs.store import Store, init_store
-from memoryfs.transcript import Transcript, Turn, render_transcript
+from memoryfs.pages.transcript import Transcript, Turn, render_transcript
+from memoryfs.store.config import VerifySettings, load_config
+from memoryfs.store.hashing import turn_hash
+from memoryfs.store.store import Store, init_store
 
 TURNS = [
     "I moved to Porto to join the Tidewater lab.",

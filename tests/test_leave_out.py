@@ -1,6 +1,6 @@
 """Leaving out what the gates reject: one bad claim never costs the night.
 
-A run whose gates find problems leaves those parts out (``dream.leaveout``) and lands
+A run whose gates find problems leaves those parts out (``dream.landing.leaveout``) and lands
 the rest: a bad page from an external agent (``--engine command``), one unsupported
 claim of a page, a page left out that another page linked to, a summary left out (its
 session stays pending), main moving under the run. What was left out is named in the
@@ -29,21 +29,21 @@ from killpoints import KillPoint, kill_when
 from typer.testing import CliRunner, Result
 
 from cli.dream_app import app
-from dream.engine import EngineContext
-from dream.health import check_health
-from dream.kept import apply_run, discard_run, left_out_of, review_run
-from dream.orient import orient
+from dream.engines.base import EngineContext
+from dream.health.verdicts import check_health
+from dream.landing.kept_runs import apply_run, discard_run, left_out_of, review_run
+from dream.landing.runlog import read_record
+from dream.landing.staging import Stage, kept_runs
+from dream.landing.sync import ChangeSummary, commit_message
+from dream.phases.orient import orient
 from dream.run import RunOptions, run_dream
-from dream.runlog import read_record
 from dream.skills import approve
-from dream.staging import Stage, kept_runs
-from dream.sync import ChangeSummary, commit_message
-from memoryfs.atomic import atomic_write_text
-from memoryfs.hashing import content_hash, turn_hash
-from memoryfs.receipts import opaque_item, page_item
-from memoryfs.store import Store, init_store
-from memoryfs.transcript import Transcript
-from memoryfs.validate import validate_store
+from memoryfs.pages.transcript import Transcript
+from memoryfs.receipts.records import opaque_item, page_item
+from memoryfs.store.atomic import atomic_write_text
+from memoryfs.store.hashing import content_hash, turn_hash
+from memoryfs.store.store import Store, init_store
+from memoryfs.validate.rules import validate_store
 
 S1 = (
     "2026-01-05-figures",
@@ -56,9 +56,9 @@ S3 = ("2026-01-07-lisbon", "2026-01-07", ["The Lisbon workshop is on 12 March.",
 AGENT = """
 import json, os, shutil, sys
 from pathlib import Path
-from memoryfs.hashing import content_hash
-from memoryfs.page import Page, render_page
-from memoryfs.transcript import parse_transcript
+from memoryfs.store.hashing import content_hash
+from memoryfs.pages.page import Page, render_page
+from memoryfs.pages.transcript import parse_transcript
 
 for p in json.loads(Path(os.environ["DREAM_PENDING_FILE"]).read_text()):
     raw = Path("memory", p["path"]).read_text()

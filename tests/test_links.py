@@ -6,7 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memoryfs.links import Citation, Link, extract, extract_citations, extract_links, text_segments
+from memoryfs.pages.links import (
+    Citation,
+    Link,
+    extract,
+    extract_citations,
+    extract_links,
+    text_segments,
+)
 
 L = Link
 C = Citation
@@ -144,7 +151,7 @@ _LINES = [
 
 @given(st.lists(st.sampled_from(_LINES) | st.text(alphabet="ab [](#-:|!>`*1.&;\n", max_size=12)))
 def test_line_reading_agrees_with_markdown_it(lines: list[str]) -> None:
-    from memoryfs import links
+    from memoryfs.pages import links
 
     body = "\n".join(lines) + "\n"
     simple = links._line_parse(body)
@@ -153,7 +160,7 @@ def test_line_reading_agrees_with_markdown_it(lines: list[str]) -> None:
 
 
 def test_line_reading_covers_dream_pages() -> None:
-    from memoryfs import links
+    from memoryfs.pages import links
 
     body = "\n".join(_LINES[:4] + _LINES[8:12] + [""] + _LINES[12:13]) + "\n"
     simple = links._line_parse(body)
@@ -164,11 +171,11 @@ def test_line_reading_covers_dream_pages() -> None:
 def test_the_body_memo_knows_a_body_by_content_and_does_not_keep_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """``memoryfs.links`` finds the parsed body of another copy of the same text, and lets
+    """``memoryfs.pages.links`` finds the parsed body of another copy of the same text, and lets
     the text go once its reader drops it (a memo keyed by the text kept every body alive)."""
     import tracemalloc
 
-    from memoryfs import links
+    from memoryfs.pages import links
 
     parsed: list[int] = []
     real = links._parse

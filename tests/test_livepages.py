@@ -1,4 +1,4 @@
-"""The wiki phase holds a bounded set of pages open (``dream.livepages``): letting pages go
+"""The wiki phase holds a bounded set of pages open (``dream.phases.open_pages``): letting pages go
 and opening them again writes the same tree as holding every page to the end."""
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from engine_fixtures import consolidate, sample_store, tree_bytes
 
-from dream import livepages, rollover
-from memoryfs.store import Store, init_store
+from dream.phases import open_pages as livepages
+from dream.wiki import rollover
+from memoryfs.store.store import Store, init_store
 
 BENCH = Path(__file__).resolve().parent.parent / "bench" / "synthetic.py"
 
@@ -102,8 +103,8 @@ def test_pages_opened_between_two_looks_count_toward_the_budget(
     ``TRIM_EVERY`` (issue 3: the open set overshot the budget by pages opened whole), and a
     page opened from its text does not hold its body twice; the tree is the same as holding
     every page."""
-    from dream.subjects import Subject
-    from dream.wikipage import WikiPage
+    from dream.wiki.subject_page import WikiPage
+    from dream.wiki.subjects import Subject
 
     def build(root: Path) -> Store:  # a second run: its pages are opened from their text
         store = _synthetic_store(root, 30)
@@ -157,8 +158,8 @@ def test_a_hub_page_links_its_newest_archives_and_each_archive_the_one_before(
     every archive is still reached from it, one link hop after another."""
     import re
 
-    from dream.wiki import LINKED_ARCHIVES
-    from memoryfs.validate import validate_store
+    from dream.phases.wiki import LINKED_ARCHIVES
+    from memoryfs.validate.rules import validate_store
 
     monkeypatch.setattr(rollover, "ROLL_AT", 8)
     monkeypatch.setattr(rollover, "ROLL_KEEP", 4)

@@ -9,9 +9,9 @@ import pytest
 
 from memoryfs.errors import IngestError
 from memoryfs.ingest import ingest
-from memoryfs.locomo import load_locomo, normalize_dia_id, parse_locomo_datetime
-from memoryfs.store import init_store
-from memoryfs.transcript import parse_transcript
+from memoryfs.ingest.locomo import load_locomo, normalize_dia_id, parse_locomo_datetime
+from memoryfs.pages.transcript import parse_transcript
+from memoryfs.store.store import init_store
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
 SCOPE = {"user": "u", "assistant": "a"}

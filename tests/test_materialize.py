@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 
 from cli.memoryfs_app import app
 from memoryfs.errors import MemoryFSError
-from memoryfs.materialize import MANIFEST, add_files, blob_hash, materialize, plan_working_set
-from memoryfs.search import FileRow
-from memoryfs.store import Store
+from memoryfs.read.materialize import MANIFEST, add_files, blob_hash, materialize, plan_working_set
+from memoryfs.read.search import FileRow
+from memoryfs.store.store import Store
 
 PREF = "memory/knowledge/preferences/figures.md"
 

@@ -13,7 +13,7 @@ from cli.dream_app import app
 from dream.errors import DreamError
 from dream.multistore import run_stores
 from dream.skills import approve
-from memoryfs.store import Store, init_store
+from memoryfs.store.store import Store, init_store
 
 ENGINE = ["--engine", "dream_fixtures:ScriptedEngine"]
 

@@ -11,9 +11,9 @@ import re
 
 from engine_fixtures import consolidate, write_session
 
-from dream.todos import as_request, open_item
-from memoryfs.page import parse_page
-from memoryfs.store import Store
+from dream.engines.embedded.todos import as_request, open_item
+from memoryfs.pages.page import parse_page
+from memoryfs.store.store import Store
 
 USER, BOT = "user", "assistant"
 

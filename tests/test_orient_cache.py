@@ -1,4 +1,4 @@
-"""Orient's per-file facts in SQLite (``.memoryfs/dream-orient.sqlite``, ``dream.orient``):
+"""Orient's per-file facts in SQLite (``.memoryfs/dream-orient.sqlite``, ``dream.phases.orient``):
 the pending sessions are those read from the commit's files, warm or cold, a blob that
 changed is read again, and a cache that cannot be read or used is rebuilt or bypassed,
 never a wrong answer."""
@@ -13,16 +13,16 @@ from pathlib import Path
 import pytest
 from dream_fixtures import ScriptedEngine, add_sessions, cache_behind_symlink, damage_cache
 
-from dream import orient as orient_module
 from dream.errors import DreamError
-from dream.orient import CACHE_NAME, find_pending
+from dream.landing.staging import Stage
+from dream.phases import orient as orient_module
+from dream.phases.orient import CACHE_NAME, find_pending
 from dream.run import RunOptions, run_dream
 from dream.skills import approve
-from dream.staging import Stage
-from memoryfs.hashing import content_hash
-from memoryfs.page import parse_page
-from memoryfs.store import Store, init_store
-from memoryfs.transcript import parse_transcript
+from memoryfs.pages.page import parse_page
+from memoryfs.pages.transcript import parse_transcript
+from memoryfs.store.hashing import content_hash
+from memoryfs.store.store import Store, init_store
 
 S1 = ("2026-01-05-figures", "2026-01-05", ["I need the figures as PDF for Reefsong.", "Sure."])
 S2 = ("2026-01-06-marta", "2026-01-06", ["Marta is a nurse at the UKE in Hamburg.", "Noted."])

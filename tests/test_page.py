@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryfs.errors import PageError
-from memoryfs.page import Page, Source, parse_page, render_page, split_frontmatter
+from memoryfs.pages.page import Page, Source, parse_page, render_page, split_frontmatter
 
 # -- generated pages -------------------------------------------------------------
 
@@ -257,7 +257,7 @@ def test_split_frontmatter_agrees_with_reading_a_line_at_a_time(pieces: list[str
 def test_a_page_parsed_without_the_memo_takes_no_room_in_it() -> None:
     """A page Dream edits and parses again from its own staged text is parsed with
     ``memo=False``: the same result, but the memo (shared with the gates) keeps nothing."""
-    import memoryfs.page as page_mod
+    import memoryfs.pages.page as page_mod
 
     text = "---\nid: kept\ntitle: Kept\ntype: topic\nupdated: 2026-01-01\n---\n# Kept\n\nBody.\n"
     page_mod.clear_parse_cache()

@@ -6,7 +6,7 @@ import copy
 import datetime
 
 from dream.records import Evidence
-from dream.sources import Sources
+from dream.wiki.sources import Sources
 
 
 def _ev(turn: int) -> Evidence:

@@ -1,5 +1,5 @@
 """The validation gate's page keys in SQLite (``dream.gates.pagekeys``): the same
-findings as the keys held in a dict (``memoryfs.validate_keys.KnownPages``), warm or
+findings as the keys held in a dict (``memoryfs.validate.keys.KnownPages``), warm or
 cold, and a cache that cannot be read is rebuilt, never a failed gate."""
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from read_fixtures import write_transcript
 
 from dream.gates import source_entries
 from dream.gates.pagekeys import CACHE_NAME, PageKeyCache, with_page_keys
-from dream.turnkeys import TurnKeys
+from dream.wiki.cited_names import TurnKeys
 from memoryfs.errors import PageError
-from memoryfs.findings import Finding
-from memoryfs.index_cache import IndexCache
-from memoryfs.page import parse_page
-from memoryfs.store import Store, init_store
-from memoryfs.validate import page_keys, validate_files, validate_store
-from memoryfs.validate_keys import KnownPages, OtherPages, PageKeys
+from memoryfs.index.facts_cache import IndexCache
+from memoryfs.pages.page import parse_page
+from memoryfs.store.store import Store, init_store
+from memoryfs.validate.findings import Finding
+from memoryfs.validate.keys import KnownPages, OtherPages, PageKeys
+from memoryfs.validate.rules import page_keys, validate_files, validate_store
 
 
 def _page(pid: str, aliases: tuple[str, ...] = (), body: str = "") -> str:
@@ -292,8 +292,8 @@ def test_a_run_validated_in_slices_gives_the_findings_of_one_pass(
     of the other slices take part through their keys, each transcript is read once, and
     the findings are those of validating every file at once."""
     from dream.gates import validation
-    from dream.staging import Change
-    from memoryfs.hashing import turn_hash
+    from dream.landing.staging import Change
+    from memoryfs.store.hashing import turn_hash
 
     store, _, changed = staged
     texts = ["Hi.", "The conference is in Lisbon in May.", "We fly on Friday."]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from memoryfs.page import clear_parse_cache, parse_page
-from memoryfs.parse_cache import TextMemo
+from memoryfs.pages.page import clear_parse_cache, parse_page
+from memoryfs.pages.parse_cache import TextMemo
 
 
 def test_values_are_made_once_while_they_fit_and_first_come_stays() -> None:
@@ -38,7 +38,7 @@ def test_the_memo_knows_a_text_by_content_and_does_not_keep_it() -> None:
 
     clear_parse_cache()
     head = "---\nid: big\ntitle: Big\n---\n"
-    from memoryfs import page
+    from memoryfs.pages import page
 
     count = page._memo.max_chars // 40  # a text of ~70% of the memo: kept in it
     body = "".join(f"line {i} of a long page\n" for i in range(count))

@@ -10,9 +10,9 @@ from read_fixtures import build_store, write_page
 from typer.testing import CliRunner
 
 from cli.memoryfs_app import app
-from memoryfs.index import prompt_index, render_index
-from memoryfs.store import Store
-from memoryfs.tokens import count_tokens
+from memoryfs.index.index_md import prompt_index, render_index
+from memoryfs.store.store import Store
+from memoryfs.store.tokens import count_tokens
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""A person page's cited profile (``dream.profile``): built from the page's claims, citing
+"""A person page's cited profile (``dream.wiki.profile``): built from the page's claims, citing
 only turns that name each thing, deterministic, kept across rollover and incremental runs."""
 
 from __future__ import annotations
@@ -11,19 +11,19 @@ import pytest
 from engine_fixtures import write_session
 from read_fixtures import S2, build_store, write_page
 
-from dream import rollover
-from dream.profile import CITES, PROFILE
 from dream.records import Evidence, Fact
 from dream.run import RunOptions, load_engine, run_dream
-from dream.subjects import Subject
-from dream.turnkeys import turn_keys
-from dream.wikipage import WikiPage
-from memoryfs.claims import extract_claims
-from memoryfs.index import write_indexes
-from memoryfs.page import parse_page
-from memoryfs.recall import recall
-from memoryfs.store import Store
-from memoryfs.validate import validate_store
+from dream.wiki import rollover
+from dream.wiki.cited_names import turn_keys
+from dream.wiki.profile import CITES, PROFILE
+from dream.wiki.subject_page import WikiPage
+from dream.wiki.subjects import Subject
+from memoryfs.index.index_md import write_indexes
+from memoryfs.pages.claims import extract_claims
+from memoryfs.pages.page import parse_page
+from memoryfs.read.recall import recall
+from memoryfs.store.store import Store
+from memoryfs.validate.rules import validate_store
 
 ARTS = "Arts, crafts and music (hobbies, activities)"
 OUTDOORS = "Outdoors, nature and travel (trips, places)"

@@ -1,6 +1,6 @@
 """What keeps the profile's cost to what a run changed: the gate checks a profile line's
 new (thing, citation) pairs only (``dream.gates.profilecheck``), and the turns' thing keys
-are remembered across runs (``dream.turnkeys``). Neither may change what is accepted
+are remembered across runs (``dream.wiki.cited_names``). Neither may change what is accepted
 wrongly or what is written."""
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from engine_fixtures import write_session
 from test_verification import PATH, store, write  # noqa: F401 (``store`` is a fixture)
 
 from dream.gates.verification import verify_stage
+from dream.landing.staging import Change
 from dream.run import RunOptions, load_engine, run_dream
-from dream.staging import Change
-from dream.turnkeys import TurnKeys
-from memoryfs.store import Store
-from memoryfs.transcript import Transcript, Turn, render_transcript
+from dream.wiki.cited_names import TurnKeys
+from memoryfs.pages.transcript import Transcript, Turn, render_transcript
+from memoryfs.store.store import Store
 
 WORK = "Work and career (job)"
 

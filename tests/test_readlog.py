@@ -8,17 +8,17 @@ import pytest
 from read_fixtures import build_store
 
 from memoryfs.errors import MemoryFSError
-from memoryfs.hashing import content_hash
-from memoryfs.materialize import materialize
-from memoryfs.readlog import record_use
-from memoryfs.recall import recall
-from memoryfs.receipt_log import (
+from memoryfs.read.materialize import materialize
+from memoryfs.read.recall import recall
+from memoryfs.receipts.log import (
     ReceiptLog,
     local_receipt_dir,
     sandbox_receipt_dir,
     store_receipt_dir,
 )
-from memoryfs.receipts import page_item
+from memoryfs.receipts.reads import record_use
+from memoryfs.receipts.records import page_item
+from memoryfs.store.hashing import content_hash
 
 PAGE = "knowledge/people/melanie.md"
 

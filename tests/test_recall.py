@@ -15,14 +15,14 @@ from typer.testing import CliRunner
 
 from cli.memoryfs_app import app
 from memoryfs.errors import MemoryFSError
-from memoryfs.expand import feedback_terms
-from memoryfs.locations import FileNames
-from memoryfs.materialize import MANIFEST
-from memoryfs.ranking import query_terms
-from memoryfs.recall import recall
-from memoryfs.search import SearchIndex
-from memoryfs.store import Store, init_store
-from memoryfs.tokens import count_tokens
+from memoryfs.read.expand import feedback_terms
+from memoryfs.read.locations import FileNames
+from memoryfs.read.materialize import MANIFEST
+from memoryfs.read.ranking import query_terms
+from memoryfs.read.recall import recall
+from memoryfs.read.search import SearchIndex
+from memoryfs.store.store import Store, init_store
+from memoryfs.store.tokens import count_tokens
 
 ROOT = Path(__file__).resolve().parents[1]
 MELANIE = "knowledge/people/melanie.md"
@@ -110,7 +110,7 @@ def test_one_hop_of_links_from_the_best_page(
     with SearchIndex.open(shared) as idx:
         assert studio not in {h.path for h in idx.search(question, k=100)}
     # The link hop alone (feedback would find the studio's passage by itself: next test).
-    monkeypatch.setattr("memoryfs.recall.feedback_terms", lambda *_a, **_k: [])
+    monkeypatch.setattr("memoryfs.read.recall.feedback_terms", lambda *_a, **_k: [])
     r = recall(shared, question, 1500)
     item = next(i for i in r.items if i.path == studio)  # reached through [[community-studio]]
     assert item.kind == "summary" and "Rented wheel space" in item.text
@@ -240,7 +240,7 @@ def test_cli_recall_human_json_and_into(shared: Store, tmp_path: Path) -> None:
 
 def test_title_qualifier_is_not_part_of_the_name() -> None:
     # an archive page of a person is named by the person, like the person's page
-    from memoryfs.ranking import title_boost
+    from memoryfs.read.ranking import title_boost
 
     assert title_boost(["john", "hike"], ["John (2023-03 archive)"]) == pytest.approx(1.5)
     assert title_boost(["john"], ["John", "john-archive-2023-03"]) == pytest.approx(1.5)
@@ -250,8 +250,8 @@ def test_title_qualifier_is_not_part_of_the_name() -> None:
 
 
 def test_a_claim_that_resolves_a_date_is_never_a_repeat_of_its_turn() -> None:
-    from memoryfs.packing import content_words as _words
-    from memoryfs.packing import covered as _covered
+    from memoryfs.read.packing import content_words as _words
+    from memoryfs.read.packing import covered as _covered
 
     turn = _words("Guess what, I ran a charity race last Saturday! It was so rewarding.")
     assert not _covered(
@@ -261,8 +261,8 @@ def test_a_claim_that_resolves_a_date_is_never_a_repeat_of_its_turn() -> None:
 
 
 def test_a_turn_its_shown_claim_already_says_is_not_printed_again(shared: Store) -> None:
-    from memoryfs.recall import _Entry, _fit
-    from memoryfs.search import Hit
+    from memoryfs.read.recall import _Entry, _fit
+    from memoryfs.read.search import Hit
 
     ref = "sessions/transcripts/2023-07-12-s07.md#t22"
     claim = Hit(
@@ -291,7 +291,7 @@ def test_a_turn_its_shown_claim_already_says_is_not_printed_again(shared: Store)
 def test_a_superseded_claim_brings_up_what_superseded_it(tmp_path: Path) -> None:
     """The old value matches the question's word ("manager"); the claim that replaced it,
     on the day the old one was superseded, says "reports to" and is the answer."""
-    from memoryfs.transcript import Transcript, Turn, render_transcript
+    from memoryfs.pages.transcript import Transcript, Turn, render_transcript
 
     store = init_store(tmp_path / "store", "dana", "atlas")
     said = {

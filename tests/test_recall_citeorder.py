@@ -1,4 +1,4 @@
-"""An item citing several sessions cites first the turns the question names (memoryfs.citeorder)."""
+"""An item citing several sessions cites first the turns the question names (read.citeorder)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from read_fixtures import S1, S1_TURNS, S2, S2_TURNS, source, two_sessions, write_page
 
-from memoryfs.citeorder import order_citations
-from memoryfs.recall import recall
-from memoryfs.search import SearchIndex
-from memoryfs.store import Store
-from memoryfs.units import units_of
+from memoryfs.index.units import units_of
+from memoryfs.read.citeorder import order_citations
+from memoryfs.read.recall import recall
+from memoryfs.read.search import SearchIndex
+from memoryfs.store.store import Store
 
 HELLO = f"sessions/transcripts/{S1}.md#t2"  # Melanie: "Hey Caroline! I'm swamped..." (S1)
 GROUP = f"sessions/transcripts/{S1}.md#t3"  # the support group (S1)

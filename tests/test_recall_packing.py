@@ -1,4 +1,4 @@
-"""Recall packing (memoryfs.packing): each line shown adds evidence or words."""
+"""Recall packing (memoryfs.read.packing): each line shown adds evidence or words."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 from read_fixtures import build_store, source, write_page, write_transcript
 
-from memoryfs.index import write_indexes
-from memoryfs.packing import ELISION, Packer, content_words, elide, says_nothing
-from memoryfs.recall import recall
-from memoryfs.search import Hit
-from memoryfs.store import Store
-from memoryfs.tokens import count_tokens
+from memoryfs.index.index_md import write_indexes
+from memoryfs.read.packing import ELISION, Packer, content_words, elide, says_nothing
+from memoryfs.read.recall import recall
+from memoryfs.read.search import Hit
+from memoryfs.store.store import Store
+from memoryfs.store.tokens import count_tokens
 
 SID = "2023-06-27-trip-s04"
 TURNS = [

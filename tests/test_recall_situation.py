@@ -4,7 +4,7 @@ Regression: ``recall "Where does Dana work now?"`` on the demo store did not sho
 that she started at Tidewater Analytics: the claim shares no word with the question but
 the name (which every unit holds, so it weighs nothing), "now" is a stopword, and the
 search for "work" found the superseded claim of her old job and every turn saying "work"
-first (memoryfs.situation).
+first (memoryfs.read.situation).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from __future__ import annotations
 import pytest
 from engine_fixtures import consolidate, write_session
 
-from memoryfs.recall import RecallResult, recall
-from memoryfs.situation import asked_names, asked_slot, asks_current, states_slot
-from memoryfs.store import Store, init_store
+from memoryfs.read.recall import RecallResult, recall
+from memoryfs.read.situation import asked_names, asked_slot, asks_current, states_slot
+from memoryfs.store.store import Store, init_store
 
 USER, BOT = "user", "assistant"
 
@@ -94,10 +94,10 @@ def test_the_current_employer_comes_first_and_the_old_one_is_not_current(store: 
 
 
 def test_the_mechanism_is_what_puts_it_first(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("memoryfs.recall.asked_slot", lambda question: "")
-    monkeypatch.setattr("memoryfs.situation.asked_slot", lambda question: "")
-    # nor a superseded claim bringing up what superseded it (memoryfs.recall)
-    monkeypatch.setattr("memoryfs.recall._replaced_first", lambda idx, scored: scored)
+    monkeypatch.setattr("memoryfs.read.recall.asked_slot", lambda question: "")
+    monkeypatch.setattr("memoryfs.read.situation.asked_slot", lambda question: "")
+    # nor a superseded claim bringing up what superseded it (memoryfs.read.recall)
+    monkeypatch.setattr("memoryfs.read.recall._replaced_first", lambda idx, scored: scored)
     r = recall(store, "Where does Mara work now?", 400)
     assert "Northwind Bank" not in r.items[0].text  # lexically, "work" finds the old job
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from read_fixtures import source, write_page, write_transcript
 
-from memoryfs.recall import UNMATCHED, recall
-from memoryfs.search import SearchIndex
-from memoryfs.store import Store, init_store
+from memoryfs.read.recall import UNMATCHED, recall
+from memoryfs.read.search import SearchIndex
+from memoryfs.store.store import Store, init_store
 
 S1 = "2023-05-08-friends-s01"
 TURNS = [

@@ -1,14 +1,14 @@
-"""The named-speaker prior (memoryfs.voice) on a real store and index."""
+"""The named-speaker prior (memoryfs.read.voice) on a real store and index."""
 
 from __future__ import annotations
 
 import pytest
 from read_fixtures import searched, source, write_page, write_transcript
 
-from memoryfs.recall import recall
-from memoryfs.search import SearchIndex
-from memoryfs.store import Store, init_store
-from memoryfs.voice import NAMED_TURN, OTHER_VOICE, named_speakers, voice_weights, voices
+from memoryfs.read.recall import recall
+from memoryfs.read.search import SearchIndex
+from memoryfs.read.voice import NAMED_TURN, OTHER_VOICE, named_speakers, voice_weights, voices
+from memoryfs.store.store import Store, init_store
 
 S1 = "2023-06-01-hikes-s01"
 TURNS = [
@@ -63,7 +63,7 @@ def test_the_named_speakers_turn_outranks_the_other_speakers_question(
         idx.refresh_for_read()
         turns = [h.ref for h in idx.search(QUESTION, k=10, layers=("sessions",))]
     assert turns.index(CAROLINE_TURN) < turns.index(MELANIE_TURN)
-    monkeypatch.setattr("memoryfs.voice.OTHER_VOICE", 1.0)
+    monkeypatch.setattr("memoryfs.read.voice.OTHER_VOICE", 1.0)
     assert _turn_order(recall(store, QUESTION, 1000, exclude_layers=("knowledge",)))[0] == (
         CAROLINE_TURN
     )

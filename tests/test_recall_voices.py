@@ -1,4 +1,4 @@
-"""A question naming several speakers (memoryfs.voice) on a real store and index."""
+"""A question naming several speakers (memoryfs.read.voice) on a real store and index."""
 
 from __future__ import annotations
 
@@ -7,16 +7,16 @@ from dataclasses import replace
 import pytest
 from read_fixtures import searched, source, write_page, write_transcript
 
-from memoryfs.ranking import TITLE_BOOST
-from memoryfs.recall import recall
-from memoryfs.store import Store, init_store
-from memoryfs.voice import (
+from memoryfs.read.ranking import TITLE_BOOST
+from memoryfs.read.recall import recall
+from memoryfs.read.voice import (
     NAMED_TURN,
     OTHER_VOICE,
     named_speakers,
     people_page_weight,
     voice_weights,
 )
+from memoryfs.store.store import Store, init_store
 
 S1 = "2023-01-20-studio-s01"
 TURNS = [
@@ -126,7 +126,7 @@ def test_the_turn_on_the_topic_outranks_the_named_peoples_name_only_claim(
 ) -> None:
     refs = (CLAIM_TURN, TOPIC_TURN)
     # With both pages boosted, the claim holding both names three times comes first.
-    monkeypatch.setattr("memoryfs.voice.people_page_weight", lambda *_: 1.0)
+    monkeypatch.setattr("memoryfs.read.voice.people_page_weight", lambda *_: 1.0)
     assert _first(recall(store, QUESTION, 1000), refs) == CLAIM_TURN
     monkeypatch.undo()
     assert _first(recall(store, QUESTION, 1000), refs) == TOPIC_TURN

@@ -1,14 +1,14 @@
-"""A question asking when prefers items that state a date (memoryfs.when), on a real store."""
+"""A question asking when prefers items that state a date (memoryfs.read.when), on a real store."""
 
 from __future__ import annotations
 
 import pytest
 from read_fixtures import source, write_page, write_transcript
 
-from memoryfs.recall import recall
-from memoryfs.search import SearchIndex
-from memoryfs.store import Store, init_store
-from memoryfs.when import asks_when, states_date, when_weights
+from memoryfs.read.recall import recall
+from memoryfs.read.search import SearchIndex
+from memoryfs.read.when import asks_when, states_date, when_weights
+from memoryfs.store.store import Store, init_store
 
 S1 = "2022-01-23-pets-s01"
 TURNS = [
@@ -55,7 +55,7 @@ def test_a_question_asking_when_puts_the_dated_claim_first(
         idx.refresh_for_read()
         hits = [h.text for h in idx.search(question, k=10, layers=("knowledge",))]
     assert hits.index(UNDATED) < hits.index(DATED)  # lexically, "turtles" three times wins
-    monkeypatch.setattr("memoryfs.when.WHEN_DATED", 1.0)
+    monkeypatch.setattr("memoryfs.read.when.WHEN_DATED", 1.0)
     assert _claims(question, store)[0] == UNDATED
     monkeypatch.undo()
     assert _claims(question, store)[0] == DATED

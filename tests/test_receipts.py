@@ -11,14 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryfs.receipt_log import (
+from memoryfs.receipts.log import (
     ReceiptLog,
     ensure_union_merge,
     parse_receipts,
     record_ingested,
     store_receipt_dir,
 )
-from memoryfs.receipts import (
+from memoryfs.receipts.records import (
     ITEM_KINDS,
     RECEIPT_VOCABULARY,
     STATUSES,

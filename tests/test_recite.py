@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dream.recite import UNSUPPORTED, ReciteReport, recite_page
-from memoryfs.page import parse_page
-from memoryfs.transcript import Transcript, Turn
+from dream.phases.recheck import UNSUPPORTED, ReciteReport, recite_page
+from memoryfs.pages.page import parse_page
+from memoryfs.pages.transcript import Transcript, Turn
 
 REF = "sessions/transcripts/2026-01-06-marta.md"
 

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from read_fixtures import build_store, write_page
 
-import memoryfs.refresh as refresh_mod
-from memoryfs.atomic import atomic_write_text
-from memoryfs.scan import FileBytes, inode_key, list_folder, name_bucket, walk
-from memoryfs.search import INDEX_NAME, SearchIndex
-from memoryfs.store import Store
+import memoryfs.index.refresh as refresh_mod
+from memoryfs.read.search import INDEX_NAME, SearchIndex
+from memoryfs.store.atomic import atomic_write_text
+from memoryfs.store.scan import FileBytes, inode_key, list_folder, name_bucket, walk
+from memoryfs.store.store import Store
 
 MELANIE = "knowledge/people/melanie.md"
 POTTERY = "knowledge/topics/pottery.md"
@@ -438,7 +438,7 @@ def test_reads_walk_small_stores_in_full_and_go_quick_on_large_ones(
     store: Store, no_racy: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``refresh_for_read``: the policy search, recall and materialize share."""
-    import memoryfs.search as search_mod
+    import memoryfs.read.search as search_mod
 
     with SearchIndex.open(store) as idx:
         assert not _refreshed(idx).quick

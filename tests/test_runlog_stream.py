@@ -1,4 +1,4 @@
-"""The run record (``dream.runlog.write_record``): a full run's lists of sessions and
+"""The run record (``dream.landing.runlog.write_record``): a full run's lists of sessions and
 pages are ``DiskList``s, written an item at a time, in the bytes ``json.dumps`` gives
 the same record with lists (issue 3: a full run lists every file of the store)."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dream.disklist import DiskList
-from dream.runlog import read_record, write_record
-from memoryfs.store import init_store
+from dream.landing.disklist import DiskList
+from dream.landing.runlog import read_record, write_record
+from memoryfs.store.store import init_store
 
 
 def test_a_record_with_disk_lists_is_written_as_json_dumps_writes_it(tmp_path: Path) -> None:

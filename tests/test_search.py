@@ -15,14 +15,14 @@ from read_fixtures import S1, S2, build_store, write_page, write_transcript
 from typer.testing import CliRunner
 
 from cli.memoryfs_app import app
-from memoryfs.claims import extract_claims
 from memoryfs.errors import PageError
-from memoryfs.links import extract_links
-from memoryfs.page import parse_page
-from memoryfs.ranking import fts_query, query_terms, recency_prior, title_boost
-from memoryfs.search import INDEX_NAME, SearchIndex
-from memoryfs.store import Store
-from memoryfs.units import human_date, units_of
+from memoryfs.index.units import human_date, units_of
+from memoryfs.pages.claims import extract_claims
+from memoryfs.pages.links import extract_links
+from memoryfs.pages.page import parse_page
+from memoryfs.read.ranking import fts_query, query_terms, recency_prior, title_boost
+from memoryfs.read.search import INDEX_NAME, SearchIndex
+from memoryfs.store.store import Store
 
 MELANIE = "knowledge/people/melanie.md"
 
@@ -347,7 +347,7 @@ def _agree(rel: str, text: str) -> None:
 
 
 def test_claims_and_links_agree_with_the_validator() -> None:
-    """The index's fast line scanner sees the claims and links memoryfs.claims/links see."""
+    """The index's fast line scanner sees the claims and links memoryfs.pages.claims/links see."""
     meta = "---\nid: subject\ntitle: Subject\ntype: topic\nupdated: 2023-01-01\n"
     sources = (
         "sources:\n- id: 1\n  ref: sessions/transcripts/s.md#t1\n"
@@ -374,7 +374,7 @@ def test_claims_and_links_agree_with_the_validator() -> None:
 def test_large_index_matches_rare_terms_and_lets_common_ones_boost(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import memoryfs.search as search_mod
+    import memoryfs.read.search as search_mod
 
     turns = [("Mel", f"The weather was fine on day {i}.") for i in range(30)]
     turns += [("Mel", "A heron by the canal."), ("Mel", "The weather and a heron by the canal.")]

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from read_fixtures import write_transcript
 
-from memoryfs.ranking import compounds, query_terms
-from memoryfs.search import SearchIndex
-from memoryfs.store import Store, init_store
+from memoryfs.read.ranking import compounds, query_terms
+from memoryfs.read.search import SearchIndex
+from memoryfs.store.store import Store, init_store
 
 S1 = "2023-05-08-friends-s01"
 S2 = "2023-05-25-friends-s02"

@@ -1,4 +1,4 @@
-"""Word senses (memoryfs.senses): the WordNet-derived lexicon, its builder, recall's use of it."""
+"""Word senses (read.senses): the WordNet-derived lexicon, its builder, recall's use of it."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from types import ModuleType
 import pytest
 from read_fixtures import write_transcript
 
-from memoryfs.recall import recall
-from memoryfs.search import Hit
-from memoryfs.senses import DATA, category_of, instance_words, lexicon
-from memoryfs.store import Store, init_store
-from memoryfs.voice import said_by_named
+from memoryfs.read.recall import recall
+from memoryfs.read.search import Hit
+from memoryfs.read.senses import DATA, category_of, instance_words, lexicon
+from memoryfs.read.voice import said_by_named
+from memoryfs.store.store import Store, init_store
 
 BUILDER = Path(__file__).resolve().parent.parent / "tools" / "build_senses.py"
 
@@ -161,7 +161,7 @@ def test_a_category_word_counts_where_the_question_asks_for_it() -> None:
     assert instance_words("What are the new shoes that Melanie got used for?", table=TABLE) == []
     assert instance_words("How did Jon like the cities?", table=TABLE) == []
     assert instance_words("What inspired Jon's trip to the cities?", table=TABLE) == []
-    # A question asking for a time asks when (memoryfs.when), even with a category word.
+    # A question asking for a time asks when (memoryfs.read.when), even with a category word.
     timed = {**TABLE, "month": ("may", "june"), "year": ("annum",)}
     assert instance_words("Which months has Jon seen?", table=timed) == ["may", "june"]
     assert instance_words("What month is the trip?", table=timed) == []
@@ -207,7 +207,7 @@ def test_a_category_question_finds_the_turn_naming_an_instance(
 ) -> None:
     # Without the senses only the question's words search: the turn says neither
     # "cities" nor "visited".
-    monkeypatch.setattr("memoryfs.recall.instance_words", lambda *_a, **_k: [])
+    monkeypatch.setattr("memoryfs.read.recall.instance_words", lambda *_a, **_k: [])
     assert ROME not in _cited(store)
     monkeypatch.undo()
     cited = _cited(store)

@@ -19,9 +19,9 @@ from dream.skills import (
     skill_hash,
     skill_status,
 )
-from memoryfs.config import load_config
-from memoryfs.hashing import content_hash
-from memoryfs.store import Store
+from memoryfs.store.config import load_config
+from memoryfs.store.hashing import content_hash
+from memoryfs.store.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -11,13 +11,13 @@ from pathlib import Path
 
 from engine_fixtures import consolidate, write_session
 
-from dream.notes import _base
-from dream.subjects import Subject
+from dream.phases.notes import _base
+from dream.wiki.subjects import Subject
 from memoryfs.ingest import ingest
-from memoryfs.page import parse_page
-from memoryfs.slugs import ascii_words, slugify
-from memoryfs.store import Store
-from memoryfs.validate import validate_store
+from memoryfs.pages.page import parse_page
+from memoryfs.store.slugs import ascii_words, slugify
+from memoryfs.store.store import Store
+from memoryfs.validate.rules import validate_store
 
 _SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 

@@ -9,8 +9,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryfs.page import parse_page, render_meta
-from memoryfs.sources_yaml import dump_meta, load_meta
+from memoryfs.pages.page import parse_page, render_meta
+from memoryfs.pages.sources_yaml import dump_meta, load_meta
 
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)

@@ -10,11 +10,11 @@ from typer.testing import CliRunner
 
 from cli.memoryfs_app import app
 from dream.gates.verification import check_claim, support_for
-from memoryfs.config import load_config
 from memoryfs.errors import MemoryFSError
-from memoryfs.speakers import Roster, display_name
-from memoryfs.store import Store, init_store
-from memoryfs.transcript import Transcript, Turn
+from memoryfs.pages.speakers import Roster, display_name
+from memoryfs.pages.transcript import Transcript, Turn
+from memoryfs.store.config import load_config
+from memoryfs.store.store import Store, init_store
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""``dream.staging.stage_changes_on_disk``: a full run's changes (every file of the store)
+"""``dream.landing.staging.stage_changes_on_disk``: a full run's changes (every file of the store)
 read from Git as it prints them into a ``DiskList``, the same as ``stage_changes``."""
 
 from __future__ import annotations
@@ -7,15 +7,15 @@ from pathlib import Path
 
 from dream_fixtures import add_sessions
 
-from dream.disklist import DiskList
-from dream.staging import (
+from dream.landing.disklist import DiskList
+from dream.landing.staging import (
     Change,
     create_stage,
     remove_stage,
     stage_changes,
     stage_changes_on_disk,
 )
-from memoryfs.store import init_store
+from memoryfs.store.store import init_store
 
 
 def test_changes_on_disk_are_those_git_lists_by_path(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The stage's index facts (``dream.staging``): anchored at the run's commit when the stage
+"""The stage's index facts (``dream.landing.staging``): anchored at the run's commit when the stage
 is parked, refreshed by what Git says changed since, and never stale: hand edits
 committed to ``main`` between runs, sessions ingested, a parked worktree edited."""
 
@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from dream_fixtures import ScriptedEngine, add_sessions, git_out
 
-from dream.engine import EngineContext
+from dream.engines.base import EngineContext
+from dream.landing.staging import STAGE_INDEX_CACHE, Stage
 from dream.records import ConsolidationReport
 from dream.run import RunOptions, run_dream
-from dream.staging import STAGE_INDEX_CACHE, Stage
-from memoryfs import index_cache
-from memoryfs.index import write_indexes
-from memoryfs.store import Store, init_store
+from memoryfs.index import facts_cache as index_cache
+from memoryfs.index.index_md import write_indexes
+from memoryfs.store.store import Store, init_store
 
 S1 = ("2026-01-05-figures", "2026-01-05", ["I need the figures as PDF for Reefsong.", "Sure."])
 S2 = ("2026-01-06-marta", "2026-01-06", ["Marta is a nurse at the UKE in Hamburg.", "Noted."])

@@ -7,9 +7,9 @@ from pathlib import Path
 import git
 import pytest
 
-from memoryfs.config import load_config
 from memoryfs.errors import MemoryFSError, StoreExistsError, StoreNotFoundError
-from memoryfs.store import Store, find_store, init_store
+from memoryfs.store.config import load_config
+from memoryfs.store.store import Store, find_store, init_store
 
 
 def test_init_creates_repo_config_skeleton_and_first_commit(tmp_path: Path) -> None:

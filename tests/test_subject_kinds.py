@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from engine_fixtures import consolidate, write_session
 
-from dream.entities import EntityTable
-from memoryfs.page import parse_page
-from memoryfs.store import Store
-from memoryfs.validate import validate_store
+from dream.language.entities import EntityTable
+from memoryfs.pages.page import parse_page
+from memoryfs.store.store import Store
+from memoryfs.validate.rules import validate_store
 
 USER, BOT = "user", "assistant"
 

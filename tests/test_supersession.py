@@ -15,17 +15,17 @@ from pathlib import Path
 import pytest
 from engine_fixtures import consolidate, write_session
 
-from dream.cues import claim_slot
-from dream.extract import extract_facts
+from dream.engines.embedded.extract import extract_facts
 from dream.gates.slots import slot_of
+from dream.language.cues import claim_slot
 from dream.run import RunOptions, load_engine, run_dream
-from memoryfs.claims import Claim, extract_claims
 from memoryfs.ingest import ingest
-from memoryfs.page import parse_page
-from memoryfs.recall import recall
-from memoryfs.store import Store, init_store
-from memoryfs.transcript import Transcript, Turn
-from memoryfs.validate import validate_store
+from memoryfs.pages.claims import Claim, extract_claims
+from memoryfs.pages.page import parse_page
+from memoryfs.pages.transcript import Transcript, Turn
+from memoryfs.read.recall import recall
+from memoryfs.store.store import Store, init_store
+from memoryfs.validate.rules import validate_store
 
 USER, BOT = "user", "assistant"
 

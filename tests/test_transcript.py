@@ -7,8 +7,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryfs.errors import PageError
-from memoryfs.hashing import turn_hash
-from memoryfs.transcript import Transcript, Turn, parse_transcript, render_transcript, render_turn
+from memoryfs.pages.transcript import (
+    Transcript,
+    Turn,
+    parse_transcript,
+    render_transcript,
+    render_turn,
+)
+from memoryfs.store.hashing import turn_hash
 
 SCOPE = {"user": "dana", "assistant": "atlas"}
 

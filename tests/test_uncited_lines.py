@@ -14,17 +14,17 @@ from dream_fixtures import add_sessions
 
 from dream.engines.command import CommandEngine, CommandSettings
 from dream.gates.frontmatter import claims_support, frontmatter_problems
+from dream.landing.staging import kept_runs
 from dream.run import run_dream
 from dream.skills import approve
-from dream.staging import kept_runs
-from memoryfs.claims import extract_claims
-from memoryfs.factlines import uncited_lines
-from memoryfs.hashing import turn_hash
-from memoryfs.page import parse_page
-from memoryfs.recall import recall
-from memoryfs.search import SearchIndex
-from memoryfs.store import Store, init_store
-from memoryfs.validate import validate_store
+from memoryfs.pages.claims import extract_claims
+from memoryfs.pages.factlines import uncited_lines
+from memoryfs.pages.page import parse_page
+from memoryfs.read.recall import recall
+from memoryfs.read.search import SearchIndex
+from memoryfs.store.hashing import turn_hash
+from memoryfs.store.store import Store, init_store
+from memoryfs.validate.rules import validate_store
 
 S1 = ("2026-01-05-figures", "2026-01-05", ["I need the figures as PDF for Reefsong.", "Sure."])
 S2 = ("2026-01-06-marta", "2026-01-06", ["Marta is a nurse at the UKE in Hamburg.", "Noted."])
@@ -230,9 +230,9 @@ def test_the_support_holds_current_claims_and_their_days() -> None:
 AGENT = """
 import sys
 from pathlib import Path
-from memoryfs.page import Page, render_page
-from memoryfs.hashing import content_hash
-from memoryfs.transcript import parse_transcript
+from memoryfs.pages.page import Page, render_page
+from memoryfs.store.hashing import content_hash
+from memoryfs.pages.transcript import parse_transcript
 import json, os
 
 mode = sys.argv[1]

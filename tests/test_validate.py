@@ -13,12 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import memoryfs.findings as findings_mod
-from memoryfs.config import load_config
-from memoryfs.hashing import turn_hash
-from memoryfs.store import Store
-from memoryfs.transcript import Transcript, Turn, render_transcript
-from memoryfs.validate import CODES, Finding, normalize_words, phrase_hash, validate_store
+import memoryfs.validate.findings as findings_mod
+from memoryfs.pages.transcript import Transcript, Turn, render_transcript
+from memoryfs.store.config import load_config
+from memoryfs.store.hashing import turn_hash
+from memoryfs.store.store import Store
+from memoryfs.validate.rules import CODES, Finding, normalize_words, phrase_hash, validate_store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "validate"
 CASES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
@@ -47,7 +47,7 @@ def test_golden(case: str, tmp_path: Path) -> None:
 def test_golden_by_name(case: str, tmp_path: Path) -> None:
     """``validate_files`` naming every file finds what ``validate_store`` finds: the
     transcripts are read before the pages that cite them whatever their names' order."""
-    from memoryfs.validate import validate_files
+    from memoryfs.validate.rules import validate_files
 
     store = _open_fixture(case, tmp_path)
     mem = store.root / "memory"
@@ -176,7 +176,7 @@ def test_stale_citation_hash(tmp_store: Store) -> None:
 def test_unread_refs_are_checked_but_for_their_transcript(tmp_store: Store) -> None:
     """``validate_files(unread_refs=...)``: a source whose transcript the caller left out on
     purpose is not reported missing (MF107); its entry's other rules still hold."""
-    from memoryfs.validate import validate_files
+    from memoryfs.validate.rules import validate_files
 
     rel = "knowledge/topics/conference.md"
     ref = "sessions/transcripts/2026-01-12-lisbon.md#t2"
@@ -266,7 +266,7 @@ def test_any_bytes_give_findings_never_a_traceback(
         (root / "memory" / "sessions" / "summaries" / "s.md").write_bytes(page)
         (root / "memory" / "sessions" / "transcripts" / "s.md").write_bytes(transcript)
         (root / "memory" / "deletions.jsonl").write_text(log, encoding="utf-8")
-        from memoryfs.config import StoreConfig
+        from memoryfs.store.config import StoreConfig
 
         findings = validate_store(
             Store(root=root, config=StoreConfig(user="dana", assistant="atlas"))
@@ -276,7 +276,7 @@ def test_any_bytes_give_findings_never_a_traceback(
 
 
 def _generate_store(root: Path, sessions: int, pages: int) -> Store:
-    from memoryfs.config import StoreConfig
+    from memoryfs.store.config import StoreConfig
 
     mem = root / "memory"
     (mem / "sessions" / "transcripts").mkdir(parents=True)
@@ -341,7 +341,7 @@ def test_turn_hashes_name_the_turns_transcript_turn_gives(
 ) -> None:
     """What validation keeps of a transcript (``TurnHashes``, packed small) answers every
     anchor as ``Transcript.turn`` does: numbered 1..n, or out of order and repeated."""
-    from memoryfs.validate_read import TurnHashes
+    from memoryfs.validate.read import TurnHashes
 
     if sequential:
         numbers = list(range(1, len(numbers) + 1))

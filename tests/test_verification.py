@@ -17,11 +17,11 @@ from dream.gates.verification import (
     support_for,
     verify_stage,
 )
-from dream.staging import Change
-from memoryfs.hashing import turn_hash
+from dream.landing.staging import Change
 from memoryfs.ingest import ingest
-from memoryfs.store import Store, init_store
-from memoryfs.transcript import Transcript, Turn, render_transcript
+from memoryfs.pages.transcript import Transcript, Turn, render_transcript
+from memoryfs.store.hashing import turn_hash
+from memoryfs.store.store import Store, init_store
 
 
 def support(text: str, date: str = "2023-05-08", subject: tuple[str, ...] = ()) -> Support:
@@ -65,7 +65,7 @@ SUPPORTED = [
     # regression (conv-41): the unit of "5K" is not a name 'K'
     ("Ran a 5K charity run.", "I ran a 5K charity run last weekend."),
     ("Ran 10KM by 3PM, the 2ND time.", "Ran 10KM by 3PM, the 2ND time."),
-    # what dream.dates resolves, the gate accepts: a past "on Friday", a duration's start
+    # what dream.language.dates resolves, the gate accepts: a past "on Friday", a duration's start
     ('Won a tournament on 5 May 2023 ("on Friday").', "I won a tournament on Friday!"),
     ("Has known them for 4 years (since 2019).", "I have known them for 4 years."),
 ]
@@ -260,8 +260,8 @@ def test_relative_date_resolution_is_the_shared_one() -> None:
 
 def test_the_base_side_line_reading_agrees_with_extract_claims() -> None:
     from dream.gates.verification import _line_claims, _plain
-    from memoryfs.claims import extract_claims
-    from memoryfs.page import parse_page
+    from memoryfs.pages.claims import extract_claims
+    from memoryfs.pages.page import parse_page
 
     body = (
         "\n# Dana\n\nIntro without citations.\n\n## Work\n\n- Works as staff scientist [cite:2]\n"

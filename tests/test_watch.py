@@ -18,7 +18,7 @@ from dream.errors import DreamError
 from dream.run import RunResult
 from dream.skills import approve
 from dream.watch import Watcher, parse_quiet_period
-from memoryfs.store import Store, init_store
+from memoryfs.store.store import Store, init_store
 
 TESTS = Path(__file__).parent
 

@@ -18,16 +18,16 @@ from engine_fixtures import (
     write_session,
 )
 
-from dream import rollover
-from dream.pagewriter import Outline, parse_claim
 from dream.records import Evidence, Fact
-from dream.subjects import Subject
-from dream.turnkeys import turn_keys
-from dream.wikipage import MAX_CITES, WikiPage
-from memoryfs.claims import extract_claims
-from memoryfs.page import parse_page
-from memoryfs.store import Store
-from memoryfs.validate import normalize_words, phrase_hash, validate_store
+from dream.wiki import rollover
+from dream.wiki.cited_names import turn_keys
+from dream.wiki.render import Outline, parse_claim
+from dream.wiki.subject_page import MAX_CITES, WikiPage
+from dream.wiki.subjects import Subject
+from memoryfs.pages.claims import extract_claims
+from memoryfs.pages.page import parse_page
+from memoryfs.store.store import Store
+from memoryfs.validate.rules import normalize_words, phrase_hash, validate_store
 
 USER, BOT = "user", "assistant"
 
@@ -463,7 +463,7 @@ def test_forgotten_pages_and_phrases_do_not_come_back(tmp_store: Store) -> None:
 def test_a_words_facet_is_the_first_whose_cues_have_it() -> None:
     """``facets.facet_of`` (a lookup table) against the rule it stands for: the first
     facet, in ``_CUES`` order, whose cues hold the word or the word without trailing "s"."""
-    from dream import facets
+    from dream.language import facets
 
     words = {w for cues in facets._WORDS.values() for w in cues}
     words |= {w + "s" for w in words} | {w + "ss" for w in words} | {"s", "", "the", "runs"}
@@ -559,7 +559,7 @@ def test_a_registry_reads_frontmatter_without_its_sources_as_the_pattern_did() -
     import itertools
     import re
 
-    from dream.subjects import without_sources
+    from dream.wiki.subjects import without_sources
 
     pattern = re.compile(r"^sources:.*?(?=^[A-Za-z_][\w-]*:|\Z)", re.MULTILINE | re.DOTALL)
     for n in range(1, 4):
@@ -583,7 +583,7 @@ def test_a_near_duplicate_with_other_numbers_is_another_claim() -> None:
 
 def test_a_near_duplicate_merges_into_the_most_alike_claim_whatever_the_filing_order() -> None:
     """Which claim takes the citations depends on the page, not on the order claims were
-    filed in: a page let go and read back (``dream.livepages``) must choose the same."""
+    filed in: a page let go and read back (``dream.phases.open_pages``) must choose the same."""
     a = "Dana and Sam walked the long coastal trail near Cascais with the dog on Sunday."
     b = "Dana and Sam walked the long coastal trail near Sintra with the kids on Sunday."
     new = "Dana and Sam walked the long coastal trail near Cascais with the kids on Sunday."
@@ -622,8 +622,8 @@ def test_the_short_form_of_a_place_files_on_the_place(tmp_store: Store) -> None:
 
 
 def test_a_place_s_short_form_must_be_its_head_and_name_one_place() -> None:
-    from dream.subjects import Registry
-    from memoryfs.deletions import Deletions
+    from dream.wiki.subjects import Registry
+    from memoryfs.forget.deletions import Deletions
 
     def place(title: str) -> Subject:
         sid = title.lower().replace(" ", "-")
@@ -643,9 +643,9 @@ def test_a_place_s_short_form_must_be_its_head_and_name_one_place() -> None:
 def test_ids_in_use_are_a_set_kept_on_disk(tmp_path: Path) -> None:
     """``Registry`` mints ids against ``TakenIds`` (SQLite, not a set in memory: a full
     run mints one per note, issue 3): the store's pages and notes, then what it minted."""
-    from dream.subjects import Registry, TakenIds
-    from memoryfs.deletions import Deletions
-    from memoryfs.store import init_store
+    from dream.wiki.subjects import Registry, TakenIds
+    from memoryfs.forget.deletions import Deletions
+    from memoryfs.store.store import init_store
 
     store = init_store(tmp_path / "s", "dana", "atlas")
     note = store.memory / "notes" / "lisbon" / "2026-01-12-the-conference.md"
@@ -665,9 +665,9 @@ def test_archives_are_asked_for_not_held(tmp_path: Path) -> None:
     """Archive pages are most of a large store's pages and no name resolves to one: the
     registry keeps them on disk (issue 3), gives an existing one as it was read and mints a
     new one on first use."""
-    from dream.subjects import Registry
-    from memoryfs.deletions import Deletions
-    from memoryfs.store import init_store
+    from dream.wiki.subjects import Registry
+    from memoryfs.forget.deletions import Deletions
+    from memoryfs.store.store import init_store
 
     store = init_store(tmp_path / "s", "dana", "atlas")
     people = store.memory / "knowledge" / "people"

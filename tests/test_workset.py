@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from engine_fixtures import consolidate, sample_store, tree_bytes
 
-from dream import workset
 from dream.engines import EmbeddedEngine
+from dream.phases import workset
+from dream.phases.workset import Workset
 from dream.records import ConsolidationReport
-from dream.workset import Workset
-from memoryfs.deletions import Deletions
+from memoryfs.forget.deletions import Deletions
 
 
 def _report(r: ConsolidationReport) -> tuple[list[str], ...]:

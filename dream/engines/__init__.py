@@ -1,4 +1,4 @@
-"""Engines: one module per way of thinking about sessions, all behind ``dream.engine.Engine``.
+"""Engines: one module per way of thinking about sessions, all behind ``dream.engines.base.Engine``.
 
 ``get_engine(name)`` returns an engine by the name that goes into the ``Dream-Engine``
 trailer; ``embedded`` (no network, no model) is the default.
@@ -6,8 +6,8 @@ trailer; ``embedded`` (no network, no model) is the default.
 
 from __future__ import annotations
 
-from dream.engine import Engine
-from dream.engines.embedded import EmbeddedEngine
+from dream.engines.base import Engine
+from dream.engines.embedded.engine import EmbeddedEngine
 from dream.errors import DreamError
 
 __all__ = ["DEFAULT_ENGINE", "ENGINES", "EmbeddedEngine", "get_engine"]

@@ -41,12 +41,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
-from dream.engine import Engine, EngineContext
+from dream.engines.base import Engine, EngineContext
 from dream.errors import DreamError, GateFailed
+from dream.landing.staging import Change, Stage, stage_changes
 from dream.records import ConsolidationReport, Fact, SummaryDraft
 from dream.skills import active_skill_path
-from dream.staging import Change, Stage, stage_changes
-from memoryfs.transcript import Transcript
+from memoryfs.pages.transcript import Transcript
 
 __all__ = ["CommandEngine", "CommandSettings", "forbidden_changes"]
 

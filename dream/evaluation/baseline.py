@@ -4,7 +4,7 @@ One SQLite FTS5 table (``porter unicode61``) in memory, one row per turn, holdin
 the turn prefixed with its speaker and session date, exactly as it is shown.
 A question becomes an OR of its distinct non-stopword words; rows come back by
 ``bm25()`` and are packed best first into the budget, whole rows only, counted
-with :func:`memoryfs.tokens.count_tokens` like every other arm.
+with :func:`memoryfs.store.tokens.count_tokens` like every other arm.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from collections.abc import Iterable
 from dream.evaluation.records import ArmItem, ArmOutput
 from dream.evaluation.scoring import STOPWORDS, words
 from memoryfs.errors import PageError
-from memoryfs.store import Store
-from memoryfs.tokens import count_tokens
-from memoryfs.transcript import Transcript, parse_transcript
+from memoryfs.pages.transcript import Transcript, parse_transcript
+from memoryfs.store.store import Store
+from memoryfs.store.tokens import count_tokens
 
 __all__ = ["Bm25Turns", "human_date"]
 

@@ -3,7 +3,7 @@
 For each conversation: a fresh store, the LoCoMo importer's transcripts, one
 Dream run (only when an arm reads what Dream writes), then every question of
 categories 1-4 through each arm at each budget. From the dataset this module
-reads the turns (through :mod:`memoryfs.locomo`, which ignores the annotations)
+reads the turns (through :mod:`memoryfs.ingest.locomo`, which ignores the annotations)
 and, of ``qa``, only ``question``, ``answer``, ``evidence`` and ``category``.
 
 Arms: ``wiki`` (recall over the whole store), ``no-wiki`` (recall with the
@@ -45,10 +45,10 @@ from dream.evaluation.scoring import (
     text_refs,
     words,
 )
-from memoryfs.atomic import atomic_write_text
-from memoryfs.locomo import Conversation, load_locomo
-from memoryfs.store import Store, init_store
-from memoryfs.tokens import count_tokens, truncate_to_tokens
+from memoryfs.ingest.locomo import Conversation, load_locomo
+from memoryfs.store.atomic import atomic_write_text
+from memoryfs.store.store import Store, init_store
+from memoryfs.store.tokens import count_tokens, truncate_to_tokens
 
 __all__ = [
     "ARMS",
@@ -67,7 +67,7 @@ __all__ = [
 ARMS = ("wiki", "no-wiki", "bm25-turns")
 _EXCLUDE = {"wiki": (), "no-wiki": ("knowledge",)}
 SCOPE = {"user": "locomo", "assistant": "eval"}
-TOKENIZER = "memoryfs.tokens.count_tokens: \\w+ runs and single other non-space characters"
+TOKENIZER = "memoryfs.store.tokens.count_tokens: \\w+ runs and single other non-space characters"
 _MAX_DREAM_RUNS = 50  # runs stopped by max-sessions or a deadline are resumed up to this
 
 RecallFn = Callable[..., Any]  # recall(store, question, budget_tokens=N, exclude_layers=(...))
@@ -176,12 +176,12 @@ def score_output(
 
 def default_recall() -> RecallFn:
     try:
-        module = importlib.import_module("memoryfs.recall")
+        module = importlib.import_module("memoryfs.read.recall")
     except ImportError as exc:
         raise EvalError(f"recall is not available ({exc}); run only --arms bm25-turns") from None
     fn = getattr(module, "recall", None)
     if not callable(fn):
-        raise EvalError("memoryfs.recall has no recall() function; run only --arms bm25-turns")
+        raise EvalError("memoryfs.read.recall has no recall() function; run only --arms bm25-turns")
     return fn
 
 

@@ -2,7 +2,7 @@
 
 Of ``qa`` only ``question``, ``answer``, ``evidence`` and ``category`` are read;
 category 5 (adversarial: no answer expected) is skipped. Evidence ids go through
-:func:`memoryfs.locomo.normalize_dia_id`; one that cannot be normalized, or that
+:func:`memoryfs.ingest.locomo.normalize_dia_id`; one that cannot be normalized, or that
 names no turn of the conversation, is counted on the question, never fatal.
 """
 
@@ -12,7 +12,7 @@ import re
 
 from dream.evaluation.records import CATEGORIES, Question
 from dream.evaluation.scoring import ref_session
-from memoryfs.locomo import Conversation, normalize_dia_id
+from memoryfs.ingest.locomo import Conversation, normalize_dia_id
 
 __all__ = ["questions_of"]
 

@@ -209,7 +209,7 @@ def write_chart(run: EvalRun, rows: list[dict[str, Any]], out_dir: Path) -> list
 
 def write_outputs(run: EvalRun, out_dir: Path) -> dict[str, Any]:
     """``results.json``, ``report.md`` and the charts into ``out_dir``; returns what was written."""
-    from memoryfs.atomic import atomic_write_text
+    from memoryfs.store.atomic import atomic_write_text
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import IO
 
 from memoryfs.errors import PageError
-from memoryfs.page import Page, parse_page
-from memoryfs.page import _scalar as _text
-from memoryfs.store import Store
+from memoryfs.pages.page import Page, parse_page
+from memoryfs.pages.page import _scalar as _text
+from memoryfs.store.store import Store
 
 __all__ = [
     "GENERATED",
@@ -82,7 +82,7 @@ class _Shared:
 
 
 # a 500-session incremental run changes ~1 MB of pages, 2,000 ~1.6 MB, 4,000 ~1.9 MB (the
-# pages grow until they roll over): a fifth of 1 MB, with the parse memos (``memoryfs.page``)
+# pages grow until they roll over): a fifth of 1 MB, with the parse memos (``memoryfs.pages.page``)
 SHARE_CHARS = 200_000
 
 

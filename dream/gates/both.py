@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dream.disklist import DiskList
 from dream.gates import (
     GENERATED,
     GateReport,
@@ -19,10 +18,11 @@ from dream.gates import (
 from dream.gates.judge import Judge
 from dream.gates.validation import validate_stage
 from dream.gates.verification import verify_stage
-from dream.staging import Change, Stage
-from memoryfs.links import clear_parse_cache as clear_links_cache
-from memoryfs.page import clear_parse_cache as clear_page_cache
-from memoryfs.store import Store
+from dream.landing.disklist import DiskList
+from dream.landing.staging import Change, Stage
+from memoryfs.pages.links import clear_parse_cache as clear_links_cache
+from memoryfs.pages.page import clear_parse_cache as clear_page_cache
+from memoryfs.store.store import Store
 
 __all__ = ["run_gates", "problems_of"]
 
@@ -38,7 +38,7 @@ def run_gates(
     model ``judge``, when the run has one: ``dream.gates.judge.judge_for``).
 
     The gates are a run's last readers of its pages: the base texts they fetched and the
-    pages parsed since the run began (``memoryfs.page``, ``memoryfs.links``) are let go
+    pages parsed since the run began (``memoryfs.pages.page``, ``memoryfs.pages.links``) are let go
     as they end, not held through the sync (~10 MB at 2,000 sessions)."""
     # receipts are no memory; a full run changes every file: the list is kept on disk
     changes = DiskList(c for c in changes if not c.path.startswith(".dream/"))

@@ -37,18 +37,18 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from dream.cues import KindOf
 from dream.gates import Problem, base_page, staged_page
 from dream.gates.claimtext import plain
 from dream.gates.slots import clash, opening_name, slot_of
-from dream.staging import git_proc
-from dream.subjects import FOLDERS
-from memoryfs.archives import main_stem
-from memoryfs.claims import extract_claims
-from memoryfs.links import CITE_RE
-from memoryfs.page import Page
-from memoryfs.slugs import slugify
-from memoryfs.store import Store
+from dream.landing.staging import git_proc
+from dream.language.cues import KindOf
+from dream.wiki.subjects import FOLDERS
+from memoryfs.pages.archives import main_stem
+from memoryfs.pages.claims import extract_claims
+from memoryfs.pages.links import CITE_RE
+from memoryfs.pages.page import Page
+from memoryfs.store.slugs import slugify
+from memoryfs.store.store import Store
 
 __all__ = ["CODE", "CrossPage", "SlotClaim"]
 
@@ -394,7 +394,7 @@ class _Grep:
 class _Lines:
     """A page's lines, asked which claim lines are current: not marked superseded or
     struck through, under no History heading, on no page of ``status: superseded`` (how
-    ``memoryfs.claims`` reads them, without parsing the page)."""
+    ``memoryfs.pages.claims`` reads them, without parsing the page)."""
 
     def __init__(self, lines: list[str], superseded: bool = False) -> None:
         self.lines = lines

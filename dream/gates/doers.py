@@ -30,13 +30,13 @@ from dream.gates.entailment import (
     sentence_start,
     tokens_of,
 )
-from dream.lexicon import ANYONE_PRONOUNS as ANYONE
-from dream.lexicon import AUXILIARIES as AUX
-from dream.lexicon import BE_FORMS as BE
-from dream.lexicon import FUNCTION_WORDS as STOP
-from dream.lexicon import LISTENER_PRONOUNS as LISTENER
-from dream.lexicon import REPORTING_WORDS as FRAMING
-from dream.lexicon import SPEAKER_PRONOUNS as SPEAKER
+from dream.language.lexicon import ANYONE_PRONOUNS as ANYONE
+from dream.language.lexicon import AUXILIARIES as AUX
+from dream.language.lexicon import BE_FORMS as BE
+from dream.language.lexicon import FUNCTION_WORDS as STOP
+from dream.language.lexicon import LISTENER_PRONOUNS as LISTENER
+from dream.language.lexicon import REPORTING_WORDS as FRAMING
+from dream.language.lexicon import SPEAKER_PRONOUNS as SPEAKER
 
 __all__ = ["actor_problem"]
 

@@ -18,7 +18,7 @@ module checks the rest of the meaning, without a model, in two rules:
   like what the claim says is disliked, or the other way round ("loves" against "hates",
   read just before the thing liked);
 Who does what (DV107) is ``dream.gates.doers``, which reads turns with this module's words
-and stems; the word lists are ``dream.lexicon``'s.
+and stems; the word lists are ``dream.language.lexicon``'s.
 
 Each rule errs towards letting a claim through when it cannot tell (a verb the turn does
 not use, a claim that opens with no person). Boundary: claim text and cited turns in,
@@ -32,16 +32,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from dream.lexicon import ANYONE_PRONOUNS as ANYONE
-from dream.lexicon import DISLIKING_WORDS as _DISLIKES
-from dream.lexicon import FUNCTION_WORDS as STOP
-from dream.lexicon import IRREGULAR_FORMS as _IRREGULAR
-from dream.lexicon import LIKING_WORDS as _LIKES
-from dream.lexicon import LISTENER_PRONOUNS as LISTENER
-from dream.lexicon import NEGATORS as _NEGATORS
-from dream.lexicon import REFUSALS as _REFUSALS
-from dream.lexicon import REPORTING_WORDS as FRAMING
-from dream.lexicon import SPEAKER_PRONOUNS as SPEAKER
+from dream.language.lexicon import ANYONE_PRONOUNS as ANYONE
+from dream.language.lexicon import DISLIKING_WORDS as _DISLIKES
+from dream.language.lexicon import FUNCTION_WORDS as STOP
+from dream.language.lexicon import IRREGULAR_FORMS as _IRREGULAR
+from dream.language.lexicon import LIKING_WORDS as _LIKES
+from dream.language.lexicon import LISTENER_PRONOUNS as LISTENER
+from dream.language.lexicon import NEGATORS as _NEGATORS
+from dream.language.lexicon import REFUSALS as _REFUSALS
+from dream.language.lexicon import REPORTING_WORDS as FRAMING
+from dream.language.lexicon import SPEAKER_PRONOUNS as SPEAKER
 
 __all__ = [
     "Evidence",

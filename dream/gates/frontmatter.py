@@ -2,7 +2,7 @@
 what the page's cited claims say.
 
 INDEX.md prints each page's ``summary`` line and each session's title, and search and
-recall serve a page's head (``memoryfs.units``): a reader takes them for facts as much as
+recall serve a page's head (``memoryfs.index.units``): a reader takes them for facts as much as
 any claim line, so the semantic gate holds them to the claim rule, with the page's
 current (not superseded) claims as their evidence (all of them on a page that is
 history as a whole, ``status: superseded``). "Supported" is
@@ -15,7 +15,7 @@ its claims.
 - ``summary`` of any page under ``knowledge/``, ``notes/`` or ``sessions/summaries/``:
   DV110 for each part no current claim of the page supports;
 - ``title`` (DV111) of a page that is not a subject page: a subject page's title
-  (``knowledge/<folder>/`` of ``dream.subjects.FOLDERS``: a person, organisation,
+  (``knowledge/<folder>/`` of ``dream.wiki.subjects.FOLDERS``: a person, organisation,
   place, project, topic or someone's preferences) is the subject's name, chosen with
   its aliases by the attach phase; a note's title says what its claim says, and so does
   a page anywhere else. A session summary's title names its session ("Tidewater
@@ -38,13 +38,13 @@ from dream.gates import Problem, base_page
 from dream.gates.claimtext import claim_dates, plain
 from dream.gates.entailment import TurnView, evidence
 from dream.gates.verification import Support, check_claim, support_for
-from dream.subjects import FOLDERS
-from memoryfs.claims import Claim, extract_claims
+from dream.wiki.subjects import FOLDERS
 from memoryfs.errors import PageError
-from memoryfs.page import Page
-from memoryfs.speakers import Roster
-from memoryfs.store import Store
-from memoryfs.transcript import parse_transcript
+from memoryfs.pages.claims import Claim, extract_claims
+from memoryfs.pages.page import Page
+from memoryfs.pages.speakers import Roster
+from memoryfs.pages.transcript import parse_transcript
+from memoryfs.store.store import Store
 
 __all__ = ["frontmatter_problems", "claims_support", "is_subject_page"]
 

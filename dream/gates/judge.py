@@ -3,7 +3,7 @@
 Job: the second half of the semantic gate's check of a new or changed claim
 (``dream.gates.verification``). The deterministic floor checks its names, numbers and
 dates; the judge asks an OpenAI-compatible chat model (through
-``dream.engines.llm_client``) whether the cited turns, taken together, say what the
+``dream.engines.llm.client``) whether the cited turns, taken together, say what the
 claim says. Claims go ``batch`` to a request, each under an id ("c1", "c2", ...); the
 reply must be one JSON object with exactly one verdict per id -- ``yes``, ``no`` or
 ``unclear`` -- and a short reason (``parse_verdicts``), or the whole batch is malformed.
@@ -22,11 +22,11 @@ again in that run, so a run waits at most one timeout for a dead endpoint (reque
 are not retried); a claim that fell back is not asked again in that run either (the
 gates run again after a leave-out and after a rebase).
 
-Configured by ``[verify]`` in ``memory.toml`` (``memoryfs.config.VerifySettings``) and,
+Configured by ``[verify]`` in ``memory.toml`` (``memoryfs.store.config.VerifySettings``) and,
 with ``--engine llm``, by the engine's endpoint (``judge_for``).
 
 Boundary: claims and turns in, verdicts and gate problems out. Which claims are asked
-is the gate's; what a rejected claim costs the run is ``dream.leaveout``'s.
+is the gate's; what a rejected claim costs the run is ``dream.landing.leaveout``'s.
 """
 
 from __future__ import annotations
@@ -43,12 +43,12 @@ from typing import TYPE_CHECKING, Any
 
 from dream.errors import DreamError
 from dream.gates import Problem
-from memoryfs import cache_db
-from memoryfs.store import Store
-from memoryfs.transcript import Transcript, Turn
+from memoryfs.pages.transcript import Transcript, Turn
+from memoryfs.store import cache_db
+from memoryfs.store.store import Store
 
 if TYPE_CHECKING:  # imported when a judge is built: ``dream.engines`` imports the gates
-    from dream.engines.llm_client import ChatClient, LLMSettings
+    from dream.engines.llm.client import ChatClient, LLMSettings
 
 __all__ = [
     "CODES",
@@ -103,7 +103,7 @@ class CitedTurn:
     """A turn as the judge shows it."""
 
     ref: str  # sessions/transcripts/<id>.md#t3
-    hash: str  # the turn's hash (``memoryfs.hashing.turn_hash``)
+    hash: str  # the turn's hash (``memoryfs.store.hashing.turn_hash``)
     speaker: str  # the speaker's name, with the role when the name is not the label
     ts: str  # the turn's time, or its session's date
     text: str
@@ -181,8 +181,8 @@ def parse_verdicts(text: str, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
     """id -> (verdict, reason) from the model's reply; ``Malformed`` unless the reply is
     one JSON object whose ``verdicts`` give exactly one known verdict for each id."""
     # imported here: ``dream.engines`` imports the gates
-    from dream.engines.llm_schema import Malformed as Unreadable
-    from dream.engines.llm_schema import json_reply
+    from dream.engines.llm.schema import Malformed as Unreadable
+    from dream.engines.llm.schema import json_reply
 
     try:
         data = json_reply(text)
@@ -241,7 +241,7 @@ class Judge:
         client: ChatClient | None = None,
         spent: Callable[[], int] | None = None,
     ) -> None:
-        from dream.engines.llm_client import ChatClient
+        from dream.engines.llm.client import ChatClient
 
         self.settings = settings
         self.batch = max(1, batch)
@@ -291,7 +291,7 @@ class Judge:
 
     def _ask(self, batch: dict[tuple[str, str], Item]) -> dict[tuple[str, str], Verdict]:
         """Verdicts on one batch from the model; none when it cannot give them."""
-        from dream.engines.llm_client import EndpointError
+        from dream.engines.llm.client import EndpointError
 
         budget = self.settings.max_tokens
         if not self.down and budget and self.spent() + self.tokens >= budget:
@@ -541,7 +541,7 @@ def judge_for(
     """The judge ``store``'s ``[verify]`` and the run's ``engine`` call for; None when
     there is none. A judge that is on but cannot be built (no model, no endpoint, an
     unset key variable, no openai package) is a ``DreamError``, before the run starts."""
-    from dream.engines.llm_client import LLMSettings
+    from dream.engines.llm.client import LLMSettings
 
     v = store.config.verify
     settings = getattr(engine, "settings", None)

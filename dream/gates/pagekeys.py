@@ -2,7 +2,7 @@
 
 Validation reads the changed files of a run; every other page of ``knowledge/`` and
 ``notes/`` takes part in the cross-page rules through its keys: id, aliases and link
-targets (``memoryfs.validate_keys``). An unchanged page is the base commit's blob, so
+targets (``memoryfs.validate.keys``). An unchanged page is the base commit's blob, so
 its keys are kept by Git blob id in ``.memoryfs/dream-page-keys.sqlite`` (a blob id
 names exact content: the cache is never stale). A run lists the base tree's pages into
 a temporary table and asks its questions (which pages share an id, which links resolve
@@ -21,11 +21,11 @@ from collections.abc import Callable, Collection, Container, Iterable
 from pathlib import Path
 from typing import TypeVar
 
-from dream.blobcache import ls_tree, with_blob_cache
 from dream.gates import staged_page
-from memoryfs.store import Store
-from memoryfs.validate import page_keys
-from memoryfs.validate_keys import PageKeys, link_name, stem
+from dream.landing.blobcache import ls_tree, with_blob_cache
+from memoryfs.store.store import Store
+from memoryfs.validate.keys import PageKeys, link_name, stem
+from memoryfs.validate.rules import page_keys
 
 __all__ = ["PageKeyCache", "with_page_keys", "read_keys", "CACHE_NAME"]
 
@@ -75,7 +75,7 @@ def _kept(table: str) -> str:
 
 def with_page_keys(store: Store, work: Callable[[PageKeyCache], T]) -> T:
     """``work`` with the store's cache open; a cache that fails is rebuilt, then kept
-    in memory: never a reason to fail the gate (``dream.blobcache``)."""
+    in memory: never a reason to fail the gate (``dream.landing.blobcache``)."""
     shutil.rmtree(store.cache_dir / "dream-stubs", ignore_errors=True)
     return with_blob_cache(
         store, CACHE_NAME, _VERSION, _SCHEMA, _TEMP, lambda db: work(PageKeyCache(db)), _EARLIER

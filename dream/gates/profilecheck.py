@@ -1,14 +1,14 @@
 """Gate 2 on the lines of a page's ``## Profile``: each thing's new citations name it.
 
-A profile line (``dream.profile``) names up to six things, each citing up to four turns
+A profile line (``dream.wiki.profile``) names up to six things, each citing up to four turns
 of distinct sessions. Checked as one claim against all the turns it cites, every run
 that changed a person page read again most of the transcripts the person ever spoke
 in, and said less: a thing citing a turn that does not name it passed as long as
 names, numbers and dates were somewhere in the line's turns. Here a well-formed profile
-bullet (``dream.profile.bullet``: a facet's heading, then things each followed by
+bullet (``dream.wiki.profile.bullet``: a facet's heading, then things each followed by
 citations) is checked pair by pair: each (thing, citation) the base commit's version of
 the page did not hold (the same thing key, the same ref with the same turn hash) must
-cite a turn whose words name the thing (``dream.facets.thing_key`` of each of its
+cite a turn whose words name the thing (``dream.language.facets.thing_key`` of each of its
 words, as the profile is built) and that supports the thing as a claim
 (``check_claim``: names, numbers, dates). A pair the base held was checked when it was
 committed (or is the user's own), as an unchanged claim is. A line that is not a
@@ -22,10 +22,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from dream.facets import thing_key, words
-from dream.profile import PROFILE, bullet
-from dream.turnkeys import turn_keys
-from memoryfs.page import Page
+from dream.language.facets import thing_key, words
+from dream.wiki.cited_names import turn_keys
+from dream.wiki.profile import PROFILE, bullet
+from memoryfs.pages.page import Page
 
 __all__ = ["Pair", "Problems", "ProfileCheck", "base_pairs", "new_pairs", "names_thing"]
 
@@ -75,7 +75,7 @@ def new_pairs(
 
 
 def names_thing(form: str, text: str) -> bool:
-    """Whether a turn saying ``text`` names the thing ``form`` (as ``dream.profile`` asks)."""
+    """Whether a turn saying ``text`` names the thing ``form`` (as ``dream.wiki.profile`` asks)."""
     keys = turn_keys(text)
     return all(k in keys for k in _keys(form))
 

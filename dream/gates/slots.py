@@ -8,7 +8,7 @@ leading date and the subject's name): ``works as`` / ``role:`` (role), ``works a
 as|in`` (preference:X), ``is married|engaged to`` / ``is dating`` / ``'s partner|wife|
 husband is`` followed by a name (partner). A move to an organisation ("moved to the
 Minho Biology Institute": a name shaped like an organisation's, or one ``kind_of`` knows
-as an org) is a change of employer, as ``dream.cues.claim_slot`` reads it, not of city.
+as an org) is a change of employer, as ``dream.language.cues.claim_slot`` reads it, not of city.
 The value is the rest of the clause ("Leipzig and commutes to Berlin": Leipzig); two
 values clash unless one's words contain the other's. Anything the table does not
 recognise has no slot: the check errs towards letting a claim through rather than
@@ -20,12 +20,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from dream.cues import KindOf, moved_to_org
 from dream.gates import Problem
 from dream.gates.claimtext import claim_dates
 from dream.gates.claimtext import plain as _plain
-from memoryfs.claims import Claim
-from memoryfs.page import Page
+from dream.language.cues import KindOf, moved_to_org
+from memoryfs.pages.claims import Claim
+from memoryfs.pages.page import Page
 
 __all__ = ["slot_of", "clash", "opening_name", "contradictions"]
 

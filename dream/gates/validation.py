@@ -1,7 +1,7 @@
 """Gate 1, deterministic validation: ``memoryfs validate`` on the staged tree.
 
 A run changes a few files of a large store, so by default the gate validates what
-changed rather than all of it (``memoryfs.validate.validate_files``): each changed
+changed rather than all of it (``memoryfs.validate.rules.validate_files``): each changed
 file whole, the transcripts its new or changed citations name, and the deletion log;
 every other page of ``knowledge/`` and ``notes/`` takes part in the cross-page rules
 (duplicate ids, an alias that is another page's id, links that resolve to no page)
@@ -31,7 +31,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dream.disklist import DiskSet
 from dream.gates import (
     GENERATED,
     GateReport,
@@ -42,11 +41,12 @@ from dream.gates import (
     staged_page,
 )
 from dream.gates.pagekeys import PageKeyCache, with_page_keys
-from dream.staging import Change
-from memoryfs.page import Page
-from memoryfs.store import Store
-from memoryfs.validate import Finding, validate_files, validate_store
-from memoryfs.validate_read import TurnHashes
+from dream.landing.disklist import DiskSet
+from dream.landing.staging import Change
+from memoryfs.pages.page import Page
+from memoryfs.store.store import Store
+from memoryfs.validate.read import TurnHashes
+from memoryfs.validate.rules import Finding, validate_files, validate_store
 
 __all__ = ["validate_stage"]
 

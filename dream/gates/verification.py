@@ -1,6 +1,6 @@
 """Gate 2, semantic verification: new claims say what their cited turns say.
 
-Checked: every claim (``memoryfs.claims``) of a changed page that is new or changed
+Checked: every claim (``memoryfs.pages.claims``) of a changed page that is new or changed
 relative to the base commit; a claim whose cited turn was re-hashed is changed (its key
 pins the turn's hash). A claim's core is its text without ``(superseded ...)`` markers and
 strike-through, so moving a fact under a history heading is not a new claim. A claim is
@@ -15,7 +15,7 @@ supported when, taken over the turns it cites (together):
   and says them in a sentence (or after one) about what the claim says them of;
 - **dates** (DV103: "7 May 2023", "May 7", "2023-05-07", "May 2023", "the week of 1 May
   2023", a year) are the session date or a turn's date, a date written in the turn, or a
-  resolution of a relative phrase in the turn (``dream.dates.find_relative_dates``); a
+  resolution of a relative phrase in the turn (``dream.language.dates.find_relative_dates``); a
   coarser date that contains one of those is supported too ("May 2023" for 7 May 2023);
   and the turn's sentence that says what the claim's sentence says dates it so, when it
   dates it at all ("on 30 January" for "yesterday" on the 30th is not);
@@ -40,8 +40,6 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
-from dream.calendar_dates import parse_session_datetime
-from dream.dates import find_relative_dates
 from dream.gates import (
     GENERATED,
     GateReport,
@@ -69,16 +67,18 @@ from dream.gates.entailment import (
 from dream.gates.judge import Judge, Pending
 from dream.gates.profilecheck import Problems, ProfileCheck
 from dream.gates.slots import contradictions, slot_of
-from dream.profile import PROFILE
-from dream.staging import Change
-from dream.subjects import FOLDERS, slugify
-from memoryfs.claims import Claim, extract_claims
+from dream.landing.staging import Change
+from dream.language.calendar_dates import parse_session_datetime
+from dream.language.dates import find_relative_dates
+from dream.wiki.profile import PROFILE
+from dream.wiki.subjects import FOLDERS, slugify
 from memoryfs.errors import PageError
-from memoryfs.links import CITE_RE
-from memoryfs.page import Page
-from memoryfs.speakers import Roster
-from memoryfs.store import Store
-from memoryfs.transcript import Transcript, Turn, parse_transcript
+from memoryfs.pages.claims import Claim, extract_claims
+from memoryfs.pages.links import CITE_RE
+from memoryfs.pages.page import Page
+from memoryfs.pages.speakers import Roster
+from memoryfs.pages.transcript import Transcript, Turn, parse_transcript
+from memoryfs.store.store import Store
 
 __all__ = ["verify_stage", "check_claim", "slot_of", "claim_dates", "support_for", "Support"]
 
@@ -91,7 +91,7 @@ _NUMBER_RE = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)*)(st|nd|rd|th)?")
 # number before them, not a name.
 _NAME_RE = re.compile(r"(?<![\w'’-])[^\W\d_][\w'’-]*")
 _SENTENCE_BREAK_RE = re.compile(r"(?:^|[.!?:;(\"“‘]|\s[-–—]|\n)\s*$")
-# The base side's line reading (see _line_claims), after memoryfs.claims.
+# The base side's line reading (see _line_claims), after memoryfs.pages.claims.
 _LIST_PREFIX_RE = re.compile(r"^\s*(?:>\s?)*\s*(?:(?:[-*+]|\d{1,9}[.)])\s+)?(?:\[[ xX]\]\s+)?")
 _ATX_RE = re.compile(r"^ {0,3}(#{1,6})\s+(.*)$")
 _HISTORY_RE = re.compile(r"^\W*(?:history|superseded)\b", re.IGNORECASE)  # as claims reads it
@@ -543,7 +543,7 @@ def _refs(page: Page) -> dict[int, str]:
 
 
 def _resolve(sources: dict[int, str], claim: Claim) -> list[str]:
-    """The refs of the sources a claim cites (``memoryfs.claims.resolve_claim_sources``,
+    """The refs of the sources a claim cites (``memoryfs.pages.claims.resolve_claim_sources``,
     with the page's sources indexed once rather than once per claim)."""
     return [sources[n] for n in claim.citations if n in sources]
 

@@ -4,7 +4,7 @@ Everything is parsed and checked before anything is written (``memoryfs.ingest.
 load``): a session that exists already may only grow (its file gets the new turns
 appended, byte for byte); a change to an earlier turn, or a scope that is not the
 store's, is refused and nothing is written. Each new or grown session gets an
-``ingested`` receipt (``memoryfs.receipts``: the transcript's content hash, no
+``ingested`` receipt (``memoryfs.receipts.records``: the transcript's content hash, no
 content) committed with the transcripts.
 """
 
@@ -17,15 +17,11 @@ from pathlib import Path
 
 import git
 
-from memoryfs.atomic import atomic_write_text, remove_temp_files
-from memoryfs.deletions import load_deletions
 from memoryfs.errors import IngestError, MemoryFSError, PageError
-from memoryfs.hashing import content_hash
+from memoryfs.forget.deletions import load_deletions
+from memoryfs.forget.redact import scrub_incoming
 from memoryfs.ingest.load import Input, read_inputs, settle
-from memoryfs.receipt_log import record_ingested, store_receipt_dir
-from memoryfs.redact import scrub_incoming
-from memoryfs.store import Store
-from memoryfs.transcript import (
+from memoryfs.pages.transcript import (
     Transcript,
     Turn,
     parse_transcript,
@@ -33,6 +29,10 @@ from memoryfs.transcript import (
     render_turn,
     valid_session_id,
 )
+from memoryfs.receipts.log import record_ingested, store_receipt_dir
+from memoryfs.store.atomic import atomic_write_text, remove_temp_files
+from memoryfs.store.hashing import content_hash
+from memoryfs.store.store import Store
 
 __all__ = ["SessionChange", "IngestResult", "plan_ingest", "ingest"]
 

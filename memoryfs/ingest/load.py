@@ -28,9 +28,14 @@ from memoryfs.ingest.detect import detect
 from memoryfs.ingest.formats import LOADERS
 from memoryfs.ingest.formats.imported import Imported
 from memoryfs.ingest.source import Source
-from memoryfs.page import parse_page
-from memoryfs.store import Store
-from memoryfs.transcript import Transcript, parse_transcript, render_transcript, valid_session_id
+from memoryfs.pages.page import parse_page
+from memoryfs.pages.transcript import (
+    Transcript,
+    parse_transcript,
+    render_transcript,
+    valid_session_id,
+)
+from memoryfs.store.store import Store
 
 __all__ = ["Input", "as_source", "read_inputs", "settle", "load_sessions", "check_writable"]
 

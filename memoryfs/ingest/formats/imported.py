@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memoryfs.transcript import Transcript, Turn
+from memoryfs.pages.transcript import Transcript, Turn
 
 __all__ = ["Said", "Imported", "build_transcript"]
 

@@ -1,5 +1,5 @@
 """``locomo``: LoCoMo conversations (one object, or a list of them), one transcript
-per session. The reading itself is ``memoryfs.locomo``: turns, dates and each turn's
+per session. The reading itself is ``memoryfs.ingest.locomo``: turns, dates and each turn's
 ``dia_id`` (kept in the ``dia_ids`` frontmatter list); never the dataset's
 annotations. A conversation without ``sample_id`` is named after the file
 (``locomo`` when read from stdin).
@@ -8,8 +8,8 @@ annotations. A conversation without ``sample_id`` is named after the file
 from __future__ import annotations
 
 from memoryfs.ingest.formats.imported import Imported
+from memoryfs.ingest.locomo import conversations_from_json
 from memoryfs.ingest.source import Source
-from memoryfs.locomo import conversations_from_json
 
 __all__ = ["load"]
 

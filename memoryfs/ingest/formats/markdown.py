@@ -1,6 +1,6 @@
 """``md``: transcripts already in the store's Markdown form.
 
-Accepts what ``memoryfs.transcript`` writes: YAML frontmatter (``id``, ``type:
+Accepts what ``memoryfs.pages.transcript`` writes: YAML frontmatter (``id``, ``type:
 session``, ``started``, ``participants``, ``scope``) and ``## tN · speaker · time``
 headings. The session id is the frontmatter ``id``; a ``scope`` other than the
 store's is refused (ingest it into the store of that user).
@@ -11,7 +11,7 @@ from __future__ import annotations
 from memoryfs.errors import IngestError, PageError
 from memoryfs.ingest.formats.imported import Imported
 from memoryfs.ingest.source import Source
-from memoryfs.transcript import parse_transcript
+from memoryfs.pages.transcript import parse_transcript
 
 __all__ = ["load"]
 

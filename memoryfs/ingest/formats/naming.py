@@ -13,8 +13,8 @@ import unicodedata
 
 from memoryfs.errors import IngestError
 from memoryfs.ingest.source import Source
-from memoryfs.slugs import slugify
-from memoryfs.transcript import valid_session_id
+from memoryfs.pages.transcript import valid_session_id
+from memoryfs.store.slugs import slugify
 
 __all__ = ["file_session_id", "named_after_time", "title_slug", "TITLE_SLUG_MAX"]
 

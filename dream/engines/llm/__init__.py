@@ -1,0 +1,1 @@
+"""The LLM engine: Dream thinks with an OpenAI-compatible chat model."""

@@ -1,0 +1,1 @@
+"""Memory health: lineage verdicts, the overall verdict and the canary."""

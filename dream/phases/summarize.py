@@ -1,0 +1,173 @@
+"""Phase 2, summarize sessions: one summary page per pending session.
+
+Job: read each pending transcript from the staged tree (in date order), ask the engine for
+a ``SummaryDraft`` and render ``sessions/summaries/<id>.md`` with the transcript's content
+hash and turn count, which is how orient later tells that a session has grown. The
+engine's facts for the session are taken in the same pass (each session is parsed and
+analysed once per run). Sessions this phase reaches are the ones the later phases work on;
+a deadline stops it cleanly between sessions, leaving the rest pending.
+
+Every key point and fact is checked here with the verification gate's own test
+(``dream.gates.verification.check_claim``) against the turns it cites; one that would fail
+is dropped and reported (``ConsolidationReport.rejected``), so one bad extraction never
+costs the whole run. The gate stays strict as the last line of defence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from dream.engines.base import EngineContext
+from dream.engines.embedded.extract import speaker_names
+from dream.errors import DreamError
+from dream.gates.verification import Support, check_claim, support_for
+from dream.landing.disklist import DiskList
+from dream.phases.workset import Workset
+from dream.records import Evidence, Fact, KeyPoint, SummaryDraft
+from dream.wiki.render import render_summary
+from memoryfs.errors import PageError
+from memoryfs.forget.deletions import has_phrase
+from memoryfs.pages.transcript import Transcript, parse_transcript
+from memoryfs.store.hashing import content_hash
+
+__all__ = ["run", "load_pending"]
+
+
+@dataclass(frozen=True)
+class _Readable:
+    """A pending transcript that parsed; it is read again when its turn comes (a full run's
+    parsed transcripts, all held at once, were a fifth of its peak memory)."""
+
+    started: str
+    id: str
+    rel: str
+    digest: str
+
+
+def _read(ws: Workset, rel: str) -> tuple[Transcript, str] | None:
+    try:
+        data = (ws.memory / rel).read_bytes()
+        roster = ws.store.config.roster
+        return parse_transcript(data.decode("utf-8"), rel, roster), content_hash(data)
+    except (OSError, UnicodeDecodeError, PageError):
+        return None
+
+
+def load_pending(ctx: EngineContext, ws: Workset) -> Sequence[_Readable]:
+    """Pending transcripts that parse, oldest first (ties by id). On disk (``DiskList``):
+    one entry per session; orient lists them in that order already, so they are sorted in
+    memory only when they are not."""
+    out: DiskList[_Readable] = DiskList()
+    last: tuple[str, str] | None = None
+    in_order = True
+    for p in ctx.pending:
+        if p.id in ws.deletions.sessions:
+            continue
+        rel = p.path or f"sessions/transcripts/{p.id}.md"
+        read = _read(ws, rel)
+        if read is None:
+            ws.report.rejected.append(f"{rel}:1: transcript unreadable; session skipped")
+            continue
+        t, digest = read
+        out.append(_Readable(t.started, t.id, rel, digest))
+        in_order = in_order and (last is None or last <= (t.started, t.id))
+        last = (t.started, t.id)
+    return out if in_order else sorted(out, key=lambda x: (x.started, x.id))
+
+
+def run(ctx: EngineContext, ws: Workset) -> None:
+    pending = load_pending(ctx, ws)
+    for i, p in enumerate(pending):
+        if ctx.out_of_time():
+            ws.report.stopped_early = "deadline"
+            break
+        ctx.progress("summarize", i, len(pending))
+        read = _read(ws, p.rel)  # nothing writes transcripts during a run: the same bytes
+        if read is None or read[1] != p.digest:
+            raise DreamError(f"{p.rel} changed during the run")
+        t, digest = read
+        check = _Precheck(t, ws.report.rejected)
+        draft = check.draft(_without_forgotten(ws.engine.summarize(t), ws))
+        # the facts come from the same pass, while the session is read and analysed once;
+        # the attach phase files them (kept on disk till then)
+        ws.facts.put(t.id, check.facts(ws.engine.extract(t)))
+        names = speaker_names(t)
+        shown = [n or t.speakers.assistant_name for n in names.values()]
+        text = render_summary(draft, shown, digest, len(t.turns))
+        ws.write(f"sessions/summaries/{t.id}.md", text)
+        ws.sessions.append(t.id)
+        ws.speakers.update(n for n in names.values() if n)
+        ws.report.sessions_summarized.append(t.id)
+    ctx.progress("summarize", len(ws.sessions), len(pending))
+
+
+def _without_forgotten(draft: SummaryDraft, ws: Workset) -> SummaryDraft:
+    """The draft minus any point that would bring a forgotten phrase back."""
+    if not ws.deletions:
+        return draft
+
+    def keep(points: tuple[KeyPoint, ...]) -> tuple[KeyPoint, ...]:
+        return tuple(p for p in points if not has_phrase(p.text, ws.deletions))
+
+    outcome_ok = not has_phrase(draft.outcome, ws.deletions)
+    return replace(
+        draft,
+        title=draft.title if not has_phrase(draft.title, ws.deletions) else draft.session_id,
+        key_points=keep(draft.key_points),
+        open_threads=keep(draft.open_threads),
+        outcome=draft.outcome if outcome_ok else "",
+        outcome_evidence=draft.outcome_evidence if outcome_ok else None,
+    )
+
+
+class _Precheck:
+    """The verification gate's claim check, run before anything is filed."""
+
+    def __init__(self, t: Transcript, rejected: list[str]) -> None:
+        self.t = t
+        self.rejected = rejected
+        self.path = f"sessions/transcripts/{t.id}.md"
+        self._supports: dict[tuple[tuple[int, ...], tuple[str, ...]], Support | None] = {}
+
+    def _support(self, evidence: tuple[Evidence, ...], subject: tuple[str, ...]) -> Support | None:
+        key = (tuple(e.turn for e in evidence), subject)
+        if key not in self._supports:
+            turns = [
+                (self.t, turn)
+                for e in evidence
+                if e.session_id == self.t.id and (turn := self.t.turn(f"t{e.turn}")) is not None
+            ]
+            self._supports[key] = support_for(turns, subject) if turns else None
+        return self._supports[key]
+
+    def ok(self, what: str, text: str, evidence: tuple[Evidence, ...], subject: str) -> bool:
+        support = self._support(evidence, (subject,) if subject else ())
+        if support is None:
+            return True  # cites another session: the gate reads it there
+        problems = check_claim(text, support)
+        if not problems:
+            return True
+        code, why = problems[0]
+        turn = self.t.turn(f"t{evidence[0].turn}")
+        line = turn.line if turn is not None else 0
+        self.rejected.append(f"{self.path}:{line}: {what} dropped before the gates: {code} {why}")
+        return False
+
+    def draft(self, d: SummaryDraft) -> SummaryDraft:
+        def keep(what: str, points: tuple[KeyPoint, ...]) -> tuple[KeyPoint, ...]:
+            return tuple(p for p in points if self.ok(what, p.text, (p.evidence,), d.title))
+
+        outcome_ok = bool(d.outcome and d.outcome_evidence) and self.ok(
+            "outcome", d.outcome, (d.outcome_evidence,) if d.outcome_evidence else (), d.title
+        )
+        return replace(
+            d,
+            key_points=keep("key point", d.key_points),
+            open_threads=keep("open thread", d.open_threads),
+            outcome=d.outcome if outcome_ok else "",
+            outcome_evidence=d.outcome_evidence if outcome_ok else None,
+        )
+
+    def facts(self, facts: list[Fact]) -> list[Fact]:
+        return [f for f in facts if self.ok(f"claim on {f.subject}", f.text, f.evidence, f.subject)]

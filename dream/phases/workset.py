@@ -1,0 +1,191 @@
+"""The state one consolidation run carries from phase to phase.
+
+Job: hold the sessions being processed, their facts, the subject registry and every file the
+run means to write, so that each page is parsed once and written at most once, at the end
+(or once ``SPILL_CHARS`` of text wait), only when its bytes changed. Boundary: reads and
+writes only under the staged tree's ``memory/``; the live store is never touched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dream.engines.base import Engine
+from dream.landing.disklist import DiskList, scratch_table
+from dream.phases.spilled_facts import FactSpill
+from dream.records import ConsolidationReport, Fact
+from dream.wiki.subjects import Registry, Subject
+from memoryfs.forget.deletions import Deletions
+from memoryfs.store.store import Store
+
+__all__ = ["FileDigests", "Filing", "Workset"]
+
+
+@dataclass(frozen=True, slots=True)
+class Filing:
+    """One fact filed on one subject page. ``primary``: the first page its claim went to."""
+
+    subject: Subject
+    fact: Fact
+    primary: bool
+    links: tuple[str, ...] = ()  # ids of the other subjects the claim names
+
+
+SPILL_CHARS = 250_000  # staged text held before written out (a full run writes ~40 MB; was 1 M)
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+
+
+def _digest_of(text: str | None) -> bytes | None:
+    return None if text is None else _digest(text)
+
+
+@dataclass
+class Workset:
+    engine: Engine
+    store: Store  # the staged tree (root = stage_root)
+    report: ConsolidationReport
+    deletions: Deletions
+    sessions: DiskList[str] = field(default_factory=DiskList)  # ids of the sessions summarized
+    facts: FactSpill = field(default_factory=FactSpill)  # session id -> its facts, on disk
+    # what the wiki phase files, in order: the attach phase makes it an iterable that reads
+    # the facts back a session at a time, so the run's facts are never all held at once
+    filings: Iterable[Filing] = field(default_factory=list)
+    speakers: set[str] = field(default_factory=set)  # display names of people who spoke
+    registry: Registry | None = None
+    # A file's text is held only while it waits to be written: what the run found, and what
+    # it wrote, are digests kept on disk (a full run writes every summary, page and note).
+    _digests: FileDigests = field(default_factory=lambda: FileDigests())
+    _writes: dict[str, str] = field(default_factory=dict)
+    _pending: int = 0  # characters in _writes
+
+    @property
+    def memory(self) -> Path:
+        return self.store.memory
+
+    def _load(self, rel: str) -> str | None:
+        try:
+            return (self.memory / rel).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    def read(self, rel: str) -> str | None:
+        """A file's text as the run has it: what it wrote, else the file (None if missing)."""
+        if rel in self._writes:
+            return self._writes[rel]
+        text = self._load(rel)
+        if not self._digests.found(rel):
+            self._digests.find(rel, _digest_of(text))
+        return text
+
+    def exists(self, rel: str) -> bool:
+        return rel in self._writes or (self.memory / rel).is_file()
+
+    def names_in(self, folder: str, prefix: str = "") -> list[str]:
+        """The names of the files in ``folder`` (relative to ``memory/``) that start with
+        ``prefix``, as the run has them (written or on disk), sorted."""
+        names = {r.rsplit("/", 1)[1] for r in self._writes if r.startswith(f"{folder}/{prefix}")}
+        try:
+            with os.scandir(self.memory / folder) as found:
+                names.update(e.name for e in found if e.name.startswith(prefix))
+        except OSError:
+            pass
+        return sorted(n for n in names if "/" not in n)
+
+    def write(self, rel: str, text: str) -> None:
+        """Stage ``text`` for ``rel``; it reaches the disk at ``flush``, or earlier once
+        ``SPILL_CHARS`` of text wait (the files are the same either way)."""
+        if not self._digests.found(rel):
+            self._digests.find(rel, _digest_of(self._load(rel)))
+        self._pending += len(text) - len(self._writes.get(rel, ""))
+        self._writes[rel] = text
+        if self._pending > SPILL_CHARS:
+            self._spill()
+
+    def _spill(self) -> None:
+        """Write every waiting file whose bytes differ from the disk's."""
+        for rel in sorted(self._writes):
+            text = self._writes[rel]
+            digest = _digest(text)
+            if digest != self._digests.on_disk(rel):
+                _replace(self.store.resolve(rel), text)
+                self._digests.wrote(rel, digest)
+        self._writes.clear()
+        self._pending = 0
+
+    def flush(self) -> tuple[DiskList[str], DiskList[str]]:
+        """Write every changed file atomically; (created, updated) paths, sorted."""
+        self._spill()
+        return self._digests.settle()
+
+
+class FileDigests:
+    """Per file the run read or wrote: the digest of what it found (None: no file) and of
+    what it wrote since the last ``settle``. In a private temporary SQLite database, not
+    in memory: a full run writes 12,000 files at 2,000 sessions, and their paths and
+    digests in dictionaries grew its peak with the store (issue 3)."""
+
+    def __init__(self) -> None:
+        self._db, self._files = scratch_table(
+            self, "rel TEXT PRIMARY KEY, found BLOB, disk BLOB", without_rowid=True
+        )
+
+    def found(self, rel: str) -> bool:
+        """Whether what ``rel`` held is known."""
+        row = self._db.execute(f"SELECT 1 FROM {self._files} WHERE rel = ?", (rel,)).fetchone()
+        return row is not None
+
+    def find(self, rel: str, digest: bytes | None) -> None:
+        self._db.execute(
+            f"INSERT OR IGNORE INTO {self._files}(rel, found) VALUES (?, ?)", (rel, digest)
+        )
+
+    def on_disk(self, rel: str) -> bytes | None:
+        """The digest of what ``rel`` holds now (None: no file)."""
+        row = self._db.execute(
+            f"SELECT coalesce(disk, found) FROM {self._files} WHERE rel = ?", (rel,)
+        ).fetchone()
+        return None if row is None else row[0]
+
+    def wrote(self, rel: str, digest: bytes) -> None:
+        self._db.execute(f"UPDATE {self._files} SET disk = ? WHERE rel = ?", (digest, rel))
+
+    def settle(self) -> tuple[DiskList[str], DiskList[str]]:
+        """(created, updated) paths, sorted: those written since the last ``settle`` whose
+        bytes differ from what was found; what was written is what is found from now."""
+        created: DiskList[str] = DiskList()
+        updated: DiskList[str] = DiskList()
+        rows = self._db.execute(
+            f"SELECT rel, found FROM {self._files}"
+            " WHERE disk IS NOT NULL AND disk IS NOT found ORDER BY rel"
+        )
+        for rel, found in rows:
+            (created if found is None else updated).append(rel)
+        self._db.execute(
+            f"UPDATE {self._files} SET found = disk, disk = NULL WHERE disk IS NOT NULL"
+        )
+        return created, updated
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write by temp file and rename, so no reader sees a torn file. No fsync: this is the
+    staged worktree, which a crash throws away and the commit makes durable; thousands of
+    fsyncs were a third of a full run's cost."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,1 @@
+"""Forgetting for good: the deletion log, scrubbing, redaction and the history purge."""

@@ -1,0 +1,375 @@
+"""``memoryfs forget``: remove a page, a session or a phrase from the live tree for good.
+
+One forget is one normal commit ``forget: <kind> (<reason>)`` made under the
+store's write lock. It appends a tombstone to ``memory/deletions.jsonl`` that keeps
+no forgotten content (a page or session by its id; a phrase as ``phrase_hash`` of
+its normalized words and their count, plus the user's reason, which may not
+repeat the phrase), scrubs every file the tombstone touches (see
+``memoryfs.forget.scrub``: pages, notes and summaries lose the lines, transcripts get
+``[forgotten]`` in place of the phrase, or are removed with their session),
+regenerates INDEX.md and sessions/index.md, and drops the caches under
+``.memoryfs/`` (the search index holds text). Git history still holds the old
+content until ``memoryfs.forget.purge.purge_history`` rewrites it.
+
+A redacted transcript gets an ``ingested`` receipt at its new version (committed
+with the forget), so its lineage stays proven. A forget that was interrupted
+(killed before its commit) is finished by running it again: the files it already
+changed are found by comparing with HEAD.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import json
+import os
+import re
+import secrets
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import git
+
+from memoryfs.errors import MemoryFSError, PageError
+from memoryfs.forget.deletions import (
+    DELETIONS_REL,
+    Deletions,
+    has_phrase,
+    load_deletions,
+    parse_deletions,
+    parse_entries,
+)
+from memoryfs.forget.redact import scrub_transcript
+from memoryfs.forget.scrub import scrub_page, unlink_pages
+from memoryfs.index.index_md import write_indexes
+from memoryfs.pages.page import parse_page
+from memoryfs.pages.transcript import valid_session_id
+from memoryfs.receipts.log import record_ingested, store_receipt_dir
+from memoryfs.store.atomic import atomic_write_text, remove_temp_files
+from memoryfs.store.hashing import content_hash
+from memoryfs.store.store import Store
+from memoryfs.validate.rules import normalize_words, phrase_hash
+
+__all__ = ["KINDS", "ForgetResult", "make_entry", "forget"]
+
+KINDS = ("page", "session", "phrase")
+MAX_REASON = 200
+MAX_PHRASE_WORDS = 64
+_PAGE_ID_RE = re.compile(r"^[^/\\\x00-\x1f.][^/\\\x00-\x1f]{0,199}$")
+_PAGE_LAYERS = ("knowledge/", "notes/")
+_SUMMARIES = "sessions/summaries/"
+_TRANSCRIPTS = "sessions/transcripts/"
+_GENERATED = ("INDEX.md", "sessions/index.md")
+
+
+@dataclass(frozen=True)
+class ForgetResult:
+    kind: str
+    entry: dict[str, Any]  # the tombstone (content-free)
+    logged: bool  # False when an equal tombstone was already in the log
+    removed: tuple[str, ...]  # files removed, relative to memory/
+    edited: tuple[str, ...]  # pages, notes and summaries changed
+    redacted: tuple[str, ...]  # transcripts redacted
+    lines_removed: int
+    turns_redacted: int
+    citations_rehashed: int
+    commit: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "entry": self.entry,
+            "logged": self.logged,
+            "removed": list(self.removed),
+            "edited": list(self.edited),
+            "redacted": list(self.redacted),
+            "linesRemoved": self.lines_removed,
+            "turnsRedacted": self.turns_redacted,
+            "citationsRehashed": self.citations_rehashed,
+            "commit": self.commit,
+        }
+
+
+def make_entry(
+    kind: str, target: str, reason: str, today: _dt.date | None = None
+) -> dict[str, Any]:
+    """The tombstone for a request; raises ``MemoryFSError`` on a bad request."""
+    reason = reason.strip()
+    if not reason:
+        raise MemoryFSError("give a --reason (it is kept in the log and the commit message)")
+    if len(reason) > MAX_REASON or any(ch < " " or ch == "\x7f" for ch in reason):
+        raise MemoryFSError(f"the reason must be one line of at most {MAX_REASON} characters")
+    at = (today or _dt.date.today()).isoformat()
+    if kind == "page":
+        if not _PAGE_ID_RE.match(target) or target.endswith(".md"):
+            raise MemoryFSError(f"{target!r} is not a page id (the file name without .md)")
+        return {"kind": "page", "id": target, "reason": reason, "at": at}
+    if kind == "session":
+        if not valid_session_id(target):
+            raise MemoryFSError(f"{target!r} is not a session id (the transcript's file name)")
+        return {"kind": "session", "id": target, "reason": reason, "at": at}
+    if kind != "phrase":
+        raise MemoryFSError(f"unknown kind {kind!r} (use one of: {', '.join(KINDS)})")
+    words = normalize_words(target)
+    if not words:
+        raise MemoryFSError("the phrase has no words to forget")
+    if len(words) > MAX_PHRASE_WORDS:
+        raise MemoryFSError(f"the phrase is longer than {MAX_PHRASE_WORDS} words; forget a part")
+    if set(words) == {"forgotten"}:
+        raise MemoryFSError("'forgotten' is the redaction marker itself and cannot be forgotten")
+    entry = {"kind": "phrase", "hash": phrase_hash(words), "words": len(words)}
+    if has_phrase(reason, parse_entries([entry])):
+        raise MemoryFSError(
+            "the reason repeats the phrase; the log must not keep what it forgets "
+            "(describe why, not what)"
+        )
+    return {**entry, "reason": reason, "at": at}
+
+
+@dataclass
+class _Plan:
+    writes: dict[str, str]  # memory/-relative path -> new text
+    removes: set[str]
+    edited: set[str]
+    redacted: set[str]
+    lines: int = 0
+    turns: int = 0
+    rehashed: int = 0
+
+
+def forget(
+    store: Store, kind: str, target: str, reason: str, today: _dt.date | None = None
+) -> ForgetResult:
+    """Forget a page, session or phrase in one commit; see the module docstring."""
+    entry = make_entry(kind, target, reason, today)
+    new = parse_entries([entry])
+    with store.lock("write"):
+        remove_temp_files(store.memory)  # left by a killed write: we hold the lock
+        log = load_deletions(store)
+        interrupted, rehash = _interrupted(store, new)
+        plan = _plan(store, new, rehash)
+        logged = not log.has(entry)
+        if kind != "phrase" and not plan.removes and not interrupted:
+            if not logged:
+                raise MemoryFSError(f"{kind} {target!r} is already forgotten; nothing to do")
+            where = "knowledge/ or notes/" if kind == "page" else "sessions/"
+            raise MemoryFSError(
+                f"no {kind} {target!r} in {where} (check the id with 'memoryfs index --prompt')"
+            )
+        if kind == "phrase" and not logged and not (plan.writes or plan.removes or interrupted):
+            raise MemoryFSError("this phrase is already forgotten; nothing to do")
+        paths = _apply(store, plan)
+        if logged:
+            _append(store, entry)
+        paths.add(DELETIONS_REL)
+        write_indexes(store)
+        paths.update(_GENERATED)  # also when a killed run of this forget wrote them already
+        paths.update(interrupted)
+        committable = _committable(store, paths) + _receipts(store, plan)
+        commit = store.commit(f"forget: {kind} ({entry['reason']})", committable)
+        _drop_caches(store)
+    return ForgetResult(
+        kind=kind,
+        entry=entry,
+        logged=logged,
+        removed=tuple(sorted(plan.removes)),
+        edited=tuple(sorted(plan.edited)),
+        redacted=tuple(sorted(plan.redacted)),
+        lines_removed=plan.lines,
+        turns_redacted=plan.turns,
+        citations_rehashed=plan.rehashed,
+        commit=commit,
+    )
+
+
+def _inside(store: Store, rel: str) -> Path | None:
+    """``memory/rel`` when it is a regular file of the store reached without symlinks.
+
+    (Not ``Store.resolve``: that refuses odd names such as ones holding a newline,
+    and a forget must reach every file that may hold what it forgets.)
+    """
+    path = store.memory / rel
+    real = os.path.realpath(path)
+    if path.is_symlink() or not real.startswith(os.path.realpath(store.root) + os.sep):
+        return None
+    return path
+
+
+def _read(store: Store, rel: str) -> str | None:
+    """A file's text, or None for symlinks and unreadable files (never followed)."""
+    path = _inside(store, rel)
+    if path is None:
+        return None
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _plan(store: Store, d: Deletions, rehash: dict[str, tuple[str, str]]) -> _Plan:
+    """Every change the tombstone asks for, computed before anything is written."""
+    plan = _Plan(writes={}, removes=set(), edited=set(), redacted=set())
+    rehash = dict(rehash)  # turns a killed run of this forget redacted already, and ours
+    for rel in store.files(_TRANSCRIPTS):
+        text = _read(store, rel)
+        if text is None or rel.count("/") != 2:
+            continue
+        result = scrub_transcript(text, rel, d)
+        if result.text is None:
+            plan.removes.add(rel)
+        elif result.text != text:
+            plan.writes[rel] = result.text
+            plan.redacted.add(rel)
+            plan.turns += result.turns
+            rehash.update(result.rehash)
+    texts: dict[str, str] = {}
+    keys: set[str] = set()
+    for rel in [*store.files("knowledge"), *store.files("notes"), *store.files(_SUMMARIES)]:
+        text = _read(store, rel)
+        if text is None:
+            continue
+        page = scrub_page(text, rel, d, rehash)
+        if page.text is None:
+            plan.removes.add(rel)
+            if rel.startswith(_PAGE_LAYERS):
+                keys |= page.keys
+            continue
+        texts[rel] = page.text
+        if page.text != text:
+            plan.edited.add(rel)
+            plan.lines += page.lines_removed
+            plan.rehashed += page.rehashed
+    # a key another surviving page still answers to keeps its links
+    surviving: set[str] = set()
+    for rel, text in texts.items():
+        if rel.startswith(_PAGE_LAYERS):
+            surviving |= _keys(rel, text)
+    gone = frozenset(k for k in keys if k.lower() not in surviving)
+    for rel, text in texts.items():
+        new_text, changed = unlink_pages(text, rel, gone)
+        if changed:
+            plan.edited.add(rel)
+        if rel in plan.edited:
+            plan.writes[rel] = new_text
+    return plan
+
+
+def _keys(rel: str, text: str) -> set[str]:
+    """Lower-cased names a page answers to in ``[[links]]``: file name, id, aliases."""
+    keys = {rel.rsplit("/", 1)[-1].removesuffix(".md").lower()}
+    try:
+        page = parse_page(text, rel)
+    except PageError:
+        return keys
+    return keys | {page.id.lower(), *(a.lower() for a in page.aliases)}
+
+
+def _apply(store: Store, plan: _Plan) -> set[str]:
+    for rel, text in plan.writes.items():
+        path = _inside(store, rel)
+        if path is None:
+            raise MemoryFSError(f"memory/{rel} changed into a symlink during the forget")
+        atomic_write_text(path, text)
+    for rel in plan.removes:
+        path = _inside(store, rel)
+        if path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+    return set(plan.writes) | plan.removes
+
+
+def _receipts(store: Store, plan: _Plan) -> list[str]:
+    """An ``ingested`` receipt per redacted transcript (its new version enters the
+    store here, not through ingest); the root-relative paths to commit."""
+    versions: dict[str, str] = {}
+    for rel in plan.redacted:
+        with contextlib.suppress(OSError):
+            versions[Path(rel).stem] = content_hash((store.memory / rel).read_bytes())
+    if not versions and not store_receipt_dir(store.root).is_dir():
+        return []
+    run_id = f"forget-{secrets.token_hex(4)}"
+    return record_ingested(store.root, store.config.user, store.config.assistant, versions, run_id)
+
+
+def _committable(store: Store, paths: set[str]) -> list[str]:
+    """The paths (root-relative) Git can commit: on disk, or known to it (a removal).
+
+    A file never committed and now removed (say, the transcript of a killed
+    ingest, then forgotten) is neither, and ``git add`` would refuse it.
+    """
+    rels = sorted(f"memory/{p}" for p in paths)
+    known = set(store.repo.git.ls_files("-z", "--", *rels).split("\0")) if rels else set()
+    return [p for p in rels if p in known or (store.root / p).exists()]
+
+
+def _append(store: Store, entry: dict[str, Any]) -> None:
+    path = store.resolve(DELETIONS_REL)
+    try:
+        old = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        old = ""
+    if old and not old.endswith("\n"):
+        old += "\n"
+    atomic_write_text(path, old + json.dumps(entry, ensure_ascii=False) + "\n")
+
+
+def _interrupted(store: Store, d: Deletions) -> tuple[set[str], dict[str, tuple[str, str]]]:
+    """Files a killed run of this forget already changed: dirty, and this forget changes
+    HEAD's version of them (the commit must take them along); and the turn hashes
+    that run changed (so surviving citations still get the new ones)."""
+    out = store.repo.git.status("--porcelain", "-z", "--untracked-files=no", "--", "memory")
+    heads: dict[str, str] = {}
+    for item in out.split("\0"):
+        if len(item) < 4 or not item[3:].startswith("memory/"):
+            continue
+        try:
+            heads[item[3 + len("memory/") :]] = store.repo.git.show(
+                f"HEAD:{item[3:]}", strip_newline_in_stdout=False
+            )
+        except git.GitCommandError:  # not in HEAD: not this forget's doing
+            continue
+    paths: set[str] = set()
+    keys: set[str] = set()
+    pages: dict[str, str] = {}
+    rehash: dict[str, tuple[str, str]] = {}
+    for rel, text in heads.items():
+        if rel == DELETIONS_REL:  # killed after logging, before committing
+            if not all(parse_deletions(text).has(e) for e in d.entries):
+                paths.add(rel)
+        elif rel.startswith(_TRANSCRIPTS):
+            try:
+                result = scrub_transcript(text, rel, d)
+            except MemoryFSError:
+                continue  # the plan refuses it with the same message
+            if result.text != text:
+                paths.add(rel)
+                rehash.update(result.rehash)
+        elif rel.startswith((*_PAGE_LAYERS, _SUMMARIES)):
+            page = scrub_page(text, rel, d)
+            if page.text is None:
+                keys |= page.keys
+            if page.text != text:
+                paths.add(rel)
+            elif page.text is not None:
+                pages[rel] = text
+    for rel, text in pages.items():  # links to a page the killed run removed
+        if unlink_pages(text, rel, frozenset(keys))[1]:
+            paths.add(rel)
+    return paths, rehash
+
+
+def _drop_caches(store: Store) -> None:
+    """The caches (search index) may hold forgotten text; they rebuild from the files."""
+    cache = store.cache_dir
+    if cache.is_symlink() or not cache.is_dir():
+        return  # never follow a symlink out of the store: deleting there is not ours
+    for child in cache.iterdir():
+        if child.name == "locks":
+            continue
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                child.unlink()

@@ -1,0 +1,1 @@
+"""The files of memory/ as objects: pages, links, claims, fact lines, sources, transcripts."""

@@ -1,0 +1,1 @@
+"""Reading memory: search, the Memory Agent (recall), packing, ranking and materializing."""

@@ -1,0 +1,1 @@
+"""Content-free receipts: lineage receipts per tier transition, their log, read receipts."""

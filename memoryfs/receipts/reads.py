@@ -1,0 +1,101 @@
+"""Read receipts: which version of each page a reader got, and what it relied on.
+
+The generation side proves what was committed; this module proves what readers
+got, so health can tell "returned v21 while v22 was committed" (a stale read):
+
+- ``materialized``: a page copied into a sandbox (``memoryfs.read.materialize``), at the
+  content hash of the bytes written;
+- ``recalled``: a page ``memoryfs recall`` drew on, at the content hash the search
+  index served it from (not re-read afterwards: an index behind the files is
+  exactly the fault to catch);
+- ``used``: an agent relied on a sandbox copy (``record_use``): ``dependsOnVersion``
+  is the hash of that copy, ``outcomeReceipt`` an optional deterministic check.
+
+Only pages get read receipts (``knowledge/``, ``notes/``, ``sessions/summaries/``):
+they are what Dream commits with receipts. Transcripts only grow, so a newer one
+than Dream last committed is not stale; the generated indexes carry no lineage.
+
+Where: ``<sandbox>/.receipts/`` beside the manifest, or the store's git-ignored
+``.memoryfs/receipts/`` for a recall without a sandbox; never the store's
+committed log (reading must not dirty a store). A read never fails because its
+receipt could not be written: the gap shows in health as missing evidence.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from memoryfs.errors import MemoryFSError
+from memoryfs.receipts.log import ReceiptLog, sandbox_receipt_dir
+from memoryfs.receipts.records import Receipt, format_utc, page_item, scope_ids, source_version
+from memoryfs.store.hashing import content_hash
+from memoryfs.store.store import Store
+
+__all__ = ["PAGE_ROOTS", "is_page", "record_reads", "record_use"]
+
+PAGE_ROOTS = ("knowledge/", "notes/", "sessions/summaries/")
+_RUN_PREFIX = {"materialized": "materialize", "recalled": "recall", "used": "agent"}
+
+
+def is_page(rel: str) -> bool:
+    """A page with a lineage (path relative to ``memory/``)."""
+    return rel.startswith(PAGE_ROOTS) and rel.endswith(".md")
+
+
+def _receipts(
+    store: Store, tier: str, versions: Mapping[str, str], depends: bool, outcome: str = ""
+) -> list[Receipt]:
+    run_id = f"{_RUN_PREFIX[tier]}-{secrets.token_hex(4)}"
+    scope = scope_ids(store.config.user, store.config.assistant)
+    at, source = format_utc(), source_version()
+    return [
+        Receipt(
+            run_id, *scope, page_item(rel), tier, version, source,
+            "verified" if outcome != "test:fail" else "failed", at,
+            version if depends else "", outcome,
+        )
+        for rel, version in sorted(versions.items())
+        if is_page(rel)
+    ]  # fmt: skip
+
+
+def record_reads(store: Store, folder: Path, tier: str, versions: Mapping[str, str]) -> int:
+    """Append a ``tier`` receipt (``materialized`` or ``recalled``) per page of ``versions``
+    (path relative to ``memory/`` -> content hash) to ``folder``; the number written.
+
+    Never raises on I/O: the read already happened.
+    """
+    receipts = _receipts(store, tier, versions, depends=False)
+    with contextlib.suppress(OSError, MemoryFSError):
+        ReceiptLog(folder).append(receipts)
+        return len(receipts)
+    return 0
+
+
+def record_use(
+    store: Store, sandbox: Path, paths: Sequence[str], outcome: str = ""
+) -> list[Receipt]:
+    """``used`` receipts for sandbox copies an agent relied on (paths relative to
+    ``memory/``); ``outcome`` is ``file:<hex>``, ``commit:<hex>``, ``test:pass|fail`` or "".
+
+    Raises ``MemoryFSError`` for a path that is not a materialized page of the sandbox.
+    """
+    root = Path(sandbox).expanduser().resolve()
+    versions: dict[str, str] = {}
+    for rel in paths:
+        rel = rel.removeprefix("memory/")
+        path = root / "memory" / rel
+        if not is_page(rel) or ".." in rel.split("/") or path.is_symlink():
+            raise MemoryFSError(f"{rel} is not a page (knowledge/, notes/ or sessions/summaries/)")
+        try:
+            versions[rel] = content_hash(path.read_bytes())
+        except OSError:
+            raise MemoryFSError(
+                f"{rel} is not in the sandbox {root}; materialize it first"
+            ) from None
+    receipts = _receipts(store, "used", versions, depends=True, outcome=outcome)
+    ReceiptLog(sandbox_receipt_dir(root)).append(receipts)
+    return receipts

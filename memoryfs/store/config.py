@@ -1,0 +1,244 @@
+"""``memory.toml``: the store's format version, scope and budgets.
+
+Read with ``tomllib``; written by ``render_config`` in one fixed key order so the
+file is stable in diffs.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memoryfs.errors import MemoryFSError
+from memoryfs.pages.speakers import Roster
+
+__all__ = [
+    "FORMAT_VERSION",
+    "Budgets",
+    "DreamSettings",
+    "StoreConfig",
+    "VerifySettings",
+    "load_config",
+    "render_config",
+    "valid_display_name",
+]
+
+FORMAT_VERSION = 1
+_SCOPE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+_VERIFY_KEYS = ("judge", "endpoint", "model", "api_key_env", "timeout", "batch")
+MAX_JUDGE_BATCH = 50
+
+
+@dataclass(frozen=True)
+class Budgets:
+    index_tokens: int = 1500
+    recall_tokens: int = 1500
+    materialize_bytes: int = 262144
+    max_file_bytes: int = 2_000_000
+
+
+@dataclass(frozen=True)
+class DreamSettings:
+    max_sessions: int = 0  # 0: no limit
+    deadline: str = ""  # e.g. "20m"; empty: none
+    approved_skill: str = ""  # content hash of the approved skills/dream/SKILL.md
+    approved_by: str = ""  # who approved it (``dream skills approve``)
+    approved_at: str = ""  # when, UTC ISO time
+
+
+@dataclass(frozen=True)
+class VerifySettings:
+    """``[verify]``: the semantic gate's model judge (``dream.gates.judge``).
+
+    The judge is on when ``judge = true``, when an ``endpoint`` or ``model`` is set here,
+    or with ``dream run --engine llm`` (whose endpoint, model and key it then uses for
+    what is not set here); ``judge = false`` turns it off for every engine.
+    """
+
+    judge: bool | None = None  # None: on when configured (see above)
+    endpoint: str = ""  # OpenAI-compatible base URL, e.g. http://127.0.0.1:11434/v1
+    model: str = ""
+    api_key_env: str = ""  # name of the environment variable holding the API key
+    timeout: float | None = None  # seconds per request; None: the judge's default
+    batch: int = 10  # claims per request
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    user: str
+    assistant: str
+    format: int = FORMAT_VERSION
+    budgets: Budgets = field(default_factory=Budgets)
+    dream: DreamSettings = field(default_factory=DreamSettings)
+    # the names claims are written with; "" derives one from the id (``display_name``)
+    user_name: str = ""
+    assistant_name: str = ""
+    verify: VerifySettings = field(default_factory=VerifySettings)
+
+    @property
+    def roster(self) -> Roster:
+        return Roster(self.user, self.assistant, self.user_name, self.assistant_name)
+
+
+def validate_scope_name(kind: str, value: str) -> str:
+    if not _SCOPE_RE.match(value):
+        raise MemoryFSError(
+            f"invalid {kind} scope {value!r} "
+            "(use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit)"
+        )
+    return value
+
+
+def valid_display_name(value: str, empty_ok: bool = False) -> bool:
+    """A display name is one line of at most 80 characters with a letter in it."""
+    value = value.strip()
+    if not value:
+        return empty_ok
+    return len(value) <= 80 and value.isprintable() and any(c.isalpha() for c in value)
+
+
+def load_config(path: Path) -> StoreConfig:
+    """Parse ``memory.toml``; a malformed file is a ``MemoryFSError``."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise MemoryFSError(f"{path}: cannot read store config: {exc}") from None
+    scope = data.get("scope")
+    if (
+        not isinstance(scope, dict)
+        or not isinstance(scope.get("user"), str)
+        or not isinstance(scope.get("assistant"), str)
+    ):
+        raise MemoryFSError(f"{path}: [scope] needs string keys 'user' and 'assistant'")
+    names = {k: scope.get(k, "") for k in ("user_name", "assistant_name")}
+    for key, value in names.items():
+        if not isinstance(value, str) or not valid_display_name(value, empty_ok=True):
+            raise MemoryFSError(
+                f"{path}: [scope] {key} must be a name on one line, at most 80 characters"
+            )
+    fmt = data.get("format", FORMAT_VERSION)
+    if not isinstance(fmt, int) or fmt > FORMAT_VERSION:
+        raise MemoryFSError(
+            f"{path}: store format {fmt!r} is newer than this memoryfs understands "
+            f"({FORMAT_VERSION}); upgrade memoryfs"
+        )
+    b = data.get("budgets", {}) or {}
+    d = data.get("dream", {}) or {}
+    try:
+        budgets = Budgets(
+            index_tokens=int(b.get("index_tokens", Budgets.index_tokens)),
+            recall_tokens=int(b.get("recall_tokens", Budgets.recall_tokens)),
+            materialize_bytes=int(b.get("materialize_bytes", Budgets.materialize_bytes)),
+            max_file_bytes=int(b.get("max_file_bytes", Budgets.max_file_bytes)),
+        )
+        dream = DreamSettings(
+            max_sessions=int(d.get("max_sessions", 0)),
+            deadline=str(d.get("deadline", "")),
+            approved_skill=str(d.get("approved_skill", "")),
+            approved_by=str(d.get("approved_by", "")),
+            approved_at=str(d.get("approved_at", "")),
+        )
+    except (TypeError, ValueError) as exc:
+        raise MemoryFSError(f"{path}: bad budget or dream setting: {exc}") from None
+    return StoreConfig(
+        user=scope["user"],
+        assistant=scope["assistant"],
+        format=fmt,
+        budgets=budgets,
+        dream=dream,
+        user_name=names["user_name"].strip(),
+        assistant_name=names["assistant_name"].strip(),
+        verify=_verify(path, data.get("verify", {})),
+    )
+
+
+def _verify(path: Path, v: object) -> VerifySettings:
+    """``[verify]``, every key checked: a typo must not leave the judge silently off."""
+
+    def bad(what: str) -> MemoryFSError:
+        return MemoryFSError(f"{path}: [verify] {what}")
+
+    if not isinstance(v, dict):
+        raise bad("must be a table")
+    unknown = sorted(set(v) - set(_VERIFY_KEYS))
+    if unknown:
+        raise bad(f"has unknown key {unknown[0]!r} (known: {', '.join(_VERIFY_KEYS)})")
+    judge = v.get("judge")
+    if judge is not None and not isinstance(judge, bool):
+        raise bad("judge must be true or false")
+    text = {}
+    for key in ("endpoint", "model", "api_key_env"):
+        value = v.get(key, "")
+        if not isinstance(value, str) or not value.isprintable():
+            raise bad(f"{key} must be a string on one line")
+        text[key] = value.strip()
+    if text["endpoint"] and not re.match(r"^https?://[^\s/]+", text["endpoint"]):
+        raise bad(f"endpoint {text['endpoint']!r} is not an http:// or https:// URL")
+    if text["api_key_env"] and not _ENV_NAME_RE.match(text["api_key_env"]):
+        raise bad(
+            f"api_key_env must name an environment variable (such as OPENAI_API_KEY), "
+            f"not {text['api_key_env']!r}"
+        )
+    timeout = v.get("timeout")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= 3600
+    ):
+        raise bad("timeout must be a number of seconds above 0, at most 3600")
+    batch = v.get("batch", VerifySettings.batch)
+    if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= MAX_JUDGE_BATCH:
+        raise bad(f"batch must be a whole number of claims from 1 to {MAX_JUDGE_BATCH}")
+    return VerifySettings(
+        judge=judge,
+        timeout=None if timeout is None else float(timeout),
+        batch=batch,
+        **text,
+    )
+
+
+def _q(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def render_config(cfg: StoreConfig) -> str:
+    return (
+        "# memoryfs store configuration\n"
+        f"format = {cfg.format}\n\n"
+        "[scope]\n"
+        f"user = {_q(cfg.user)}\n"
+        f"assistant = {_q(cfg.assistant)}\n"
+        '# the names claims are written with ("I moved" by the user -> "<user_name> moved")\n'
+        f"user_name = {_q(cfg.roster.user_name)}\n"
+        f"assistant_name = {_q(cfg.roster.assistant_name)}\n\n"
+        "[budgets]\n"
+        f"index_tokens = {cfg.budgets.index_tokens}\n"
+        f"recall_tokens = {cfg.budgets.recall_tokens}\n"
+        f"materialize_bytes = {cfg.budgets.materialize_bytes}\n"
+        f"max_file_bytes = {cfg.budgets.max_file_bytes}\n\n"
+        "[dream]\n"
+        f"max_sessions = {cfg.dream.max_sessions}\n"
+        f"deadline = {_q(cfg.dream.deadline)}\n"
+        f"approved_skill = {_q(cfg.dream.approved_skill)}\n"
+        + (f"approved_by = {_q(cfg.dream.approved_by)}\n" if cfg.dream.approved_by else "")
+        + (f"approved_at = {_q(cfg.dream.approved_at)}\n" if cfg.dream.approved_at else "")
+        + _render_verify(cfg.verify)
+    )
+
+
+def _render_verify(v: VerifySettings) -> str:
+    """``[verify]`` with the keys that differ from the defaults; "" when none does."""
+    if v == VerifySettings():
+        return ""
+    lines = ["", "[verify]"]
+    if v.judge is not None:
+        lines.append(f"judge = {'true' if v.judge else 'false'}")
+    lines += [
+        f"{k} = {_q(getattr(v, k))}" for k in ("endpoint", "model", "api_key_env") if getattr(v, k)
+    ]
+    if v.timeout is not None:
+        lines.append(f"timeout = {v.timeout:g}")
+    if v.batch != VerifySettings.batch:
+        lines.append(f"batch = {v.batch}")
+    return "\n".join(lines) + "\n"
