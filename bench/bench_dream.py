@@ -48,7 +48,8 @@ class Measure:
 
 def child(store_dir: str, engine_name: str) -> None:
     """Run Dream once on ``store_dir``; print what it cost as one JSON line."""
-    from dream.run import RunOptions, load_engine, run_dream
+    from dream.engines import load_engine
+    from dream.run import RunOptions, run_dream
 
     store = Store.open(store_dir)
     t0 = time.perf_counter()

@@ -66,7 +66,8 @@ def git(root: Path, *args: str) -> str:
 
 def dream_run(root: Path) -> str:
     """One Dream run (this checkout's code, embedded engine); the commit it made."""
-    from dream.run import RunOptions, load_engine, run_dream
+    from dream.engines import load_engine
+    from dream.run import RunOptions, run_dream
     from memoryfs.store.store import Store
 
     store = Store.open(root)

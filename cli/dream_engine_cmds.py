@@ -15,12 +15,13 @@ from typing import Annotated, Any
 import typer
 
 from cli.output import JsonOpt, StoreOpt, emit, fail, handle_errors, log, open_store
+from dream.engines import load_engine
 from dream.engines.base import Engine
 from dream.engines.command import CommandSettings
 from dream.engines.llm.client import LLMSettings
 from dream.errors import DreamError
 from dream.multistore import StoreRun, run_stores
-from dream.run import RunOptions, RunResult, load_engine, run_dream
+from dream.run import RunOptions, RunResult, run_dream
 
 __all__ = [
     "EngineOpt",

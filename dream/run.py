@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import importlib
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -60,6 +59,7 @@ from dream.landing.sync import (
     describe,
     sync,
 )
+from dream.phases.consolidate import consolidate_with
 from dream.phases.orient import find_pending, orient, stop_conditions, target_branch
 from dream.phases.recheck import recite_stage
 from dream.records import PendingSession
@@ -73,11 +73,9 @@ from memoryfs.store.hashing import content_hash
 from memoryfs.store.store import Store
 
 __all__ = [
-    "ENGINES",
     "Progress",
     "RunOptions",
     "RunResult",
-    "load_engine",
     "run_dream",
     "run_gates",
     "run_lock",
@@ -89,11 +87,6 @@ __all__ = [
     "with_judge",
 ]
 
-ENGINES = {
-    "embedded": "dream.engines.embedded.engine:EmbeddedEngine",
-    "llm": "dream.engines.llm.engine:LLMEngine",
-    "command": "dream.engines.command:CommandEngine",
-}
 Progress = Callable[[str, int, int], None]
 
 
@@ -162,23 +155,6 @@ def record(result: RunResult) -> dict[str, Any]:
 
 def now_utc() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def load_engine(name: str = "embedded") -> Engine:
-    """An engine by short name (``embedded``) or as ``package.module:Class``."""
-    spec = ENGINES.get(name, name)
-    module_name, _, class_name = spec.partition(":")
-    if not class_name:
-        known = ", ".join(ENGINES)
-        raise DreamError(f"unknown engine {name!r} (use {known} or package.module:Class)")
-    try:
-        cls = getattr(importlib.import_module(module_name), class_name)
-    except (ImportError, AttributeError) as exc:
-        raise DreamError(f"engine {name!r} is not available: {exc}") from None
-    engine = cls()
-    if not isinstance(engine, Engine):
-        raise DreamError(f"{spec} is not a dream.engines.base.Engine")
-    return engine
 
 
 @contextlib.contextmanager
@@ -417,6 +393,7 @@ class _Attempt:
             base_commit=stage.base,
             deadline=self.deadline,
             progress=self.tick,
+            phases=consolidate_with,
         )
         report = self.engine.consolidate(ctx)
         self.lap("consolidate")

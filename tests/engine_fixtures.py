@@ -13,8 +13,9 @@ import re
 import shutil
 from pathlib import Path
 
-from dream.engines import EmbeddedEngine
 from dream.engines.base import EngineContext
+from dream.engines.embedded.engine import EmbeddedEngine
+from dream.phases.consolidate import consolidate_with
 from dream.phases.orient import find_pending
 from dream.records import ConsolidationReport
 from memoryfs.ingest import ingest
@@ -66,7 +67,12 @@ def write_session(store: Store, sid: str, started: str, turns: list[tuple[str, s
 def consolidate(store: Store) -> ConsolidationReport:
     pending, _ = find_pending(store, store.head())
     ctx = EngineContext(
-        store=store, stage_root=store.root, pending=pending, run_id="test", base_commit=store.head()
+        store=store,
+        stage_root=store.root,
+        pending=pending,
+        run_id="test",
+        base_commit=store.head(),
+        phases=consolidate_with,
     )
     report = EmbeddedEngine().consolidate(ctx)
     store.commit("dream: test run")

@@ -248,7 +248,7 @@ FIXTURE_USERS = sorted((Path(__file__).parent / "fixtures" / "chatlogs").glob("*
 def test_dream_commits_every_users_chat_logs(meta: Path, tmp_path: Path) -> None:
     """Eight users no one here tuned for (terse, rambling, non-native, a coder, ...): every
     night commits, and no claim about the user is rejected for the user's name."""
-    from dream.engines import EmbeddedEngine
+    from dream.engines.embedded.engine import EmbeddedEngine
     from dream.run import RunOptions, run_dream
     from memoryfs.ingest import ingest
 

@@ -39,9 +39,10 @@ from forkrun import fork_cli, wait_exit
 from killpoints import KillPoint, copy_store, in_two_processes, kill_when
 
 from cli.dream_app import app as dream_app
+from dream.engines import load_engine
 from dream.errors import DreamError
 from dream.landing.staging import kept_runs
-from dream.run import RunOptions, load_engine, run_dream
+from dream.run import RunOptions, run_dream
 from dream.skills import approve
 from memoryfs.ingest import ingest
 from memoryfs.pages.transcript import Turn, parse_transcript, render_transcript

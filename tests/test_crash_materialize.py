@@ -31,7 +31,8 @@ import pytest
 from forkrun import fork_cli, wait_exit
 from killpoints import KillPoint, copy_store, in_two_processes, kill_when
 
-from dream.run import load_engine, run_dream
+from dream.engines import load_engine
+from dream.run import run_dream
 from dream.skills import approve
 from memoryfs.ingest import ingest
 from memoryfs.read.materialize import MANIFEST, blob_hash, materialize

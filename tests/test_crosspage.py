@@ -15,12 +15,13 @@ from pathlib import Path
 import pytest
 from engine_fixtures import write_session
 
+from dream.engines import load_engine
 from dream.engines.command import CommandEngine, CommandSettings
 from dream.gates import crosspage
 from dream.gates.slots import opening_name, slot_of
 from dream.gates.verification import verify_stage
 from dream.landing.staging import Change
-from dream.run import RunOptions, load_engine, run_dream
+from dream.run import RunOptions, run_dream
 from dream.skills import approve
 from dream.wiki.subject_page import Retired, WikiPage
 from dream.wiki.subjects import Subject

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dream.engines import EmbeddedEngine, get_engine
+from dream.engines import load_engine
+from dream.engines.embedded.engine import EmbeddedEngine
 from dream.engines.embedded.extract import claim_slot, extract_facts
 from dream.language.entities import EntityTable
 from dream.records import Fact
@@ -148,7 +149,7 @@ def test_summary_draft() -> None:
             ("user", "I still need to talk to Henrik next week."),
         ]
     )
-    engine = get_engine("embedded")
+    engine = load_engine("embedded")
     assert isinstance(engine, EmbeddedEngine) and engine.label == "embedded/1"
     draft = engine.summarize(t)
     assert 3 <= len(draft.key_points) <= 8
@@ -174,7 +175,7 @@ def test_summary_points_of_a_two_person_talk_name_the_other_person() -> None:
         scope={"user": "locomo", "assistant": "eval"},
         turns=tuple(Turn(i, who, started, text) for i, (who, text) in enumerate(said, 1)),
     )
-    points = [p.text for p in get_engine("embedded").summarize(t).key_points]
+    points = [p.text for p in load_engine("embedded").summarize(t).key_points]
     assert 'On 13 May 2023 ("Last Saturday") John ran a charity race for Maria\'s school.' in points
     assert not any("Hey" in p or " your " in p for p in points)
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from engine_fixtures import sample_store
 
-from dream.engines import EmbeddedEngine
 from dream.engines.base import EngineContext
+from dream.engines.embedded.engine import EmbeddedEngine
 from dream.phases import attach, summarize
 from dream.phases.orient import find_pending
 from dream.phases.spilled_facts import FactSpill
@@ -50,20 +50,20 @@ def test_filings_are_made_again_the_same_on_every_pass(tmp_path: Path) -> None:
         store=store, stage_root=store.root, pending=pending, run_id="t", base_commit=store.head()
     )
     ws = Workset(EmbeddedEngine(), store, ConsolidationReport(), load_deletions(store))
-    summarize.run(ctx, ws)
-    assert ws.sessions and len(ws.facts) == len(ws.sessions)
-    attach.run(ctx, ws)
-    assert not isinstance(ws.filings, list)  # nothing filed is held before the wiki phase
-    registry = ws.registry
-    assert registry is not None
+    summarized = summarize.run(ctx, ws)
+    assert summarized.sessions and len(summarized.facts) == len(summarized.sessions)
+    attached = attach.run(ctx, ws, summarized)
+    # nothing filed is held before the wiki phase
+    assert not isinstance(attached.filings, list)
+    registry = attached.registry
     known = dict(registry.subjects)  # preferences pages included: made by the attach phase
-    once = [(f.subject.id, f.fact, f.primary, f.links) for f in ws.filings]
-    again = [(f.subject.id, f.fact, f.primary, f.links) for f in ws.filings]
+    once = [(f.subject.id, f.fact, f.primary, f.links) for f in attached.filings]
+    again = [(f.subject.id, f.fact, f.primary, f.links) for f in attached.filings]
     assert once and once == again
     assert registry.subjects == known  # iterating made no subject
     assert any(sid.endswith("-preferences") for sid, *_ in once)
-    facts = [f for sid in ws.sessions for f in ws.facts.get(sid)]
-    assert len(once) <= len(facts) == ws.facts.count
+    facts = [f for sid in summarized.sessions for f in summarized.facts.get(sid)]
+    assert len(once) <= len(facts) == summarized.facts.count
 
 
 def test_a_person_named_after_a_place_or_org_takes_its_type() -> None:

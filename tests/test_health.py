@@ -12,11 +12,12 @@ from typer.testing import CliRunner
 
 import dream.health.lineage
 from cli.dream_health_cmds import register
+from dream.engines import load_engine
 from dream.errors import DreamError
 from dream.health.lineage import PRECEDENCE, StoreFacts
 from dream.health.store_facts import gather_store_facts, summary_outcome
 from dream.health.verdicts import EXIT_CODES, check_health, classify, parse_age
-from dream.run import load_engine, run_dream
+from dream.run import run_dream
 from dream.skills import SKILL_ENV, approve
 from memoryfs.ingest import ingest
 from memoryfs.pages.page import parse_page

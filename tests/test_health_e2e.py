@@ -14,10 +14,11 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.dream_app import app as dream_app
+from dream.engines import load_engine
 from dream.health.lineage import CHAINS
 from dream.health.verdicts import check_health
 from dream.phases.recheck import UNSUPPORTED
-from dream.run import RunOptions, load_engine, run_dream
+from dream.run import RunOptions, run_dream
 from dream.skills import approve
 from memoryfs.ingest import ingest
 from memoryfs.pages.page import parse_page

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from dream.run import RunOptions, load_engine, run_dream
+from dream.engines import load_engine
+from dream.run import RunOptions, run_dream
 from dream.skills import approve
 from memoryfs.ingest import FORMATS, ingest
 from memoryfs.pages.page import parse_page

@@ -14,9 +14,10 @@ from pathlib import Path
 from engine_fixtures import write_session
 from test_verification import PATH, store, write  # noqa: F401 (``store`` is a fixture)
 
+from dream.engines import load_engine
 from dream.gates.verification import verify_stage
 from dream.landing.staging import Change
-from dream.run import RunOptions, load_engine, run_dream
+from dream.run import RunOptions, run_dream
 from dream.wiki.cited_names import TurnKeys
 from memoryfs.pages.transcript import Transcript, Turn, render_transcript
 from memoryfs.store.store import Store

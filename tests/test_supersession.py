@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 from engine_fixtures import consolidate, write_session
 
+from dream.engines import load_engine
 from dream.engines.embedded.extract import extract_facts
 from dream.gates.slots import slot_of
 from dream.language.cues import claim_slot
-from dream.run import RunOptions, load_engine, run_dream
+from dream.run import RunOptions, run_dream
 from memoryfs.ingest import ingest
 from memoryfs.pages.claims import Claim, extract_claims
 from memoryfs.pages.page import parse_page

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from engine_fixtures import consolidate, sample_store, tree_bytes
 
-from dream.engines import EmbeddedEngine
+from dream.engines.embedded.engine import EmbeddedEngine
 from dream.phases import workset
 from dream.phases.workset import Workset
 from dream.records import ConsolidationReport

@@ -4,7 +4,9 @@ Staging, gates and sync never depend on which engine ran. An engine either
 implements ``summarize`` and ``extract`` and lets the shared phases write the
 files (``summarize``/``attach``/``wiki`` modules), or overrides ``consolidate``
 to write into the staged tree itself (an external agent). Either way, whatever
-it writes goes through the same validation and verification gates.
+it writes goes through the same validation and verification gates. The shared phases reach
+an engine as ``EngineContext.phases`` (the run passes ``dream.phases.consolidate``), so no
+engine imports a phase.
 """
 
 from __future__ import annotations
@@ -15,11 +17,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dream.errors import DreamError
 from dream.records import ConsolidationReport, Fact, PendingSession, SummaryDraft
 from memoryfs.pages.transcript import Transcript
 from memoryfs.store.store import Store
 
-__all__ = ["Engine", "EngineContext"]
+__all__ = ["Engine", "EngineContext", "Phases"]
+
+# The shared phases 2-4 (``dream.phases.consolidate.consolidate_with``): summarize, attach
+# and file the pending sessions with an engine's ``summarize`` and ``extract``.
+Phases = Callable[["Engine", "EngineContext"], ConsolidationReport]
 
 
 @dataclass
@@ -31,6 +38,7 @@ class EngineContext:
     base_commit: str
     deadline: float | None = None  # time.monotonic() value after which the run stops cleanly
     progress: Callable[[str, int, int], None] = field(default=lambda phase, done, total: None)
+    phases: Phases | None = None  # the shared phases; None for an engine that writes itself
 
     @property
     def memory(self) -> Path:
@@ -56,9 +64,9 @@ class Engine(ABC):
 
     def consolidate(self, ctx: EngineContext) -> ConsolidationReport:
         """Phases 2-4 over the pending sessions, writing into ``ctx.stage_root``."""
-        from dream.phases.consolidate import consolidate_with
-
-        return consolidate_with(self, ctx)
+        if ctx.phases is None:
+            raise DreamError(f"engine {self.name}: no shared phases were given to run")
+        return ctx.phases(self, ctx)
 
     @property
     def label(self) -> str:

@@ -195,7 +195,8 @@ def default_dream(engine: str = "embedded") -> DreamFn:
     """
     try:
         module = importlib.import_module("dream.run")
-        run_dream, load_engine, options = module.run_dream, module.load_engine, module.RunOptions
+        engines = importlib.import_module("dream.engines")
+        run_dream, load_engine, options = module.run_dream, engines.load_engine, module.RunOptions
     except (ImportError, AttributeError) as exc:
         raise EvalError(f"Dream is not available ({exc}); run only --arms bm25-turns") from None
     chosen = load_engine(engine)

@@ -6,29 +6,52 @@ new one whose type is voted across the run's sessions. A name nobody typed (a "t
 a page only when it recurs across at least two sessions of the store; preferences go to
 their speaker's preferences page. The result is the ``Filing``s for the wiki phase, in
 session order, made a session at a time from the facts on disk (``dream.phases.spilled_facts``):
-only compact counters (votes, the sessions a name is seen in) span the run. Boundary: writes
-nothing.
+only compact counters (votes, the sessions a name is seen in) span the run. It returns them
+with the subject registry (``Attached``). Boundary: writes nothing.
 """
 
 from __future__ import annotations
 
 import subprocess
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 from dream.engines.base import EngineContext
-from dream.phases.workset import Filing, Workset
+from dream.phases.summarize import Summarized
+from dream.phases.workset import Workset
 from dream.records import Fact
 from dream.wiki.subjects import Registry, Subject
 from memoryfs.forget.deletions import has_phrase
 
-__all__ = ["run", "recurring_in_store"]
+__all__ = ["Attached", "Filing", "run", "recurring_in_store"]
 
 _TYPE_ORDER = ("person", "org", "place", "project")
 
 
-def run(ctx: EngineContext, ws: Workset) -> None:
-    ws.registry = registry = Registry.load(ws.store, ws.deletions)
+@dataclass(frozen=True, slots=True)
+class Filing:
+    """One fact filed on one subject page. ``primary``: the first page its claim went to."""
+
+    subject: Subject
+    fact: Fact
+    primary: bool
+    links: tuple[str, ...] = ()  # ids of the other subjects the claim names
+
+
+@dataclass(frozen=True)
+class Attached:
+    """What the attach phase hands the wiki phase: the subjects of the store and of this run,
+    and the filings in session order (an iterable that reads the facts back a session at a
+    time, so the run's facts are never all held at once)."""
+
+    registry: Registry
+    filings: Iterable[Filing]
+
+
+def run(ctx: EngineContext, ws: Workset, summarized: Summarized) -> Attached:
+    registry = Registry.load(ws.store, ws.deletions)
+    facts = _Facts(summarized, ws)
     votes: dict[str, Counter[str]] = defaultdict(Counter)
     # the number of sessions each name is seen in, and the last one: the facts come a
     # session at a time, so a name's sessions need not be held (a set of them per name
@@ -39,8 +62,8 @@ def run(ctx: EngineContext, ws: Workset) -> None:
     # of a name): typed evidence of other sessions wins over them
     weak: dict[str, Counter[str]] = defaultdict(Counter)
     preferring: dict[str, None] = {}  # names with a preference, in order of first one
-    for sid in ws.facts:
-        for f in _facts_of(ws, sid):
+    for sid in summarized.facts:
+        for f in facts.of(sid):
             kind = "person" if f.subject_type == "preference" else f.subject_type
             if last_in.get(f.subject) != sid:
                 last_in[f.subject] = sid
@@ -53,36 +76,43 @@ def run(ctx: EngineContext, ws: Workset) -> None:
     for name in preferring:  # every preferences page exists before any page is filed
         if (subject := subjects.get(name)) is not None:
             registry.preferences_of(subject)
-    ws.filings = _Filings(ws, registry, subjects)
-    ctx.progress("attach", len(ws.sessions), len(ws.sessions))
+    sessions = len(summarized.sessions)
+    ctx.progress("attach", sessions, sessions)
+    return Attached(registry, _Filings(facts, registry, subjects))
 
 
-def _facts_of(ws: Workset, sid: str) -> list[Fact]:
-    """The session's facts, read back from the spill; a forgotten phrase never comes back
-    through a claim."""
-    facts = ws.facts.get(sid)
-    if ws.deletions:
-        facts = [f for f in facts if not has_phrase(f.text, ws.deletions)]
-    return facts
+class _Facts:
+    """The summarized sessions' facts, read back from the spill; a forgotten phrase never
+    comes back through a claim."""
+
+    def __init__(self, summarized: Summarized, ws: Workset) -> None:
+        self.summarized = summarized
+        self.deletions = ws.deletions
+
+    def of(self, sid: str) -> list[Fact]:
+        facts = self.summarized.facts.get(sid)
+        if self.deletions:
+            facts = [f for f in facts if not has_phrase(f.text, self.deletions)]
+        return facts
 
 
 class _Filings:
     """The run's filings in session order, made a session at a time from the facts on
     disk (each pass reads them again), so the wiki phase never holds them all."""
 
-    def __init__(self, ws: Workset, registry: Registry, subjects: dict[str, Subject | None]):
-        self.ws = ws
+    def __init__(self, facts: _Facts, registry: Registry, subjects: dict[str, Subject | None]):
+        self.facts = facts
         self.registry = registry
         self.subjects = subjects
 
     def __iter__(self) -> Iterator[Filing]:
-        for sid in self.ws.sessions:
+        for sid in self.facts.summarized.sessions:
             yield from self._of_session(sid)
 
     def _of_session(self, sid: str) -> Iterator[Filing]:
         subjects, registry = self.subjects, self.registry
         first_target: dict[tuple[str, tuple[str, ...]], str] = {}
-        for f in _facts_of(self.ws, sid):
+        for f in self.facts.of(sid):
             subject = subjects.get(f.subject)
             if subject is None:
                 continue

@@ -1,15 +1,15 @@
 """Phases 2-4 over the pending sessions, for any engine that summarizes and extracts.
 
 Job: build the run's ``Workset`` on the staged tree and run the phase modules in pipeline
-order. Every phase module has the same signature, ``run(ctx, workset) -> None``. The
+order, each handing the next what it made: summarize returns the sessions and their facts
+(``Summarized``), attach the subjects and filings (``Attached``), and wiki files them. The
 result is a ``ConsolidationReport`` of what changed; staging, gates and sync (``dream.run``)
-decide what happens to it. Deterministic: the same staged tree and pending list give the
+decide what happens to it. The run hands this function to the engine as ``ctx.phases``, so
+engines never import a phase. Deterministic: the same staged tree and pending list give the
 same bytes (no clock, no randomness; dates come from the sessions).
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 from dream.engines.base import Engine, EngineContext
 from dream.phases import attach, summarize, wiki
@@ -18,14 +18,7 @@ from dream.records import ConsolidationReport
 from memoryfs.forget.deletions import load_deletions
 from memoryfs.store.store import Store
 
-__all__ = ["PHASES", "consolidate_with"]
-
-Phase = Callable[[EngineContext, Workset], None]
-PHASES: tuple[tuple[str, Phase], ...] = (
-    ("summarize", summarize.run),
-    ("attach", attach.run),
-    ("wiki", wiki.run),
-)
+__all__ = ["consolidate_with"]
 
 
 def consolidate_with(engine: Engine, ctx: EngineContext) -> ConsolidationReport:
@@ -37,10 +30,9 @@ def consolidate_with(engine: Engine, ctx: EngineContext) -> ConsolidationReport:
         report=ConsolidationReport(),
         deletions=load_deletions(store),
     )
-    for _, phase in PHASES:
-        phase(ctx, ws)
-        if not ws.sessions:
-            break  # nothing summarized (deadline, or nothing pending): nothing to file
-    if not ws.sessions:
-        ws.flush()
+    summarized = summarize.run(ctx, ws)
+    if summarized.sessions:
+        wiki.run(ctx, ws, summarized, attach.run(ctx, ws, summarized))
+    else:
+        ws.flush()  # nothing summarized (deadline, or nothing pending): nothing to file
     return ws.report

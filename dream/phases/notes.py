@@ -15,10 +15,11 @@ from collections.abc import Iterable
 
 from rapidfuzz import fuzz
 
-from dream.phases.workset import Filing, Workset
+from dream.phases.attach import Filing
+from dream.phases.workset import Workset
 from dream.wiki.claim_keys import MERGE_RATIO, norm
 from dream.wiki.render import as_date, render_note
-from dream.wiki.subjects import Subject
+from dream.wiki.subjects import Registry, Subject
 from memoryfs.pages.page import parse_page, render_page
 from memoryfs.store.slugs import ascii_words, slugify
 
@@ -101,16 +102,16 @@ def _bases(subject: Subject, text: str, day: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys((_base(subject, text, day), _ascii_only_base(subject, text, day))))
 
 
-def maybe_note(ws: Workset, filing: Filing) -> str:
+def maybe_note(ws: Workset, registry: Registry, filing: Filing) -> str:
     """Write the note for ``filing`` if it wants one and has none yet; its path or ""."""
-    if not wants_note(filing) or ws.registry is None:
+    if not wants_note(filing):
         return ""
     subject, fact = filing.subject, filing.fact
     base, *older = _bases(subject, fact.text, fact.evidence[0].date)
     folder = f"notes/{subject.id}"
     if any(ws.exists(f"{folder}/{name}.md") for name in (base, *older)):
         return ""  # this session's note was written by an earlier run
-    note_id = ws.registry.new_id(base)
+    note_id = registry.new_id(base)
     rel = f"{folder}/{note_id}.md"
     ws.write(
         rel,

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from dream.phases.workset import Workset
 from dream.wiki.subject_page import WikiPage
-from dream.wiki.subjects import Subject
+from dream.wiki.subjects import Registry, Subject
 from memoryfs.pages.archives import main_stem
 
 __all__ = ["PAGE_BUDGET", "LivePages", "budget_for"]
@@ -56,11 +56,17 @@ class LivePages:
     def __init__(
         self,
         ws: Workset,
+        speakers: set[str],
+        registry: Registry | None,
         keys_of: Callable[[str], tuple[str, frozenset[str]] | None],
         budget: int | None = None,
     ) -> None:
-        """``budget``: the claim entries held open (``budget_for``), ``PAGE_BUDGET`` if None."""
+        """``speakers``: the display names of the people who spoke in the run's sessions;
+        ``registry``: the subjects, for the kind of a thing a claim names (None: unknown);
+        ``budget``: the claim entries held open (``budget_for``), ``PAGE_BUDGET`` if None."""
         self._ws = ws
+        self._speakers = speakers
+        self._registry = registry
         self._budget = PAGE_BUDGET if budget is None else budget
         self._keys_of = keys_of
         self._open: OrderedDict[str, WikiPage] = OrderedDict()
@@ -83,10 +89,10 @@ class LivePages:
         staged = subject.id in self._staged  # its text is this run's: not memoized
         fresh = subject.new and not staged
         text = None if fresh else self._ws.read(subject.path)
-        page = WikiPage(subject, text, self._ws.speakers, memo=not staged)
+        page = WikiPage(subject, text, self._speakers, memo=not staged)
         page.keys_of = self._keys_of
-        if self._ws.registry is not None:
-            page.kind_of = self._ws.registry.type_of
+        if self._registry is not None:
+            page.kind_of = self._registry.type_of
         self._loaded += page.size
         self._open[subject.id] = page
         if main_stem(subject.path) is None:

@@ -4,8 +4,9 @@ Job: read each pending transcript from the staged tree (in date order), ask the 
 a ``SummaryDraft`` and render ``sessions/summaries/<id>.md`` with the transcript's content
 hash and turn count, which is how orient later tells that a session has grown. The
 engine's facts for the session are taken in the same pass (each session is parsed and
-analysed once per run). Sessions this phase reaches are the ones the later phases work on;
-a deadline stops it cleanly between sessions, leaving the rest pending.
+analysed once per run). The sessions it reaches, their facts and speakers are what it
+returns (``Summarized``) for the later phases; a deadline stops it cleanly between sessions,
+leaving the rest pending.
 
 Every key point and fact is checked here with the verification gate's own test
 (``dream.gates.verification.check_claim``) against the turns it cites; one that would fail
@@ -16,13 +17,14 @@ costs the whole run. The gate stays strict as the last line of defence.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from dream.engines.base import EngineContext
 from dream.engines.embedded.extract import speaker_names
 from dream.errors import DreamError
 from dream.gates.verification import Support, check_claim, support_for
 from dream.landing.disklist import DiskList
+from dream.phases.spilled_facts import FactSpill
 from dream.phases.workset import Workset
 from dream.records import Evidence, Fact, KeyPoint, SummaryDraft
 from dream.wiki.render import render_summary
@@ -31,7 +33,17 @@ from memoryfs.forget.deletions import has_phrase
 from memoryfs.pages.transcript import Transcript, parse_transcript
 from memoryfs.store.hashing import content_hash
 
-__all__ = ["run", "load_pending"]
+__all__ = ["Summarized", "run", "load_pending"]
+
+
+@dataclass
+class Summarized:
+    """What the summarize phase hands on: the sessions it summarized, in date order, their
+    facts (kept on disk until the wiki phase files them) and who spoke in them."""
+
+    sessions: DiskList[str] = field(default_factory=DiskList)
+    facts: FactSpill = field(default_factory=FactSpill)  # session id -> its facts
+    speakers: set[str] = field(default_factory=set)  # display names of people who spoke
 
 
 @dataclass(frozen=True)
@@ -76,7 +88,8 @@ def load_pending(ctx: EngineContext, ws: Workset) -> Sequence[_Readable]:
     return out if in_order else sorted(out, key=lambda x: (x.started, x.id))
 
 
-def run(ctx: EngineContext, ws: Workset) -> None:
+def run(ctx: EngineContext, ws: Workset) -> Summarized:
+    out = Summarized()
     pending = load_pending(ctx, ws)
     for i, p in enumerate(pending):
         if ctx.out_of_time():
@@ -91,15 +104,16 @@ def run(ctx: EngineContext, ws: Workset) -> None:
         draft = check.draft(_without_forgotten(ws.engine.summarize(t), ws))
         # the facts come from the same pass, while the session is read and analysed once;
         # the attach phase files them (kept on disk till then)
-        ws.facts.put(t.id, check.facts(ws.engine.extract(t)))
+        out.facts.put(t.id, check.facts(ws.engine.extract(t)))
         names = speaker_names(t)
         shown = [n or t.speakers.assistant_name for n in names.values()]
         text = render_summary(draft, shown, digest, len(t.turns))
         ws.write(f"sessions/summaries/{t.id}.md", text)
-        ws.sessions.append(t.id)
-        ws.speakers.update(n for n in names.values() if n)
+        out.sessions.append(t.id)
+        out.speakers.update(n for n in names.values() if n)
         ws.report.sessions_summarized.append(t.id)
-    ctx.progress("summarize", len(ws.sessions), len(pending))
+    ctx.progress("summarize", len(out.sessions), len(pending))
+    return out
 
 
 def _without_forgotten(draft: SummaryDraft, ws: Workset) -> SummaryDraft:

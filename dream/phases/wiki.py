@@ -17,7 +17,9 @@ from collections.abc import Callable
 from dream.engines.base import EngineContext
 from dream.landing.staging import Stage
 from dream.phases import notes
+from dream.phases.attach import Attached
 from dream.phases.open_pages import LivePages, budget_for
+from dream.phases.summarize import Summarized
 from dream.phases.workset import Workset
 from dream.wiki import cited_names as turnkeys
 from dream.wiki import rollover
@@ -31,31 +33,34 @@ __all__ = ["LINKED_ARCHIVES", "run"]
 LINKED_ARCHIVES = 3  # the newest archives a page links under Related
 
 
-def run(ctx: EngineContext, ws: Workset) -> None:
+def run(ctx: EngineContext, ws: Workset, summarized: Summarized, attached: Attached) -> None:
     turns = TurnKeys(ws.read, ctx.store.cache_dir / turnkeys.NAME, ws.store.config.roster)
     try:
-        _run(ctx, ws, turns)
+        _run(ctx, ws, summarized, attached, turns)
     finally:
         turns.close()
 
 
-def _run(ctx: EngineContext, ws: Workset, turns: TurnKeys) -> None:
-    registry = ws.registry
-    assert registry is not None
+def _run(
+    ctx: EngineContext, ws: Workset, summarized: Summarized, attached: Attached, turns: TurnKeys
+) -> None:
+    registry = attached.registry
 
     def settle(page: WikiPage) -> None:
         if page.changed and rollover.needs_roll(page):
             _roll(page, pages, registry)
 
-    pages = LivePages(ws, turns.named, budget_for(len(ws.sessions)))
+    pages = LivePages(
+        ws, summarized.speakers, registry, turns.named, budget_for(len(summarized.sessions))
+    )
     # what _link_pages needs of the filings: the subjects each page's claims named
     named: dict[str, dict[str, None]] = {}
     # the claims a page superseded this run, by text: copies filed later are superseded too
     retired: dict[str, list[tuple[str, Retired]]] = {}
     filed = 0
-    for filing in ws.filings:
+    for filing in attached.filings:
         if filed % 200 == 0:
-            ctx.progress("wiki", filed, max(filed, ws.facts.count))
+            ctx.progress("wiki", filed, max(filed, summarized.facts.count))
         pages.step()
         filed += 1
         if filing.links:
@@ -75,7 +80,7 @@ def _run(ctx: EngineContext, ws: Workset, turns: TurnKeys) -> None:
             ws.report.claims_added += 1
             ws.report.claims_superseded += result == "superseded"
         if filing.primary:
-            notes.maybe_note(ws, filing)
+            notes.maybe_note(ws, registry, filing)
         for old in page.retired:  # a note or another page must not keep it current
             retired.setdefault(norm(old.text), []).append((filing.subject.id, old))
             notes.retire_note(ws, filing.subject, old.text, old.said, old.on, old.refs, old.days)
@@ -87,8 +92,7 @@ def _run(ctx: EngineContext, ws: Workset, turns: TurnKeys) -> None:
         settle(page)
     _link_pages(registry, pages, named)
     pages.close()  # each page let go once rendered: the indexes come next
-    ws.filings = []  # filed: the indexes are written without the run's facts
-    ws.facts.clear()
+    summarized.facts.clear()  # filed: the indexes are written without the run's facts
     created, updated = ws.flush()
     for rel in created:
         if rel.startswith("notes/"):

@@ -1,9 +1,11 @@
-"""The state one consolidation run carries from phase to phase.
+"""The staged files one consolidation run reads and writes, and what it reports.
 
-Job: hold the sessions being processed, their facts, the subject registry and every file the
-run means to write, so that each page is parsed once and written at most once, at the end
-(or once ``SPILL_CHARS`` of text wait), only when its bytes changed. Boundary: reads and
-writes only under the staged tree's ``memory/``; the live store is never touched.
+Job: hold every file the run means to write, so that each page is parsed once and written at
+most once, at the end (or once ``SPILL_CHARS`` of text wait), only when its bytes changed;
+carry the run's engine, its deletion log and its report. What one phase hands the next
+(the sessions summarized, their facts, the filings) is that phase's return value, not a
+field here. Boundary: reads and writes only under the staged tree's ``memory/``; the live
+store is never touched.
 """
 
 from __future__ import annotations
@@ -12,29 +14,16 @@ import contextlib
 import hashlib
 import os
 import tempfile
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dream.engines.base import Engine
 from dream.landing.disklist import DiskList, scratch_table
-from dream.phases.spilled_facts import FactSpill
-from dream.records import ConsolidationReport, Fact
-from dream.wiki.subjects import Registry, Subject
+from dream.records import ConsolidationReport
 from memoryfs.forget.deletions import Deletions
 from memoryfs.store.store import Store
 
-__all__ = ["FileDigests", "Filing", "Workset"]
-
-
-@dataclass(frozen=True, slots=True)
-class Filing:
-    """One fact filed on one subject page. ``primary``: the first page its claim went to."""
-
-    subject: Subject
-    fact: Fact
-    primary: bool
-    links: tuple[str, ...] = ()  # ids of the other subjects the claim names
+__all__ = ["FileDigests", "Workset"]
 
 
 SPILL_CHARS = 250_000  # staged text held before written out (a full run writes ~40 MB; was 1 M)
@@ -54,13 +43,6 @@ class Workset:
     store: Store  # the staged tree (root = stage_root)
     report: ConsolidationReport
     deletions: Deletions
-    sessions: DiskList[str] = field(default_factory=DiskList)  # ids of the sessions summarized
-    facts: FactSpill = field(default_factory=FactSpill)  # session id -> its facts, on disk
-    # what the wiki phase files, in order: the attach phase makes it an iterable that reads
-    # the facts back a session at a time, so the run's facts are never all held at once
-    filings: Iterable[Filing] = field(default_factory=list)
-    speakers: set[str] = field(default_factory=set)  # display names of people who spoke
-    registry: Registry | None = None
     # A file's text is held only while it waits to be written: what the run found, and what
     # it wrote, are digests kept on disk (a full run writes every summary, page and note).
     _digests: FileDigests = field(default_factory=lambda: FileDigests())

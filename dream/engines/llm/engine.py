@@ -104,9 +104,9 @@ class LLMEngine(Engine):
     # -- the run -------------------------------------------------------------------
 
     def consolidate(self, ctx: EngineContext) -> ConsolidationReport:
-        from dream.phases.consolidate import consolidate_with
-
         self.settings.require_model()
+        if ctx.phases is None:
+            raise DreamError("llm engine: no shared phases were given to run")
         client = self.client or ChatClient(self.settings, log=log.warning)
         skill = self._skill_text()
         self._answers, self.tokens = {}, 0
@@ -153,7 +153,7 @@ class LLMEngine(Engine):
                 f"({rejected[0]}); they stay pending"
             )
         if answered:
-            report = consolidate_with(self, replace(ctx, pending=answered))
+            report = ctx.phases(self, replace(ctx, pending=answered))
         else:
             report = ConsolidationReport()
         report.rejected[:0] = rejected
