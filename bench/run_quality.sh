@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README "Quality" table: the LoCoMo evaluation on the five shared conversations,
+# The figures of docs/quality.md: the LoCoMo evaluation on the five shared conversations,
 # arms wiki / no-wiki / bm25-turns at 1,000 and 2,000 tokens.
 # Usage: bench/run_quality.sh [OUT_DIR]   (default bench/out/quality; writes
 # results.json, report.md and chart-*.png there and prints the report).
