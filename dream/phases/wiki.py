@@ -21,7 +21,7 @@ from dream.phases.attach import Attached
 from dream.phases.open_pages import LivePages, budget_for
 from dream.phases.summarize import Summarized
 from dream.phases.workset import Workset
-from dream.wiki import cited_names as turnkeys
+from dream.wiki import cited_names
 from dream.wiki import rollover
 from dream.wiki.cited_names import TurnKeys
 from dream.wiki.claim_keys import norm
@@ -34,7 +34,7 @@ LINKED_ARCHIVES = 3  # the newest archives a page links under Related
 
 
 def run(ctx: EngineContext, ws: Workset, summarized: Summarized, attached: Attached) -> None:
-    turns = TurnKeys(ws.read, ctx.store.cache_dir / turnkeys.NAME, ws.store.config.roster)
+    turns = TurnKeys(ws.read, ctx.store.cache_dir / cited_names.NAME, ws.store.config.roster)
     try:
         _run(ctx, ws, summarized, attached, turns)
     finally:
