@@ -23,7 +23,9 @@ from memoryfs.ingest.source import Source
 from memoryfs.store.store import Store
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "ingest"
-LIMIT_S = 5.0
+# A guard against a hang or a quadratic blow-up on hostile input (minutes), not a speed
+# measure: generous enough for a loaded 2-core machine.
+LIMIT_S = 60.0
 SCOPE = {"user": "dana", "assistant": "atlas"}
 BIG = "0123456789abcdef\n" * 300_000  # a 5 MB tool output
 
