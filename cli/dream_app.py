@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -30,9 +30,10 @@ from cli.dream_engine_cmds import (
     watch_cmd,
 )
 from cli.output import JsonOpt, StoreOpt, emit, handle_errors, open_store
-from dream.landing.kept_runs import apply_run, discard_run, dream_status, left_out_of, review_run
-from dream.run import RunOptions, RunResult, run_dream
 from memoryfs import __version__
+
+if TYPE_CHECKING:
+    from dream.run import RunResult
 
 __all__ = ["app", "main"]
 
@@ -130,6 +131,8 @@ def run_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Consolidate pending sessions: stage, check with both gates, then commit to main."""
+    from dream.run import RunOptions, run_dream
+
     chosen = make_engine(
         engine, base_url, model, agent_cmd, agent_timeout, max_tokens, price_per_1k
     )
@@ -158,6 +161,8 @@ def run_cmd(
 @handle_errors
 def status_cmd(store_dir: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """Pending sessions, the last runs and the kept branches."""
+    from dream.landing.kept_runs import dream_status
+
     report = dream_status(open_store(store_dir))
     lines = [
         f"store {report.store} ({report.target} at {report.head[:10]})",
@@ -180,6 +185,8 @@ def status_cmd(store_dir: StoreOpt = None, as_json: JsonOpt = False) -> None:
 @handle_errors
 def review_cmd(run_id: RunArg, store_dir: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """Show a kept run's diff, grouped by page (after a partial landing: what was left out)."""
+    from dream.landing.kept_runs import left_out_of, review_run
+
     store = open_store(store_dir)
     pages = review_run(store, run_id)
     left = left_out_of(store, run_id)
@@ -209,6 +216,8 @@ def apply_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Land a kept run on main, after the same gates as 'dream run'."""
+    from dream.landing.kept_runs import apply_run
+
     _emit_result(apply_run(open_store(store_dir), run_id, full_validation=full_validation), as_json)
 
 
@@ -216,6 +225,8 @@ def apply_cmd(
 @handle_errors
 def discard_cmd(run_id: RunArg, store_dir: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """Delete a kept run's branch; main is not touched."""
+    from dream.landing.kept_runs import discard_run
+
     _emit_result(discard_run(open_store(store_dir), run_id), as_json)
 
 

@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from cli.output import JsonOpt, emit, handle_errors, log
-from dream.demo import default_sample, run_demo
 
 __all__ = ["register"]
 
@@ -26,6 +25,8 @@ def demo_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Build a store from sample_memory/, run Dream, validate, show the index and a recall."""
+    from dream.demo import default_sample, run_demo
+
     r = run_demo(sample or default_sample(), to, progress=log)
     data = {
         "store": str(r.store),

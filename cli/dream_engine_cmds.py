@@ -10,18 +10,16 @@ import json
 import signal
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from cli.output import JsonOpt, StoreOpt, emit, fail, handle_errors, log, open_store
-from dream.engines import load_engine
-from dream.engines.base import Engine
-from dream.engines.command import CommandSettings
-from dream.engines.llm.client import LLMSettings
-from dream.errors import DreamError
-from dream.multistore import StoreRun, run_stores
-from dream.run import RunOptions, RunResult, run_dream
+
+if TYPE_CHECKING:
+    from dream.engines.base import Engine
+    from dream.multistore import StoreRun
+    from dream.run import RunOptions, RunResult
 
 __all__ = [
     "EngineOpt",
@@ -80,6 +78,8 @@ def make_engine(
     price_per_1k: float | None = None,
 ) -> Engine:
     """The engine the options name, configured by them (and the environment)."""
+    from dream.engines import load_engine
+
     llm_opts = {
         "--base-url": base_url,
         "--model": model,
@@ -92,6 +92,7 @@ def make_engine(
     if engine != "command":
         _only_for("command", agent_opts)
     if engine == "llm":
+        from dream.engines.llm.client import LLMSettings
         from dream.engines.llm.engine import LLMEngine
 
         settings = LLMSettings.from_env(
@@ -100,7 +101,7 @@ def make_engine(
         settings.require_model()
         return LLMEngine(settings)
     if engine == "command":
-        from dream.engines.command import CommandEngine
+        from dream.engines.command import CommandEngine, CommandSettings
 
         command = CommandSettings.from_env(cmd=agent_cmd, timeout=agent_timeout)
         command.argv()  # a missing or unparsable command fails before the run starts
@@ -109,6 +110,8 @@ def make_engine(
 
 
 def _only_for(engine: str, options: dict[str, Any]) -> None:
+    from dream.errors import DreamError
+
     given = [name for name, value in options.items() if value is not None]
     if given:
         raise DreamError(f"{', '.join(given)} only apply to --engine {engine}")
@@ -118,6 +121,7 @@ def run_many(
     stores: list[str], jobs: int, engine: Engine, options: RunOptions, as_json: bool
 ) -> None:
     """``dream run --stores``: one line per store as it finishes; exit 1 if any failed."""
+    from dream.multistore import run_stores
 
     def line(run: StoreRun) -> None:
         if not as_json:
@@ -162,6 +166,7 @@ def watch_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Watch the transcripts; run Dream once new sessions have been quiet for a while."""
+    from dream.run import RunOptions, run_dream
     from dream.watch import Watcher, parse_quiet_period
 
     store = open_store(store_dir)

@@ -9,7 +9,7 @@ behind citations at risk are named because the operator has to fix them.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -23,11 +23,16 @@ from cli.dream_engine_cmds import (
     make_engine,
 )
 from cli.output import JsonOpt, StoreOpt, emit, handle_errors, open_store
-from dream.health.canary import run_canary
-from dream.health.verdicts import DEFAULT_DUE, HealthReport, check_health, parse_age
-from dream.skills import active_skill_path, approve, skill_status
+
+if TYPE_CHECKING:
+    from dream.health.verdicts import HealthReport
 
 __all__ = ["register"]
+
+# dream.health.verdicts.DEFAULT_DUE in days, written out so that building the command
+# tree ('dream --help') does not import the health checks; tests/test_cli_startup.py
+# holds the two equal.
+DEFAULT_DUE_DAYS = 1
 
 skills_app = typer.Typer(
     help="Procedural memory: approve the dream skill and show its status.",
@@ -66,7 +71,7 @@ def health_cmd(
     ] = "7d",
     due: Annotated[
         str, typer.Option("--due", help="A session not committed after this is overdue.")
-    ] = f"{DEFAULT_DUE.days}d",
+    ] = f"{DEFAULT_DUE_DAYS}d",
     receipts: Annotated[
         list[Path] | None,
         typer.Option(
@@ -76,6 +81,8 @@ def health_cmd(
     skill: SkillOpt = None,
 ) -> None:
     """Classify every lineage from receipts and the store; exit 0 only when healthy."""
+    from dream.health.verdicts import check_health, parse_age
+
     s = open_store(store)
     report = check_health(
         s,
@@ -97,6 +104,8 @@ def approve_cmd(
     skill: SkillOpt = None,
 ) -> None:
     """Approve the active dream skill for this store (recorded in memory.toml, committed)."""
+    from dream.skills import approve
+
     s = open_store(store)
     a = approve(s, skill, by)
     human = f"approved dream skill {a.hash} by {a.by} at {a.at}"
@@ -108,6 +117,8 @@ def approve_cmd(
 @handle_errors
 def status_cmd(store: StoreOpt = None, as_json: JsonOpt = False, skill: SkillOpt = None) -> None:
     """Show the active dream skill against the store's approval; exit 1 unless approved."""
+    from dream.skills import skill_status
+
     st = skill_status(open_store(store), skill)
     who = f" by {st.approved_by} at {st.approved_at}" if st.approved_by else ""
     human = (
@@ -122,6 +133,8 @@ def status_cmd(store: StoreOpt = None, as_json: JsonOpt = False, skill: SkillOpt
 @skills_app.command("path")
 def path_cmd(as_json: JsonOpt = False) -> None:
     """Print the path of the active dream skill (empty when none is found)."""
+    from dream.skills import active_skill_path
+
     path = active_skill_path()
     emit({"path": str(path) if path is not None else None}, str(path or ""), as_json)
 
@@ -145,6 +158,8 @@ def canary_cmd(
     ] = False,
 ) -> None:
     """Self-check on a scratch copy: a synthetic session through every tier; 0 only if healthy."""
+    from dream.health.canary import run_canary
+
     s = open_store(store)
     chosen = make_engine(engine, base_url, model, agent_cmd, agent_timeout, max_tokens)
     report = run_canary(s, chosen, allow_unapproved=allow_unapproved, keep=keep)

@@ -7,8 +7,6 @@ from typing import Annotated
 import typer
 
 from cli.output import JsonOpt, StoreOpt, emit, fail, handle_errors, log, open_store
-from memoryfs.forget.purge import count_commits, purge_history
-from memoryfs.forget.remove import forget
 
 __all__ = ["register"]
 
@@ -47,6 +45,9 @@ def forget_cmd(
     Without --page/--session/--phrase, --purge-history purges everything the log
     already forgot.
     """
+    from memoryfs.forget.purge import count_commits, purge_history
+    from memoryfs.forget.remove import forget
+
     targets = [(k, v) for k, v in (("page", page), ("session", session), ("phrase", phrase)) if v]
     if len(targets) > 1:
         raise fail("give one of --page, --session or --phrase", 2)

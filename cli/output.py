@@ -1,4 +1,10 @@
-"""Shared CLI plumbing: the ``--store``/``--json`` options, output and error handling."""
+"""Shared CLI plumbing: the ``--store``/``--json`` options, output and error handling.
+
+Every ``cli`` module imports the library inside the commands, not at the top: building
+the command tree (``--help``, or any one command) then loads only ``typer`` and ``cli``,
+and a command loads only what it runs (``tests/test_cli_startup.py`` holds both CLIs
+to that).
+"""
 
 from __future__ import annotations
 
@@ -7,12 +13,14 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 from memoryfs.errors import MemoryFSError, StoreNotFoundError
-from memoryfs.store.store import Store, find_store
+
+if TYPE_CHECKING:
+    from memoryfs.store.store import Store
 
 __all__ = ["StoreOpt", "JsonOpt", "open_store", "emit", "fail", "handle_errors", "log"]
 
@@ -29,6 +37,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def open_store(path: Path | None) -> Store:
+    from memoryfs.store.store import find_store
+
     return find_store(path)
 
 
@@ -51,14 +61,14 @@ def fail(message: str, code: int = 1) -> typer.Exit:
 
 
 def _error_roots() -> tuple[type[Exception], ...]:
-    roots: list[type[Exception]] = [MemoryFSError]
-    try:  # the dream package is optional from memoryfs' point of view
-        from dream.errors import DreamError
+    """The library roots whose errors are one line: ``DreamError`` too once ``dream`` runs.
 
-        roots.append(DreamError)
-    except ImportError:
-        pass
-    return tuple(roots)
+    A ``DreamError`` can only have been raised if ``dream.errors`` is loaded, so the
+    ``memoryfs`` command never imports ``dream`` to catch it."""
+    dream_errors = sys.modules.get("dream.errors")
+    if dream_errors is None:
+        return (MemoryFSError,)
+    return (MemoryFSError, dream_errors.DreamError)
 
 
 def _os_message(exc: OSError) -> str:

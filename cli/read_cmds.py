@@ -8,17 +8,17 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from cli.output import JsonOpt, StoreOpt, emit, handle_errors, log, open_store
 from memoryfs.errors import MemoryFSError
-from memoryfs.read.materialize import materialize
-from memoryfs.read.recall import recall
-from memoryfs.read.search import SearchIndex
-from memoryfs.receipts.reads import record_use
-from memoryfs.store.store import LAYERS, Store
+from memoryfs.store.store import LAYERS
+
+if TYPE_CHECKING:
+    from memoryfs.read.search import SearchIndex
+    from memoryfs.store.store import Store
 
 __all__ = ["register"]
 
@@ -38,6 +38,8 @@ def _check_layers(layers: list[str] | None) -> None:
 
 def _refreshed(store: Store) -> SearchIndex:
     """The store's search index, brought up to date with progress on stderr."""
+    from memoryfs.read.search import SearchIndex
+
     idx = SearchIndex.open(store)
 
     def progress(done: int, total: int) -> None:
@@ -109,6 +111,8 @@ def recall_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """The Memory Agent: a short, cited synthesis of what the store knows about QUESTION."""
+    from memoryfs.read.recall import recall
+
     _check_layers(exclude_layer)
     store = open_store(store_dir)
     _refreshed(store).close()
@@ -141,6 +145,8 @@ def materialize_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Write INDEX.md and the most useful pages into a sandbox, with a manifest."""
+    from memoryfs.read.materialize import materialize
+
     store = open_store(store_dir)
     _refreshed(store).close()
     result = materialize(store, to, budget_bytes)
@@ -176,6 +182,8 @@ def used_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Record that an agent relied on these sandbox pages (a 'used' receipt per page)."""
+    from memoryfs.receipts.reads import record_use
+
     receipts = record_use(open_store(store_dir), sandbox, pages, outcome)
     data = {"receipts": [r.to_json() for r in receipts]}
     human = "\n".join(f"used {r.item} at {r.depends_on_version}" for r in receipts)

@@ -9,10 +9,7 @@ from typing import Annotated
 import typer
 
 from cli.output import JsonOpt, StoreOpt, emit, fail, handle_errors, log, open_store
-from memoryfs.index.index_md import prompt_index, write_indexes
-from memoryfs.ingest import FORMATS, Source, ingest
-from memoryfs.ingest.source import MAX_INPUT_BYTES
-from memoryfs.store.store import init_store
+from memoryfs.ingest.formats import FORMATS
 
 __all__ = ["register"]
 
@@ -38,6 +35,8 @@ def init_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Create a store: a Git repo with memory.toml, the memory/ skeleton and a first commit."""
+    from memoryfs.store.store import init_store
+
     store = init_store(directory, user, assistant, user_name, assistant_name)
     roster = store.config.roster
     emit(
@@ -82,6 +81,9 @@ def ingest_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Write sessions into memory/sessions/transcripts/ (append-only) and commit."""
+    from memoryfs.ingest import Source, ingest
+    from memoryfs.ingest.source import MAX_INPUT_BYTES
+
     store = open_store(store_dir)
     if sum(1 for f in files if str(f) == "-") > 1:
         raise fail("stdin ('-') can be read once", 2)
@@ -134,6 +136,8 @@ def index_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Regenerate memory/INDEX.md and memory/sessions/index.md, or print the prefill (--prompt)."""
+    from memoryfs.index.index_md import prompt_index, write_indexes
+
     store = open_store(store_dir)
     if prompt:
         budget = max_tokens or store.config.budgets.index_tokens

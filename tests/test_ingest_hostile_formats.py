@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from cli.memoryfs_app import app
 from memoryfs.errors import MemoryFSError
-from memoryfs.ingest.formats import LOADERS
+from memoryfs.ingest.formats import loader
 from memoryfs.ingest.source import Source
 from memoryfs.store.store import Store
 
@@ -577,7 +577,7 @@ def _bounded(fmt: str, data: bytes, stem: str = "in") -> None:
     src = Source(f"{stem}.x", data, stem=stem, suffix=".x")
     start = time.monotonic()
     try:
-        for imported in LOADERS[fmt](src, SCOPE):
+        for imported in loader(fmt)(src, SCOPE):
             assert imported.transcript.turns
     except MemoryFSError:
         pass

@@ -90,9 +90,10 @@ SHARE_CHARS = 200_000
 def sharing_pages() -> Iterator[None]:
     """While open, each staged page the gates read (validation's plan, its checks and the
     keys it learns, verification) is parsed once, up to ``SHARE_CHARS`` of text (a run
-    that changes more, a full run, parses the rest as before: a bound that does not grow
-    with the pages a run changes, so neither does its peak memory). A hub page of hundreds of
-    sources was parsed four or five times when the changed pages outgrew the parse cache."""
+    that changes more, a full run, parses the rest each time it is read: a bound that does
+    not grow with the pages a run changes, so neither does its peak memory). Without it a hub
+    page of hundreds of sources is parsed four or five times once the changed pages outgrow
+    the parse cache."""
     _Shared.pages, _Shared.chars = {}, 0
     try:
         yield

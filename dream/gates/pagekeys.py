@@ -8,7 +8,7 @@ names exact content: the cache is never stale). A run lists the base tree's page
 a temporary table and asks its questions (which pages share an id, which links resolve
 to nothing) in SQL: the keys of a store of thousands of pages are never all in memory.
 A page not in the cache yet is read from the staged tree; an unreadable one takes no
-part, as before. A cache that cannot be read (corrupt, another version) is rebuilt; one
+part. A cache that cannot be read (corrupt, another version) is rebuilt; one
 that cannot be written (locked, a symlinked folder) is kept in memory for the run.
 """
 
@@ -30,7 +30,7 @@ from memoryfs.validate.rules import page_keys
 __all__ = ["PageKeyCache", "with_page_keys", "read_keys", "CACHE_NAME"]
 
 CACHE_NAME = "dream-page-keys.sqlite"
-_EARLIER = ("dream-page-keys.json",)  # caches of earlier gate designs
+_EARLIER = ("dream-page-keys.json",)  # the cache file older versions wrote, deleted when seen
 _VERSION = 1
 _PAGE_DIRS = ("memory/knowledge/", "memory/notes/")
 _SCHEMA = (

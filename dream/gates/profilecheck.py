@@ -2,9 +2,9 @@
 
 A profile line (``dream.wiki.profile``) names up to six things, each citing up to four turns
 of distinct sessions. Checked as one claim against all the turns it cites, every run
-that changed a person page read again most of the transcripts the person ever spoke
-in, and said less: a thing citing a turn that does not name it passed as long as
-names, numbers and dates were somewhere in the line's turns. Here a well-formed profile
+that changes a person page would read again most of the transcripts the person ever
+spoke in, and say less: a thing citing a turn that does not name it would pass as long
+as names, numbers and dates were somewhere in the line's turns. Here a well-formed profile
 bullet (``dream.wiki.profile.bullet``: a facet's heading, then things each followed by
 citations) is checked pair by pair: each (thing, citation) the base commit's version of
 the page did not hold (the same thing key, the same ref with the same turn hash) must

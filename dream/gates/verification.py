@@ -440,7 +440,7 @@ def _session_date(value: str) -> dt.date | None:
 
 # A session's participants recur on every claim, a page's title and aliases on each of its
 # claims (pages are checked one after another): a few hundred entries hit as often as
-# 4,096 did, which held a subject per page of a full run (~5 MB at 1,000 sessions).
+# 4,096, which would hold a subject per page of a full run (~5 MB at 1,000 sessions).
 @lru_cache(maxsize=256)
 def _words(names: tuple[str, ...]) -> frozenset[str]:
     return frozenset(w.lower() for name in names for w in re.findall(r"[\w'’-]+", name))

@@ -8,7 +8,7 @@ never a reason to fail: ``with_blob_cache`` rebuilds one SQLite cannot read (not
 database, damaged, another version), works in an in-memory database when the file
 cannot be used now (another process holds it, or the folder cannot be written) or
 must not be (a symlinked cache or cache folder is never written through), and
-deletes the files of earlier designs it replaces.
+deletes the cache files older versions wrote in its place (``earlier``).
 
 ``ls_tree`` yields a commit's files under some folders as ``git ls-tree`` writes
 them, so a store of thousands of sessions is never listed into memory whole.

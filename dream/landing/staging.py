@@ -282,8 +282,8 @@ def stage_changes(stage: Stage, against: str | None = None) -> list[Change]:
 
 def stage_changes_on_disk(stage: Stage, against: str | None = None) -> DiskList[Change]:
     """``stage_changes`` on disk, read from Git as it prints them (by path): a full run
-    changes every file of the store, and Git's whole output and the list were ~2 MB
-    more of its peak at 4,000 sessions."""
+    changes every file of the store, and Git's whole output and the list held in memory
+    would add ~2 MB to its peak at 4,000 sessions."""
     ordered = True
 
     def noting_order() -> Iterator[Change]:  # as they are written: no second pass to check

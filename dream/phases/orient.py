@@ -11,10 +11,11 @@ content hash, turn count and start, a summary's ``transcript_hash``) are memoize
 Git blob id in ``.memoryfs/dream-orient.sqlite`` (``dream.landing.blobcache``: a blob id
 names exact content, so the cache is never stale; one that cannot be read is rebuilt,
 one that cannot be used now is replaced by an in-memory one; deleting it only costs
-one slow run; the JSON file of the earlier design is deleted when seen). The commit's
+one slow run; a ``dream-orient.json`` cache older versions wrote is deleted when seen). The
+commit's
 listing streams from ``git ls-tree`` into a temporary table and the pending sessions
 are asked in SQL, into a ``DiskList``: a full run's pending list (one entry per session)
-is kept on disk, not in memory, whatever the store's size (issue 3).
+is kept on disk, not in memory, whatever the store's size.
 
 Also here: the stop conditions (``memory.toml`` ``[dream]`` or the command line)
 and the deletion log. (The skill check is ``dream.skills``.)
@@ -56,7 +57,7 @@ SUMMARIES = "memory/sessions/summaries/"
 DELETIONS = "memory/deletions.jsonl"
 HASH_KEY = "transcript_hash"
 CACHE_NAME = "dream-orient.sqlite"
-_EARLIER = ("dream-orient.json",)  # the cache of the earlier design, loaded whole
+_EARLIER = ("dream-orient.json",)  # the cache file older versions wrote, deleted when seen
 _CACHE_VERSION = 1
 _CHUNK = 256  # blobs read and learned together
 _SCHEMA = (

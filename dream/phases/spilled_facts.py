@@ -1,11 +1,11 @@
 """The run's facts between the summarize and wiki phases, kept on disk.
 
 Job: the attach phase votes each subject's type across every session of the run, so a
-session's facts must outlive the session; held as objects until the wiki phase filed them,
-they grew a full run's memory with the store (about 15 KB a session). Each session's facts
-are pickled into a private temporary SQLite database as they come and read back a session
-at a time, in the order they were put; nothing stays in memory per session (an offset per
-session in a dictionary did, issue 3).
+session's facts must outlive the session; held as objects until the wiki phase files them,
+they would grow a full run's memory with the store (about 15 KB a session). Each session's
+facts are pickled into a private temporary SQLite database as they come and read back a
+session at a time, in the order they were put; nothing stays in memory per session, not
+even an offset in a dictionary.
 
 Boundary: a table of the process's own temporary database (``dream.landing.disklist``: on disk,
 gone when the process ends); nothing under the store.

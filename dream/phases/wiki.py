@@ -21,8 +21,7 @@ from dream.phases.attach import Attached
 from dream.phases.open_pages import LivePages, budget_for
 from dream.phases.summarize import Summarized
 from dream.phases.workset import Workset
-from dream.wiki import cited_names
-from dream.wiki import rollover
+from dream.wiki import cited_names, rollover
 from dream.wiki.cited_names import TurnKeys
 from dream.wiki.claim_keys import norm
 from dream.wiki.subject_page import Retired, WikiPage

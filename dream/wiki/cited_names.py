@@ -3,14 +3,15 @@
 Job: a person page's ``## Profile`` (``dream.wiki.profile``) lets a thing cite a turn only
 when the turn's text names it, so each time a person page changes, every turn its
 claims cite is asked: by speaker and by the thing keys (``dream.language.facets.thing_key``)
-of its words. Parsing each transcript again for that cost an incremental run about as
-much as the rest of its wiki phase (1,000-session synthetic store: 1,093 turns of most
+of its words. Parsing each transcript again for that would cost an incremental run about
+as much as the rest of its wiki phase (1,000-session synthetic store: 1,093 turns of most
 of the store's transcripts, for 20 new sessions). ``TurnKeys`` keeps, by the blake2b
 digest of a transcript's text (so never stale: a grown or edited transcript is another
 text), each turn's speaker display name and keys in ``.memoryfs/dream-turnkeys.sqlite``;
 a run parses only the transcripts no earlier run asked about.
 
-Only a cache: a database SQLite cannot open or write leaves the run to parse as before.
+Only a cache: a database SQLite cannot open or write leaves the run to parse the
+transcripts itself.
 Boundary: transcript texts in (``Workset.read``), (speaker, keys) out.
 """
 

@@ -326,8 +326,8 @@ def render_summary(draft: SummaryDraft, names: list[str], transcript_hash: str, 
         outcome = "Outcome: none recorded"
     threads = _cited(draft.open_threads, sources) or ["- none recorded"]
     when = as_date(draft.date)
-    # date and participants live in the frontmatter: as body lines they were indexed as
-    # key points of their own ("Date: 9 November 2022") and matched every question of that day
+    # date and participants live in the frontmatter: as body lines they would be indexed as
+    # key points of their own ("Date: 9 November 2022") and match every question of that day
     body = [
         f"# {draft.title}",
         "",

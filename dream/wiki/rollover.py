@@ -9,20 +9,21 @@ at most ``VOLUME`` current and ``VOLUME`` history claims, so a first run over a 
 history makes a series of archives) until ``ROLL_KEEP`` remain, with their citations;
 claims that fill a functional slot (role, city, ...) stay, so supersession still sees
 them, and so do the newest ``KEEP_HISTORY`` history lines. A later roll starts after the
-days an earlier one took, so it makes a new archive instead of rewriting an old one (the
-monthly archives this replaces were rewritten by every roll in their month): an archive
-is written once. The main page links its newest archives under Related (``dream.phases.wiki``
+days an earlier one took, so it makes a new archive instead of rewriting an old one (a
+monthly archive would be rewritten by every roll in its month): an archive is written
+once. The main page links its newest archives under Related (``dream.phases.wiki``
 ``LINKED_ARCHIVES``), each archive its page and the archive before it, and the main page
 drops the sources nothing cites any more.
 
 The bound is low: a run that files a claim on a hub page loads, renders and re-checks at
-most ``ROLL_AT`` current claims (it was 400). Rolling early used to cost recall, which
-weighed each archive as a page of its own (LoCoMo conv-26 rolled at 60: 3 points of cited
-evidence lost); ``memoryfs.pages.archives`` now folds archives into their page. LoCoMo, wiki
+most ``ROLL_AT`` current claims. Rolling early costs recall little because
+``memoryfs.pages.archives`` folds archives into their page; a recall that weighs each
+archive as a page of its own loses 3 points of cited evidence on LoCoMo conv-26 rolled at
+60. LoCoMo, wiki
 arm, 1,000 tokens, held-out conv-41/42/43, S@5/EvD/EvC/Ans, multi-hop EvC, temporal Ans:
 ROLL_AT 400 .874/.585/.822/.788/.619/.840; 80 .873/.590/.823/.785/.620/.840 (tuning
-conv-26/30 EvC .852 -> .856); 60 (an earlier form of the fold) .872/.587/.824/.790/.625/
-.840; 120 with the recall that did not fold .878/.584/.817/.779/.595/.840. Dream's claims
+conv-26/30 EvC .852 -> .856); 60 (with archives' heads kept) .872/.587/.824/.790/.625/
+.840; 120 with a recall that does not fold .878/.584/.817/.779/.595/.840. Dream's claims
 are the same, only split. ``bench/bench_dream.py`` at 2,000 sessions, CPU seconds of the
 run (the machine was loaded, wall times meaningless): ROLL_AT 400 full 61.9 s, incremental
 3.46 s (5.6%), incremental peak 89.6 MB; 80: full 69.2 s, incremental 2.77 s (4.0%), peak

@@ -4,8 +4,8 @@ Job: keep the entries a page already has as they are, append new ones, drop the 
 claim cites any more, and answer which turn a citation names. An entry in Dream's shape
 (exactly ``id``, ``ref``, ``at``, ``hash``; an int id, string ref and hash) is held as one
 small tuple rather than a dict, and equal ``at`` dates share one object: the wiki phase
-holds thousands of entries open at once and their dicts were a large part of its peak
-(issue 3). Anything else (other keys, other types) is kept as it was read. ``as_meta``
+holds thousands of entries open at once, and as dicts they would be a large part of its
+peak. Anything else (other keys, other types) is kept as it was read. ``as_meta``
 gives the list back as dicts, equal to what was read when nothing changed.
 Boundary: the list only; which claims cite what is ``dream.wiki.subject_page``'s.
 """

@@ -86,7 +86,7 @@ def _head_meta(text: str) -> dict[str, Any]:
 class TakenIds:
     """The page and note ids in use, in a private temporary SQLite database, not in
     memory: a full run mints an id per note (10,000 at 2,000 sessions), and a set of
-    them grew its peak with the store (issue 3)."""
+    them would grow its peak with the store."""
 
     def __init__(self, ids: Iterable[str] = ()) -> None:
         self._db, self._ids = scratch_table(self, "id TEXT PRIMARY KEY", without_rowid=True)
@@ -106,7 +106,7 @@ class TakenIds:
 class _Archives:
     """The archive pages (``dream.wiki.rollover``) by id, in the scratch database: they are most
     of a large store's pages (1,576 of 1,637 at 8,000 synthetic sessions) and no name
-    resolves to one, so holding them grew every run's memory with the store (issue 3)."""
+    resolves to one, so holding them would grow every run's memory with the store."""
 
     def __init__(self) -> None:
         self._db, self._table = scratch_table(

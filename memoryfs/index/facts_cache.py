@@ -367,7 +367,7 @@ class IndexCache:
     def _stat(self, rel: str) -> tuple[str, os.stat_result]:
         """``store.resolve(rel)`` and its stat, resolving each folder once: a store of
         thousands of files has a few dozen folders, and resolving every file's path
-        was most of what an unchanged store cost (paths are joined as strings)."""
+        would be most of what an unchanged store costs (paths are joined as strings)."""
         folder, _, name = rel.rpartition("/")
         if folder not in self._dirs:
             self._dirs[folder] = self._folder(folder)

@@ -5,8 +5,11 @@ unambiguous:
 
 - JSON (``.json``, or another input that parses as one JSON document): a ``mapping`` in
   the conversations is ``chatgpt``; a list of objects with ``role``, or an object
-  with a ``messages`` list, is ``openai``; an object (or a list of them) with
-  ``conversation``, ``speaker_a`` or ``sample_id`` is ``locomo``.
+  with a ``messages`` list, is ``openai``; an object (or a list of them) whose
+  ``conversation`` is an object, or that names ``speaker_a``, is ``locomo``. A
+  document of none of these shapes, or of several, is not guessed at: the name
+  ``.json`` says nothing of which of these it is. A ``.json`` file that is not one
+  JSON document but whose first line is a JSON object is read as JSONL (below).
 - JSONL (``.jsonl``/``.ndjson``, or another input whose first line is a JSON object): a
   first entry with Claude Code's keys (``sessionId``, ``uuid``, ``parentUuid``, or
   a ``type`` with a ``message``) is ``claude-code``; a first message with OpenAI's
@@ -31,7 +34,6 @@ __all__ = ["detect"]
 
 _OPENAI_ROLES = ("system", "developer", "tool", "function")
 _OPENAI_KEYS = ("tool_calls", "tool_call_id", "function_call", "refusal")
-_LOCOMO_KEYS = ("conversation", "speaker_a", "sample_id")
 
 
 def _ask(src: Source, what: str) -> IngestError:
@@ -46,7 +48,14 @@ def detect(src: Source, fmt: str | None) -> str:
     if src.suffix in (".md", ".markdown"):
         return "md"
     if src.suffix == ".json":
-        return _json_format(src, src.json())
+        try:
+            data = src.json()
+        except IngestError:
+            found = _lines_format(src) if src.text.lstrip().startswith("{") else None
+            if found:
+                return found
+            raise
+        return _json_format(src, data)
     if src.suffix in (".jsonl", ".ndjson"):
         return _lines_format(src) or "jsonl"
     text = src.text.lstrip()
@@ -63,18 +72,32 @@ def detect(src: Source, fmt: str | None) -> str:
 def _json_format(src: Source, data: Any) -> str:
     if isinstance(data, list) and not data:
         raise IngestError(f"{src.label}: an empty list; nothing to ingest")
-    if conversation_list(data) is not None:
-        return "chatgpt"
+    shapes = _json_shapes(data)
+    if len(shapes) > 1:
+        raise _ask(src, f"this JSON has the shape of several formats ({', '.join(shapes)})")
+    if not shapes:
+        raise _ask(
+            src,
+            "cannot tell what this JSON holds (not a ChatGPT export, OpenAI messages or LoCoMo)",
+        )
+    return shapes[0]
+
+
+def _json_shapes(data: Any) -> list[str]:
+    """Every format whose shape the parsed document ``data`` has, in ``FORMATS`` order."""
     first = data[0] if isinstance(data, list) and data else data
-    if isinstance(data, dict) and isinstance(data.get("messages"), list):
-        return "openai"
-    if isinstance(data, list) and isinstance(first, dict) and "role" in first:
-        return "openai"
-    if isinstance(first, dict) and any(k in first for k in _LOCOMO_KEYS):
-        return "locomo"
-    raise _ask(
-        src, "cannot tell what this JSON holds (not a ChatGPT export, OpenAI messages or LoCoMo)"
-    )
+    shapes = []
+    if isinstance(first, dict) and (
+        isinstance(first.get("conversation"), dict) or "speaker_a" in first
+    ):
+        shapes.append("locomo")
+    if (isinstance(data, dict) and isinstance(data.get("messages"), list)) or (
+        isinstance(data, list) and isinstance(first, dict) and "role" in first
+    ):
+        shapes.append("openai")
+    if conversation_list(data) is not None:
+        shapes.append("chatgpt")
+    return shapes
 
 
 def _lines_format(src: Source) -> str | None:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from memoryfs.errors import IngestError, PageError
 from memoryfs.ingest.detect import detect
-from memoryfs.ingest.formats import LOADERS
+from memoryfs.ingest.formats import loader
 from memoryfs.ingest.formats.imported import Imported
 from memoryfs.ingest.source import Source
 from memoryfs.pages.page import parse_page
@@ -56,7 +56,7 @@ def read_inputs(
     found: list[tuple[str, Imported]] = []
     for item in inputs:
         src = as_source(item)
-        for imp in LOADERS[detect(src, fmt)](src, scope):
+        for imp in loader(detect(src, fmt))(src, scope):
             if not imp.transcript.id and session_id is None:
                 raise IngestError(
                     f"{src.label}: the messages carry no times to name the session by; "

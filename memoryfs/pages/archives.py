@@ -3,23 +3,24 @@
 Dream keeps a hub page bounded by rolling its old dated sections into archive pages
 written once (``dream.wiki.rollover``): ``<id>-archive-<date>`` (a day, a month or a year) in
 the page's folder, linked from the page under Related. What a person said is then spread
-over a small current page and several archives, and recall, which weighs pages as well
-as claims, counted each archive as a page of its own. On LoCoMo with pages rolled at 120
-claims that cost 1.7 points of cited evidence on the tuning conversations (0.5 held out),
-for reasons measured one by one:
+over a small current page and several archives. A recall that weighs pages as well as
+claims and counts each archive as a page of its own loses, on LoCoMo with pages rolled at
+120 claims, 1.7 points of cited evidence on the tuning conversations (0.5 held out), for
+reasons measured one by one:
 
-- every line citing an archived claim named the archive (``melanie-archive-2023-05-08``,
+- every line citing an archived claim names the archive (``melanie-archive-2023-05-08``,
   nine tokens instead of one), so fewer lines fit the budget;
-- an archive's head (its own summary) took a line, and two heads of one person made
+- an archive's head (its own summary) takes a line, and two heads of one person make
   feedback (``memoryfs.read.expand``) pick the facet words they share ("outdoors", "crafts");
-- "(2023-05-08 archive)" in the context column lengthened every archived claim's unit,
-  so BM25 ranked it a little below the same claim on the page;
-- archives took the best-page slots whose links recall follows, and a link hop into a
-  page searched only its current claims; an alias of the page did not name its archives.
+- "(2023-05-08 archive)" in the context column lengthens every archived claim's unit,
+  so BM25 ranks it a little below the same claim on the page;
+- archives take the best-page slots whose links recall follows, a link hop into a page
+  searches only its current claims, and an alias of the page does not name its archives.
 
 ``Families`` maps each archive to its page (when that page is indexed) and each page to
 its archives, so recall treats them as one (``memoryfs.read.recall``, ``memoryfs.read.search``,
-``memoryfs.index.units``). A store without archives is recalled exactly as before.
+``memoryfs.index.units``). A store without archives has no families: its recall is the
+same with or without them.
 """
 
 from __future__ import annotations

@@ -54,10 +54,11 @@ __all__ = ["RecallItem", "RecallResult", "recall", "KIND_WEIGHTS"]
 # in one facet, each with its citations: ``memoryfs.index.units``) answers "what does X
 # do" across sessions but names a dozen sessions: ranked below them, the claims a
 # question names come first. LoCoMo tuning conversations (conv-26/30), wiki arm,
-# 1,000 tokens, S@5 / EvC / multi-hop EvC: no profile .893/.852/.647; an earlier
-# profile read as a claim (1.1) .852/.861/.684 (its sessions crowd the top five), at
-# 0.9 .854/.863/.694; the final one at 0.7 .890/.862/.688, 0.6 .892/.861/.684
-# (bench/QUALITY_LOG.md, "Cited profile").
+# 1,000 tokens, S@5 / EvC / multi-hop EvC: no profile .893/.852/.647; a profile of two
+# citations a thing read as a claim (1.1) .852/.861/.684 (its sessions crowd the top five),
+# five citations at 0.9 .854/.863/.694; the profile as built (four citations a thing, the
+# page's head dropped when a profile line shows) at 0.7 .890/.862/.688, at 0.6
+# .892/.861/.684 (bench/QUALITY_LOG.md, "Cited profile").
 PROFILE_WEIGHT = 0.6
 KIND_WEIGHTS = {
     "claim": 1.1,

@@ -25,7 +25,7 @@ the turn holding the question's topic word. On LoCoMo tuning (conv-26/30, wiki,
 .659 to .727 and cited evidence .575 to .666; on the held-out conv-41/42/43 the 45
 such questions from .720 to .694 and .568 to .601, and all held-out questions from
 S@5 .867 to .864, cited evidence .839 to .842, answer tokens .808 to .808
-(bench/QUALITY_LOG.md, session 7).
+(bench/QUALITY_LOG.md, "Session 7, recall side").
 """
 
 from __future__ import annotations

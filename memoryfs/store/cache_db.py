@@ -2,7 +2,7 @@
 keys, orient facts and turn keys): with a page cache of ``CACHE_KIB``, not SQLite's 2 MiB.
 
 Their queries are by key, so a small cache costs little time; a cache as big as the file
-it serves grew a run's peak memory with the store (issue 3). The search index
+it serves would grow a run's peak memory with the store. The search index
 (``memoryfs.index.fts``) is not a cache and keeps SQLite's default.
 """
 

@@ -38,7 +38,7 @@ _READ = 1 << 16  # bytes of Git's output read at a time
 def git_entries(root: Path, *args: str) -> Generator[str, None, None]:
     """The NUL-separated entries Git prints for ``args``, as Git prints them: read a
     block at a time, never the whole output (a full Dream run changes every file of a
-    large store, and its listing was megabytes of the run's peak). Raises ``Untold``
+    large store, and its whole listing would be megabytes of the run's peak). Raises ``Untold``
     when Git fails."""
     try:
         proc = subprocess.Popen(

@@ -2,6 +2,8 @@
 
 This module is the only place that creates stores, finds them, resolves paths
 inside them (refusing anything that escapes) and commits through GitPython.
+GitPython is imported by the methods that use it, so a read (``memoryfs search``)
+opens a store without loading it.
 """
 
 from __future__ import annotations
@@ -16,8 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-
-import git
+from typing import TYPE_CHECKING
 
 from memoryfs.errors import LockedError, MemoryFSError, StoreExistsError, StoreNotFoundError
 from memoryfs.receipts.log import ensure_union_merge
@@ -29,6 +30,9 @@ from memoryfs.store.config import (
     valid_display_name,
     validate_scope_name,
 )
+
+if TYPE_CHECKING:
+    import git
 
 __all__ = [
     "CONFIG_NAME",
@@ -69,6 +73,8 @@ class Store:
 
     @cached_property
     def repo(self) -> git.Repo:
+        import git
+
         try:
             return git.Repo(self.root)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -113,8 +119,8 @@ class Store:
         out: list[str] = []
         if not top.is_dir():
             return out
-        # paths by string (os.walk's dirpaths all start with ``top``): a Path per file was
-        # most of the cost of listing a store of thousands of files
+        # paths by string (os.walk's dirpaths all start with ``top``): a Path per file would
+        # be most of the cost of listing a store of thousands of files
         base = Path(top).relative_to(self.memory).as_posix()
         base = "" if base == "." else base
         start = len(os.fspath(top))
@@ -159,6 +165,8 @@ class Store:
     # -- git -----------------------------------------------------------------
 
     def author(self) -> git.Actor:
+        import git
+
         reader = self.repo.config_reader()
         name = reader.get_value("user", "name", default="")
         email = reader.get_value("user", "email", default="")
@@ -244,6 +252,8 @@ def _git_retrying(cmd: Callable[..., str], *args: str) -> str:
     it is removed only once no process has it open (or, without /proc, once it
     is a minute old), so a user's own running git command is waited for.
     """
+    import git
+
     deadline = time.monotonic() + 10.0
     while True:
         try:
@@ -341,6 +351,8 @@ def init_store(
         raise StoreExistsError(
             f"{root} is not empty and not a store; choose an empty or new folder"
         )
+    import git
+
     root.mkdir(parents=True, exist_ok=True)
     cfg = StoreConfig(
         user=user,

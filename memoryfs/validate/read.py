@@ -133,8 +133,8 @@ class Run:
         self.add(rel, key_line(self.text(rel), key), code, message)
 
     def text(self, rel: str) -> str:
-        """A file's text, read again when a finding needs its lines ("" if it cannot be):
-        the texts of every file read were held until the end, beside the parsed pages."""
+        """A file's text, read again when a finding needs its lines ("" if it cannot be),
+        rather than every file's text held until the end beside its parsed page."""
         try:
             return (self.root / "memory" / rel).read_bytes().decode("utf-8")
         except (OSError, UnicodeDecodeError):

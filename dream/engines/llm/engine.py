@@ -1,10 +1,10 @@
 """The LLM engine: Dream thinks with an OpenAI-compatible chat model.
 
 Job: for each pending session, send the dream skill (system prompt) and the session
-with numbered turns (``llm_schema``), read back one JSON object of summary and facts,
-and turn it into ``dream.records`` for the shared phases (``dream.phases.consolidate``), which
-write the summary, file the facts on pages and update the wiki exactly as for the
-embedded engine. Staging, gates and sync are unchanged.
+with numbered turns (``dream.engines.llm.schema``), read back one JSON object of summary and
+facts, and turn it into ``dream.records`` for the shared phases (``dream.phases.consolidate``),
+which write the summary, file the facts on pages and update the wiki exactly as for the
+embedded engine. Staging, gates and sync are the same for every engine.
 
 Nothing the model says is trusted:
 

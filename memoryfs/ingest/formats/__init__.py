@@ -2,27 +2,37 @@
 ``load(source, scope) -> list[Imported]`` (``memoryfs.ingest.formats.imported``).
 
 A loader parses and checks; it never touches the store. Each module's docstring
-states what it accepts, what it keeps, what it skips and why.
+states what it accepts, what it keeps, what it skips and why. A format's module is
+imported when an input of that format is read (``loader``), so listing ``FORMATS``
+(the ``memoryfs`` command's help does) loads no parser.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeAlias, cast
 
-from memoryfs.ingest.formats import chatgpt, claude_code, jsonl, locomo, markdown, openai
-from memoryfs.ingest.formats.imported import Imported
-from memoryfs.ingest.source import Source
+if TYPE_CHECKING:
+    from memoryfs.ingest.formats.imported import Imported
+    from memoryfs.ingest.source import Source
 
-__all__ = ["FORMATS", "LOADERS", "Loader"]
+__all__ = ["FORMATS", "Loader", "loader"]
 
-Loader = Callable[[Source, dict[str, str]], list[Imported]]
+Loader: TypeAlias = "Callable[[Source, dict[str, str]], list[Imported]]"
 
-LOADERS: dict[str, Loader] = {
-    "md": markdown.load,
-    "jsonl": jsonl.load,
-    "locomo": locomo.load,
-    "openai": openai.load,
-    "chatgpt": chatgpt.load,
-    "claude-code": claude_code.load,
+# format name -> the module of this package that reads it
+_MODULES = {
+    "md": "markdown",
+    "jsonl": "jsonl",
+    "locomo": "locomo",
+    "openai": "openai",
+    "chatgpt": "chatgpt",
+    "claude-code": "claude_code",
 }
-FORMATS = tuple(LOADERS)
+FORMATS = tuple(_MODULES)
+
+
+def loader(fmt: str) -> Loader:
+    """The ``load`` function of format ``fmt`` (one of ``FORMATS``)."""
+    return cast("Loader", importlib.import_module(f"{__name__}.{_MODULES[fmt]}").load)
