@@ -7,12 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from dream_fixtures import ScriptedEngine, add_sessions
+from dream_fixtures import ScriptedEngine, add_sessions, approved_store
 from typer.testing import CliRunner, Result
 
 from cli.dream_app import app
 from cli.memoryfs_app import app as memoryfs_app
-from dream.skills import approve
 from memoryfs.store.store import Store, init_store
 
 ENGINE = ["--engine", "dream_fixtures:ScriptedEngine"]
@@ -33,10 +32,7 @@ def runner() -> CliRunner:
 
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
-    s = init_store(tmp_path / "store", "dana", "atlas")
-    approve(s, by="tests")
-    add_sessions(s, tmp_path / "in", [S1, S2])
-    return s
+    return approved_store(tmp_path, [S1, S2])
 
 
 def dream(runner: CliRunner, store: Store, *args: str) -> Result:

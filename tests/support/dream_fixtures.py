@@ -18,13 +18,14 @@ from pathlib import Path
 
 from dream.engines.base import Engine, EngineContext
 from dream.records import ConsolidationReport, Fact, SummaryDraft
+from dream.skills import approve
 from memoryfs.index.index_md import write_indexes
 from memoryfs.ingest import ingest
 from memoryfs.pages.page import Page, render_page
 from memoryfs.pages.transcript import Transcript, Turn, parse_transcript, render_transcript
 from memoryfs.store.atomic import atomic_write_text
 from memoryfs.store.hashing import content_hash
-from memoryfs.store.store import Store
+from memoryfs.store.store import Store, init_store
 
 ClaimFn = Callable[[Transcript, Turn], str]
 
@@ -119,6 +120,14 @@ def session_file(
 def add_sessions(store: Store, folder: Path, sessions: list[tuple[str, str, list[str]]]) -> str:
     paths = [session_file(folder, sid, date, texts) for sid, date, texts in sessions]
     return ingest(store, paths).commit
+
+
+def approved_store(tmp_path: Path, sessions: list[tuple[str, str, list[str]]]) -> Store:
+    """Dana's store at ``tmp_path / "store"``, its Dream skill approved, ``sessions`` ingested."""
+    s = init_store(tmp_path / "store", "dana", "atlas")
+    approve(s, by="tests")
+    add_sessions(s, tmp_path / "in", sessions)
+    return s
 
 
 def cache_behind_symlink(store: Store, tmp_path: Path) -> Path:

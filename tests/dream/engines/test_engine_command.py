@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from dream_fixtures import add_sessions
+from dream_fixtures import approved_store
 from typer.testing import CliRunner
 
 from cli.dream_app import app
@@ -24,8 +24,8 @@ from dream.errors import DreamError
 from dream.landing.staging import STAGE_INDEX_CACHE, kept_runs
 from dream.phases.orient import find_pending
 from dream.run import run_dream
-from dream.skills import active_skill_path, approve
-from memoryfs.store.store import Store, init_store
+from dream.skills import active_skill_path
+from memoryfs.store.store import Store
 from memoryfs.validate.rules import validate_store
 
 S1 = ("2026-01-05-figures", "2026-01-05", ["I need the figures as PDF for Reefsong.", "Sure."])
@@ -75,10 +75,7 @@ if mode == "transcript":
 
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
-    s = init_store(tmp_path / "store", "dana", "atlas")
-    approve(s, by="tests")
-    add_sessions(s, tmp_path / "in", [S1, S2])
-    return s
+    return approved_store(tmp_path, [S1, S2])
 
 
 @pytest.fixture

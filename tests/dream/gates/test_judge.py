@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from dream_fixtures import add_sessions
+from gate_fixtures import PATH, dana_page, one_session_store
 from openai_server import ScriptedServer, Step, answer, hang, text
 from typer.testing import CliRunner
 
@@ -41,12 +42,10 @@ from dream.landing.staging import Change
 from dream.run import run_dream
 from dream.skills import approve
 from memoryfs.errors import MemoryFSError
-from memoryfs.ingest import ingest
-from memoryfs.pages.transcript import Transcript, Turn, render_transcript
 from memoryfs.store.config import VerifySettings, load_config
-from memoryfs.store.hashing import turn_hash
 from memoryfs.store.store import Store, init_store
 
+MOVE = "2026-02-10-move"
 TURNS = [
     "I moved to Porto to join the Tidewater lab.",
     "I'm not a fan of sushi at all.",
@@ -58,7 +57,6 @@ ENTAILED = "Moved to Porto to join the Tidewater lab."
 CONTRADICTED = "Is not a fan of sushi, only of sashimi."
 UNRELATED = "Ines has two sisters."
 UNCLEAR = "Dana's sister Ines has two kids, both at school."
-PATH = "memory/knowledge/people/dana.md"
 _ITEM_RE = re.compile(r"^Item (\S+)\n(?:Page: .*\n)?Claim: (.*)$", re.MULTILINE)
 
 
@@ -109,18 +107,7 @@ def model(server: ScriptedServer) -> Model:
 
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
-    s = init_store(tmp_path / "store", "dana", "atlas")
-    turns = tuple(
-        Turn(n=i + 1, speaker="user", ts="2026-02-10T09:00", text=x) for i, x in enumerate(TURNS)
-    )
-    t = Transcript(
-        id="2026-02-10-move", started="2026-02-10T09:00", participants=("dana",),
-        scope={"user": "dana", "assistant": "atlas"}, turns=turns,
-    )  # fmt: skip
-    path = tmp_path / "2026-02-10-move.md"
-    path.write_text(render_transcript(t))
-    ingest(s, [path])
-    return s
+    return one_session_store(tmp_path, MOVE, TURNS)
 
 
 def configure(store: Store, verify: str) -> Store:
@@ -146,16 +133,8 @@ def a_judge(store: Store, server: ScriptedServer, **extra: Any) -> tuple[Store, 
 
 def write_page(store: Store, claims: list[tuple[str, int]]) -> dict[str, int]:
     """The Dana page with ``claims`` (text, cited turn); the file line of each claim."""
-    sources = "".join(
-        f"  - id: {i + 1}\n    ref: sessions/transcripts/2026-02-10-move.md#t{i + 1}\n"
-        f"    at: '2026-02-10'\n    hash: {turn_hash(x)}\n"
-        for i, x in enumerate(TURNS)
-    )
-    head = (
-        f"---\nid: dana\ntitle: Dana\ntype: person\nupdated: '2026-02-10'\nsources:\n{sources}---\n"
-    )
     body = "\n## Facts\n\n" + "".join(f"- {c} [cite:{n}]\n" for c, n in claims)
-    text = head + body
+    text = dana_page(MOVE, TURNS, body)
     (store.root / PATH).write_text(text)
     lines = text.split("\n")
     return {

@@ -11,7 +11,9 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
+import pytest
 from engine_fixtures import write_session
+from gate_fixtures import JOB, JOB_TURNS, PATH, one_session_store, write_job_page
 
 from dream.gates.verification import verify_stage
 from dream.landing.staging import Change
@@ -19,21 +21,27 @@ from dream.run import RunOptions, load_engine, run_dream
 from dream.wiki.cited_names import TurnKeys
 from memoryfs.pages.transcript import Transcript, Turn, render_transcript
 from memoryfs.store.store import Store
-from tests.dream.gates.test_verification import PATH, store, write  # noqa: F401 (``store`` is a fixture)
 
 WORK = "Work and career (job)"
 
 
-def _verify(store: Store, base: str, things: str) -> list[str]:  # noqa: F811
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    return one_session_store(tmp_path, JOB, JOB_TURNS)
+
+
+def _verify(store: Store, base: str, things: str) -> list[str]:
     """Problems of the page whose profile is one bullet of ``things``, against ``base``."""
-    write(store, things if things.startswith("\n") else f"\n## Profile\n\n- {WORK}: {things}\n")
+    write_job_page(
+        store, things if things.startswith("\n") else f"\n## Profile\n\n- {WORK}: {things}\n"
+    )
     report = verify_stage(store, store.root, base, [Change("M", PATH)])
     return [f"{p.code} {p.message}" for p in report.problems]
 
 
-def test_a_profile_pair_whose_turn_does_not_name_the_thing_is_rejected(store: Store) -> None:  # noqa: F811
+def test_a_profile_pair_whose_turn_does_not_name_the_thing_is_rejected(store: Store) -> None:
     base = store.head()
-    write(store, "\n- Works at Tidewater [cite:2]\n")
+    write_job_page(store, "\n- Works at Tidewater [cite:2]\n")
     report = verify_stage(store, store.root, base, [Change("A", PATH)])
     assert report.ok
     base = store.commit("a page", [PATH])
@@ -54,8 +62,8 @@ def test_a_profile_pair_whose_turn_does_not_name_the_thing_is_rejected(store: St
     ]
 
 
-def test_only_the_pairs_the_base_did_not_hold_are_checked(store: Store) -> None:  # noqa: F811
-    write(store, f"\n## Profile\n\n- {WORK}: work [cite:1]\n")  # hand-written, in the base
+def test_only_the_pairs_the_base_did_not_hold_are_checked(store: Store) -> None:
+    write_job_page(store, f"\n## Profile\n\n- {WORK}: work [cite:1]\n")  # hand-written, in the base
     base = store.commit("a hand-written profile", [PATH])
     # the line changed: its old pair stands, its new pairs are checked
     assert _verify(store, base, "work [cite:1][cite:2]") == []
@@ -64,7 +72,7 @@ def test_only_the_pairs_the_base_did_not_hold_are_checked(store: Store) -> None:
     ]
     # a thing moved to a turn that names it
     assert _verify(store, base, "postdoc [cite:1], work [cite:2]") == []
-    write(store, f"\n## Profile\n\n- {WORK}: work [cite:1][cite:2]\n")
+    write_job_page(store, f"\n## Profile\n\n- {WORK}: work [cite:1][cite:2]\n")
     text = (store.root / PATH).read_text().replace("hash: ", "hash: x", 1)
     (store.root / PATH).write_text(text)  # source 1 names another turn text now: a new pair
     report = verify_stage(store, store.root, base, [Change("M", PATH)])

@@ -6,6 +6,7 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
+from gate_fixtures import JOB, JOB_TURNS, PATH, one_session_store, write_job_page
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,10 +19,8 @@ from dream.gates.verification import (
     verify_stage,
 )
 from dream.landing.staging import Change
-from memoryfs.ingest import ingest
-from memoryfs.pages.transcript import Transcript, Turn, render_transcript
-from memoryfs.store.hashing import turn_hash
-from memoryfs.store.store import Store, init_store
+from memoryfs.pages.transcript import Transcript, Turn
+from memoryfs.store.store import Store
 
 
 def support(text: str, date: str = "2023-05-08", subject: tuple[str, ...] = ()) -> Support:
@@ -158,49 +157,18 @@ def test_slot_detection(
 
 # -- the gate over a store ------------------------------------------------------------
 
-TURNS = [
-    "I'm a postdoc at the Marlow Institute.",
-    "Since Monday I work as staff scientist at Tidewater.",
-]
-
 
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
-    s = init_store(tmp_path / "store", "dana", "atlas")
-    turns = tuple(
-        Turn(n=i + 1, speaker="user", ts="2026-02-10T09:00", text=x) for i, x in enumerate(TURNS)
-    )
-    t = Transcript(
-        id="2026-02-10-job", started="2026-02-10T09:00", participants=("dana",),
-        scope={"user": "dana", "assistant": "atlas"}, turns=turns,
-    )  # fmt: skip
-    path = tmp_path / "2026-02-10-job.md"
-    path.write_text(render_transcript(t))
-    ingest(s, [path])
-    return s
+    return one_session_store(tmp_path, JOB, JOB_TURNS)
 
 
-def page(body: str) -> str:
-    sources = "".join(
-        f"  - id: {i + 1}\n    ref: sessions/transcripts/2026-02-10-job.md#t{i + 1}\n"
-        f"    at: '2026-02-10'\n    hash: {turn_hash(text)}\n"
-        for i, text in enumerate(TURNS)
-    )
-    head = "---\nid: dana\ntitle: Dana\ntype: person\nupdated: '2026-02-10'\n"
-    return f"{head}sources:\n{sources}---\n{body}"
-
-
-PATH = "memory/knowledge/people/dana.md"
 REF = "sessions/transcripts/2026-02-10-job.md#t1"
-
-
-def write(store: Store, body: str) -> None:
-    (store.root / PATH).write_text(page(body))
 
 
 def test_two_current_values_for_one_slot_contradict(store: Store) -> None:
     base = store.head()
-    write(
+    write_job_page(
         store, "\n## Work\n\n- Works as a postdoc [cite:1]\n- Works as staff scientist [cite:2]\n"
     )
     report = verify_stage(store, store.root, base, [Change("A", PATH)])
@@ -213,7 +181,7 @@ def test_two_current_values_for_one_slot_contradict(store: Store) -> None:
 
 def test_a_superseded_value_does_not_contradict(store: Store) -> None:
     base = store.head()
-    write(
+    write_job_page(
         store,
         "\n## Work\n\n- Works as staff scientist [cite:2]\n\n## History\n\n"
         "- Works as a postdoc (superseded 2026-02-10) [cite:1]\n",
@@ -223,16 +191,18 @@ def test_a_superseded_value_does_not_contradict(store: Store) -> None:
 
 
 def test_only_new_or_changed_claims_are_checked(store: Store) -> None:
-    write(store, "\n- Works with Gunther [cite:1]\n")  # unsupported, but already in the base
+    write_job_page(
+        store, "\n- Works with Gunther [cite:1]\n"
+    )  # unsupported, but already in the base
     base = store.commit("hand-written page", [PATH])
-    write(
+    write_job_page(
         store,
         "\n- Works with Gunther [cite:1]\n\n## History\n\n"
         "- Works as a postdoc (superseded) [cite:1]\n",
     )
     report = verify_stage(store, store.root, base, [Change("M", PATH)])
     assert report.ok and report.stats == {"claims_checked": 1, "claims_superseded": 1}
-    write(store, "\n- Works with Gunther and Olaf [cite:1]\n")
+    write_job_page(store, "\n- Works with Gunther and Olaf [cite:1]\n")
     report = verify_stage(store, store.root, base, [Change("M", PATH)])
     assert [p.format() for p in report.problems] == [
         f"{PATH}:17: DV101 name 'Gunther' is not in the cited turn in 'Works with Gunther and "
@@ -245,9 +215,11 @@ def test_only_new_or_changed_claims_are_checked(store: Store) -> None:
 def test_a_claim_citing_another_turn_is_checked_again(store: Store) -> None:
     """Unchanged is the same text citing the same turns: the same line pointed at
     another source is a changed claim."""
-    write(store, "\n- Works with Gunther [cite:1]\n")  # unsupported, but already in the base
+    write_job_page(
+        store, "\n- Works with Gunther [cite:1]\n"
+    )  # unsupported, but already in the base
     base = store.commit("hand-written page", [PATH])
-    write(store, "\n- Works with Gunther [cite:2]\n")
+    write_job_page(store, "\n- Works with Gunther [cite:2]\n")
     report = verify_stage(store, store.root, base, [Change("M", PATH)])
     assert [p.code for p in report.problems] == ["DV101"]
     assert report.stats["claims_checked"] == 1

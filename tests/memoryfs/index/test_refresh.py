@@ -66,6 +66,19 @@ def _edit_in_place(path: Path, old: str, new: str, keep_mtime: bool = False) -> 
         )
 
 
+def _add_remove_rename(store: Store) -> None:
+    """A page added in a new folder, a folder removed, a page renamed: two added, two gone."""
+    write_page(
+        store,
+        "knowledge/topics/deep/kayak.md",
+        {"id": "kayak", "title": "Kayak", "type": "topic", "updated": "2023-06-01"},
+        "- Sea kayaking on Sundays.\n",
+    )
+    shutil.rmtree(store.memory / "notes" / "support")
+    studio = store.memory / "knowledge/places/community-studio.md"
+    studio.rename(studio.with_name("studio.md"))
+
+
 def _folder_stamps(store: Store) -> dict[str, tuple[int, int]]:
     """What the index records per folder and bucket, checked against its rows."""
     conn = sqlite3.connect(store.cache_dir / INDEX_NAME)
@@ -114,15 +127,7 @@ def test_every_kind_of_change_is_seen_by_the_next_refresh_without_a_commit(
         assert POTTERY not in _paths(idx, "Thursdays")
 
         # Added in a new folder, a folder removed, a file renamed.
-        write_page(
-            store,
-            "knowledge/topics/deep/kayak.md",
-            {"id": "kayak", "title": "Kayak", "type": "topic", "updated": "2023-06-01"},
-            "- Sea kayaking on Sundays.\n",
-        )
-        shutil.rmtree(store.memory / "notes" / "support")
-        studio = store.memory / "knowledge/places/community-studio.md"
-        studio.rename(studio.with_name("studio.md"))
+        _add_remove_rename(store)
         stats = _refreshed(idx)
         assert (stats.added, stats.changed, stats.removed) == (2, 0, 2)
         assert _paths(idx, "kayaking") == {"knowledge/topics/deep/kayak.md"}
@@ -387,15 +392,7 @@ def test_a_quick_refresh_sees_names_at_once_and_in_place_edits_by_the_next_full_
         assert quiet.quick and (quiet.scanned, quiet.compared) == (0, 0)
         page = store.memory / MELANIE
         atomic_write_text(page, page.read_text(encoding="utf-8").replace("charity race", "fun run"))
-        write_page(
-            store,
-            "knowledge/topics/deep/kayak.md",
-            {"id": "kayak", "title": "Kayak", "type": "topic", "updated": "2023-06-01"},
-            "- Sea kayaking on Sundays.\n",
-        )
-        shutil.rmtree(store.memory / "notes" / "support")
-        studio = store.memory / "knowledge/places/community-studio.md"
-        studio.rename(studio.with_name("studio.md"))
+        _add_remove_rename(store)
         stats = idx.refresh(max_stale=300)
         time.sleep(TICK)
         assert stats.quick and (stats.added, stats.changed, stats.removed) == (2, 1, 2)

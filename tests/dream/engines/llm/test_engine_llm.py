@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dream_fixtures import add_sessions
+from dream_fixtures import add_sessions, approved_store
 from openai_server import ScriptedServer, answer, hang, status, text
 from typer.testing import CliRunner
 
@@ -84,10 +84,7 @@ def server() -> Iterator[ScriptedServer]:
 
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
-    s = init_store(tmp_path / "store", "dana", "atlas")
-    approve(s, by="tests")
-    add_sessions(s, tmp_path / "in", [S1, S2])
-    return s
+    return approved_store(tmp_path, [S1, S2])
 
 
 def settings(server: ScriptedServer, **kw: Any) -> LLMSettings:
