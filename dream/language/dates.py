@@ -7,11 +7,11 @@ session date only; absolute dates ("on 5 May") and vague ones ("a few weeks ago"
 "last winter") are left alone. Never raises on any text.
 
 Phrases are found with one small linear regex per rule (no nested quantifiers) and resolved by
-calendar arithmetic. `tests/test_dates.py` cross-checks them against `dateparser`, but every
-phrase matched here has a fixed shape, and arithmetic is faster (dateparser takes
-about 1 ms per call, 170 ms on the first call and 2 s on "a couple of days ago", which it cannot
-resolve). It is also deterministic, and it can return spans, where dateparser returns one point
-("last month" -> 8 April, not April).
+calendar arithmetic. `tests/dream/language/test_dates.py` cross-checks them against
+`dateparser`, but every phrase matched here has a fixed shape, and arithmetic is faster
+(dateparser takes about 1 ms per call, 170 ms on the first call and 2 s on "a couple of days
+ago", which it cannot resolve). It is also deterministic, and it can return spans, where
+dateparser returns one point ("last month" -> 8 April, not April).
 
 Conventions (each one a choice; the tests pin them):
 - Weeks run Monday to Sunday. "last week" is the week before the base's week, rendered

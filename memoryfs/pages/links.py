@@ -144,7 +144,7 @@ def _markdown_parse(body: str) -> _Parsed:
 # markup other than plain brackets and a lone "&" (no code, emphasis, escapes, entities, HTML or
 # autolinks; no "](" so no bracket pair becomes a link: without "[x]:" lines there are
 # no reference links either), no tab, CR or NUL, and no leading or trailing spaces. Any
-# other body goes through markdown-it. tests/test_links.py checks both agree.
+# other body goes through markdown-it. tests/memoryfs/pages/test_links.py checks both agree.
 _NOT_SIMPLE_RE = re.compile(r"[\\`*_<\t\r\x00]|\]\(|&(?=[#A-Za-z0-9])")
 _ATX_RE = re.compile(r"^(#{1,6}) +(\S.*)$")
 _ORDERED_RE = re.compile(r"^\d{1,9}[.)](?: |$)")

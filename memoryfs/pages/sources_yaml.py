@@ -14,7 +14,7 @@ strings of safe characters, plain or single-quoted as PyYAML's own resolver deci
 the block is read and written here and only the other keys go through PyYAML. Anything
 else (other quoting or characters, comments, flow style, other keys in an entry,
 document markers) returns None and the caller uses PyYAML for the whole frontmatter.
-tests/test_sources_yaml.py checks that both give the same values and the same bytes.
+tests/memoryfs/pages/test_sources_yaml.py checks that both give the same values and the same bytes.
 """
 
 from __future__ import annotations

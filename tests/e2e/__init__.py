@@ -1,0 +1,1 @@
+"""The whole system through its CLIs: crashes, concurrent processes, hostile input, end to end."""
