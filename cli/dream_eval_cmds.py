@@ -13,7 +13,7 @@ from cli.output import JsonOpt, emit, fail, handle_errors, log
 __all__ = ["register"]
 
 # dream.evaluation.harness.ARMS, written out so that building the command tree
-# ('dream --help') does not import the evaluation; tests/test_cli_startup.py holds
+# ('dream --help') does not import the evaluation; tests/cli/test_cli_startup.py holds
 # the two equal.
 ARMS = ("wiki", "no-wiki", "bm25-turns")
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["register"]
 
 # dream.health.verdicts.DEFAULT_DUE in days, written out so that building the command
-# tree ('dream --help') does not import the health checks; tests/test_cli_startup.py
+# tree ('dream --help') does not import the health checks; tests/cli/test_cli_startup.py
 # holds the two equal.
 DEFAULT_DUE_DAYS = 1
 

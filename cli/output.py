@@ -2,7 +2,7 @@
 
 Every ``cli`` module imports the library inside the commands, not at the top: building
 the command tree (``--help``, or any one command) then loads only ``typer`` and ``cli``,
-and a command loads only what it runs (``tests/test_cli_startup.py`` holds both CLIs
+and a command loads only what it runs (``tests/cli/test_cli_startup.py`` holds both CLIs
 to that).
 """
 
