@@ -1,8 +1,7 @@
 """The Memory Agent: answer a question from the whole store within a token budget.
 
 ``recall`` searches every layer (the question, then the question expanded from
-its best items: ``memoryfs.read.expand``, and a category word's instances:
-``memoryfs.read.senses``), follows one hop of ``[[links]]`` from the
+its best items: ``memoryfs.read.expand``), follows one hop of ``[[links]]`` from the
 best pages, weighs what the speakers a question names said above what others
 said (``memoryfs.read.voice``) and, for a question asking when, items stating a date
 above others (``memoryfs.read.when``), and for a question asking where someone works or
@@ -37,9 +36,8 @@ from memoryfs.read.locations import FileNames
 from memoryfs.read.packing import Packer, content_words, covered, elide
 from memoryfs.read.ranking import excerpt, query_terms
 from memoryfs.read.search import SUPERSEDED_WEIGHT, Hit, SearchIndex
-from memoryfs.read.senses import instance_words
 from memoryfs.read.situation import SLOT_WORDS, asked_names, asked_slot, situation_weights
-from memoryfs.read.voice import said_by_named, voice_weights
+from memoryfs.read.voice import voice_weights
 from memoryfs.read.when import when_weights
 from memoryfs.receipts.log import local_receipt_dir, sandbox_receipt_dir
 from memoryfs.receipts.reads import record_reads
@@ -68,9 +66,6 @@ KIND_WEIGHTS = {
     "profile": PROFILE_WEIGHT,
 }
 FEEDBACK_WEIGHT = 0.5  # the feedback search's weight in the fusion (the question's own: 1)
-SENSES_WEIGHT = (
-    0.5  # the weight of the search for a category's instance words (memoryfs.read.senses)
-)
 SITUATION_WEIGHT = 1.0  # the weight of the search for a slot's words (memoryfs.read.situation)
 # FTS5 gives a word held by more than half the units (a speaker's name, in a store of
 # two people's talk) an idf of 1e-6, so an item that matched only such words scores
@@ -205,13 +200,6 @@ def _gather(
             _one_head(idx.search(" ".join([question, *extra]), k=k, layers=layers), families)
         )
         fusion.append(FEEDBACK_WEIGHT)
-    # A question asking with a category word ("Which cities ...?") also searches the
-    # words of its instances ("Rome"), which the turns answering it use (memoryfs.read.senses).
-    kinds = instance_words(question)
-    if kinds:
-        found = _one_head(idx.search(" ".join(kinds), k=k, layers=layers), families)
-        rankings.append(said_by_named(question, hits, found, partial(_speaker, idx)))
-        fusion.append(SENSES_WEIGHT)
     # A question asking where someone works or lives, or whom they report to, also
     # searches the words the claims stating it use (memoryfs.read.situation).
     slot = asked_slot(question)
@@ -350,11 +338,6 @@ def _replaced_first(idx: SearchIndex, scored: list[_Entry]) -> list[_Entry]:
             found.score = max(found.score, rank)
     scored.sort(key=lambda e: (-e.score, e.hit.path, e.hit.line))
     return scored
-
-
-def _speaker(idx: SearchIndex, ref: str) -> str:
-    turn = idx.turn(ref)
-    return turn.speaker if turn is not None else ""
 
 
 def _one_head(hits: list[Hit], families: Families) -> list[Hit]:

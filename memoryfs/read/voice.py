@@ -65,17 +65,6 @@ def named_speakers(question: str, speakers: set[str] | frozenset[str]) -> frozen
     return frozenset(s for s in speakers if s.split() and s.split()[0].lower() in words)
 
 
-def said_by_named(
-    question: str, candidates: Sequence[Hit], found: list[Hit], speaker_of: Callable[[str], str]
-) -> list[Hit]:
-    """``found`` without the items none of the speakers ``question`` names said (all of it
-    when it names none); the speakers of the ``candidates``' turns are the people."""
-    named = named_speakers(
-        question, {h.speaker for h in candidates if h.kind == "turn" and h.speaker}
-    )
-    return [h for h in found if voices(h, speaker_of) & named] if named else found
-
-
 def people_page_weight(hit: Hit, named: frozenset[str], terms: list[str]) -> float:
     """1 / the title boost search gave ``hit`` for naming its page, if the page is a named person's.
 
