@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -30,7 +30,6 @@ from memoryfs.errors import MemoryFSError
 from memoryfs.index.units import human_date
 from memoryfs.pages.archives import Families, main_stem
 from memoryfs.pages.speakers import asked_in_third_person
-from memoryfs.read.citeorder import order_citations
 from memoryfs.read.expand import feedback_terms, fuse
 from memoryfs.read.locations import FileNames
 from memoryfs.read.packing import Packer, content_words, covered, elide
@@ -233,7 +232,7 @@ def _gather(
             if head is not None:
                 scored.append(_Entry(head, floor))
     # A question naming speakers is answered by what they said (memoryfs.read.voice).
-    # Cited turns are looked up once, for their speaker here and their text below.
+    # Cited turns are looked up once, for their speaker here and to show under a claim below.
     turns: dict[str, Hit | None] = {e.hit.ref: e.hit for e in scored if e.hit.kind == "turn"}
 
     def turn_of(ref: str) -> Hit | None:
@@ -277,8 +276,6 @@ def _gather(
     rest = [e for e in scored if e.score < UNMATCHED]
     scored = matched + [e for e in rest if e.hit.kind == "profile"]
     scored += [e for e in rest if e.hit.kind != "profile"]
-    # A speaker's name in a turn addresses them ("Hey Caroline!"): it says nothing of the topic.
-    spoken = {t.speaker.split()[0].lower() for t in turns.values() if t and t.speaker}
     out: list[_Entry] = []
     followed = 0
     follow_turns = "sessions" in layers
@@ -296,17 +293,6 @@ def _gather(
             turn = turn_of(ref)
             if turn is not None:
                 out.append(_Entry(turn, entry.score * 0.95, True, hit.date))
-
-    # An item citing several sessions cites first the turns the question is about.
-    def text_of(ref: str) -> str:
-        turn = turn_of(ref)
-        return turn.text if turn is not None else ""
-
-    topic = [t for t in terms if t not in spoken]
-    for entry in out:
-        cites = order_citations(entry.hit.citations, topic, text_of)
-        if cites != entry.hit.citations:
-            entry.hit = replace(entry.hit, citations=cites)
     return out
 
 
