@@ -66,14 +66,6 @@ KIND_WEIGHTS = {
 }
 FEEDBACK_WEIGHT = 0.5  # the feedback search's weight in the fusion (the question's own: 1)
 SITUATION_WEIGHT = 1.0  # the weight of the search for a slot's words (memoryfs.read.situation)
-# FTS5 gives a word held by more than half the units (a speaker's name, in a store of
-# two people's talk) an idf of 1e-6, so an item that matched only such words scores
-# about 1e-5, and those items come in file order: the oldest claims first, whatever
-# was asked. Below this score recall shows profile lines first (an overview of what
-# the person does, citing each thing's first mention) before such items. LoCoMo tuning
-# (conv-26/30), wiki, 1,000 tokens: S@5 .896 -> .905, EvC .873 -> .878, Ans .825 = .825,
-# multi-hop EvC .703 -> .691 (one question); the same at 1e-4 and 1e-2.
-UNMATCHED = 1e-3
 LINK_DECAY = 0.6  # items found one [[link]] hop away from the best pages
 FOLLOW_PAGES = 3  # best pages whose links are followed
 FOLLOW_CLAIMS = 1  # best claims whose cited turns are shown under them
@@ -270,12 +262,6 @@ def _gather(
         )
     ]
     scored = _replaced_first(idx, scored)
-    # Items that matched only words most units hold are in no order of relevance:
-    # of those, a profile line (what a person does, across sessions) goes first.
-    matched = [e for e in scored if e.score >= UNMATCHED]
-    rest = [e for e in scored if e.score < UNMATCHED]
-    scored = matched + [e for e in rest if e.hit.kind == "profile"]
-    scored += [e for e in rest if e.hit.kind != "profile"]
     out: list[_Entry] = []
     followed = 0
     follow_turns = "sessions" in layers
