@@ -1,8 +1,7 @@
 """The Memory Agent: answer a question from the whole store within a token budget.
 
 ``recall`` searches every layer (the question, then the question expanded from
-its best items: ``memoryfs.read.expand``, and a category word's instances:
-``memoryfs.read.senses``), follows one hop of ``[[links]]`` from the
+its best items: ``memoryfs.read.expand``), follows one hop of ``[[links]]`` from the
 best pages, weighs what the speakers a question names said above what others
 said (``memoryfs.read.voice``) and, for a question asking when, items stating a date
 above others (``memoryfs.read.when``), and for a question asking where someone works or
@@ -23,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -31,15 +30,13 @@ from memoryfs.errors import MemoryFSError
 from memoryfs.index.units import human_date
 from memoryfs.pages.archives import Families, main_stem
 from memoryfs.pages.speakers import asked_in_third_person
-from memoryfs.read.citeorder import order_citations
 from memoryfs.read.expand import feedback_terms, fuse
 from memoryfs.read.locations import FileNames
 from memoryfs.read.packing import Packer, content_words, covered, elide
 from memoryfs.read.ranking import excerpt, query_terms
 from memoryfs.read.search import SUPERSEDED_WEIGHT, Hit, SearchIndex
-from memoryfs.read.senses import instance_words
 from memoryfs.read.situation import SLOT_WORDS, asked_names, asked_slot, situation_weights
-from memoryfs.read.voice import said_by_named, voice_weights
+from memoryfs.read.voice import voice_weights
 from memoryfs.read.when import when_weights
 from memoryfs.receipts.log import local_receipt_dir, sandbox_receipt_dir
 from memoryfs.receipts.reads import record_reads
@@ -69,18 +66,7 @@ KIND_WEIGHTS = {
     "profile": PROFILE_WEIGHT,
 }
 FEEDBACK_WEIGHT = 0.5  # the feedback search's weight in the fusion (the question's own: 1)
-SENSES_WEIGHT = (
-    0.5  # the weight of the search for a category's instance words (memoryfs.read.senses)
-)
 SITUATION_WEIGHT = 1.0  # the weight of the search for a slot's words (memoryfs.read.situation)
-# FTS5 gives a word held by more than half the units (a speaker's name, in a store of
-# two people's talk) an idf of 1e-6, so an item that matched only such words scores
-# about 1e-5, and those items come in file order: the oldest claims first, whatever
-# was asked. Below this score recall shows profile lines first (an overview of what
-# the person does, citing each thing's first mention) before such items. LoCoMo tuning
-# (conv-26/30), wiki, 1,000 tokens: S@5 .896 -> .905, EvC .873 -> .878, Ans .825 = .825,
-# multi-hop EvC .703 -> .691 (one question); the same at 1e-4 and 1e-2.
-UNMATCHED = 1e-3
 LINK_DECAY = 0.6  # items found one [[link]] hop away from the best pages
 FOLLOW_PAGES = 3  # best pages whose links are followed
 FOLLOW_CLAIMS = 1  # best claims whose cited turns are shown under them
@@ -206,13 +192,6 @@ def _gather(
             _one_head(idx.search(" ".join([question, *extra]), k=k, layers=layers), families)
         )
         fusion.append(FEEDBACK_WEIGHT)
-    # A question asking with a category word ("Which cities ...?") also searches the
-    # words of its instances ("Rome"), which the turns answering it use (memoryfs.read.senses).
-    kinds = instance_words(question)
-    if kinds:
-        found = _one_head(idx.search(" ".join(kinds), k=k, layers=layers), families)
-        rankings.append(said_by_named(question, hits, found, partial(_speaker, idx)))
-        fusion.append(SENSES_WEIGHT)
     # A question asking where someone works or lives, or whom they report to, also
     # searches the words the claims stating it use (memoryfs.read.situation).
     slot = asked_slot(question)
@@ -246,7 +225,7 @@ def _gather(
             if head is not None:
                 scored.append(_Entry(head, floor))
     # A question naming speakers is answered by what they said (memoryfs.read.voice).
-    # Cited turns are looked up once, for their speaker here and their text below.
+    # Cited turns are looked up once, for their speaker here and to show under a claim below.
     turns: dict[str, Hit | None] = {e.hit.ref: e.hit for e in scored if e.hit.kind == "turn"}
 
     def turn_of(ref: str) -> Hit | None:
@@ -284,14 +263,6 @@ def _gather(
         )
     ]
     scored = _replaced_first(idx, scored)
-    # Items that matched only words most units hold are in no order of relevance:
-    # of those, a profile line (what a person does, across sessions) goes first.
-    matched = [e for e in scored if e.score >= UNMATCHED]
-    rest = [e for e in scored if e.score < UNMATCHED]
-    scored = matched + [e for e in rest if e.hit.kind == "profile"]
-    scored += [e for e in rest if e.hit.kind != "profile"]
-    # A speaker's name in a turn addresses them ("Hey Caroline!"): it says nothing of the topic.
-    spoken = {t.speaker.split()[0].lower() for t in turns.values() if t and t.speaker}
     out: list[_Entry] = []
     followed = 0
     follow_turns = "sessions" in layers
@@ -309,17 +280,6 @@ def _gather(
             turn = turn_of(ref)
             if turn is not None:
                 out.append(_Entry(turn, entry.score * 0.95, True, hit.date))
-
-    # An item citing several sessions cites first the turns the question is about.
-    def text_of(ref: str) -> str:
-        turn = turn_of(ref)
-        return turn.text if turn is not None else ""
-
-    topic = [t for t in terms if t not in spoken]
-    for entry in out:
-        cites = order_citations(entry.hit.citations, topic, text_of)
-        if cites != entry.hit.citations:
-            entry.hit = replace(entry.hit, citations=cites)
     return out
 
 
@@ -351,11 +311,6 @@ def _replaced_first(idx: SearchIndex, scored: list[_Entry]) -> list[_Entry]:
             found.score = max(found.score, rank)
     scored.sort(key=lambda e: (-e.score, e.hit.path, e.hit.line))
     return scored
-
-
-def _speaker(idx: SearchIndex, ref: str) -> str:
-    turn = idx.turn(ref)
-    return turn.speaker if turn is not None else ""
 
 
 def _one_head(hits: list[Hit], families: Families) -> list[Hit]:

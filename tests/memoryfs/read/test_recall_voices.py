@@ -2,20 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 from read_fixtures import searched, source, write_page, write_transcript
 
-from memoryfs.read.ranking import TITLE_BOOST
-from memoryfs.read.recall import recall
-from memoryfs.read.voice import (
-    NAMED_TURN,
-    OTHER_VOICE,
-    named_speakers,
-    people_page_weight,
-    voice_weights,
-)
+from memoryfs.read.voice import NAMED_TURN, OTHER_VOICE, named_speakers, voice_weights
 from memoryfs.store.store import Store, init_store
 
 S1 = "2023-01-20-studio-s01"
@@ -25,8 +15,6 @@ TURNS = [
     ("Jon", "When work piles up I put music on and dance to destress."),
     ("Gina", "Same here, dancing clears my head."),
 ]
-CLAIM_TURN = f"sessions/transcripts/{S1}.md#t1"
-TOPIC_TURN = f"sessions/transcripts/{S1}.md#t3"
 QUESTION = "How do Jon and Gina both like to destress?"
 # Other people's talk, so the names are rarer than "destress" (as in a long store).
 S2 = "2023-01-22-book-club-s01"
@@ -74,11 +62,6 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
     return store
 
 
-def _first(r: object, refs: tuple[str, ...]) -> str:
-    """The first of ``refs`` the synthesis shows (as a turn or as a claim's citation)."""
-    return next(c for i in getattr(r, "items", ()) for c in i.citations if c in refs)
-
-
 def test_named_speakers_are_every_speaker_the_question_names() -> None:
     people = {"Jon", "Gina", "John Smith"}
     assert named_speakers(QUESTION, people) == {"Jon", "Gina"}
@@ -86,15 +69,15 @@ def test_named_speakers_are_every_speaker_the_question_names() -> None:
     assert named_speakers("Who dances?", people) == frozenset()
 
 
-def test_several_named_speakers_undo_their_pages_title_boost(store: Store) -> None:
+def test_several_named_speakers_are_all_heard(store: Store) -> None:
     with searched(store, QUESTION) as (hits, speaker_of):
         weights = dict(
             zip((h.ref for h in hits), voice_weights(QUESTION, hits, speaker_of), strict=True)
         )
         claims = [h for h in hits if h.kind == "claim"]
         assert {h.title for h in claims} == {"Jon", "Gina"}
-        for h in claims:  # both pages are fully named: boosted x1.5 by search, undone here
-            assert weights[h.ref] == pytest.approx(1.0 / (1.0 + TITLE_BOOST))
+        for h in claims:  # each cites a named speaker's turn: theirs, left as search ranked it
+            assert weights[h.ref] == 1.0
         turns = {h.speaker: weights[h.ref] for h in hits if h.kind == "turn"}
         assert turns == {
             "Jon": NAMED_TURN,
@@ -102,7 +85,7 @@ def test_several_named_speakers_undo_their_pages_title_boost(store: Store) -> No
             "Ann": OTHER_VOICE,
             "Bob": OTHER_VOICE,
         }
-        # One speaker named: the page keeps its boost (the other page's claims are others' voice).
+        # One speaker named: the other's page's claims are others' voice.
         one = dict(
             zip(
                 (h.ref for h in hits),
@@ -110,23 +93,4 @@ def test_several_named_speakers_undo_their_pages_title_boost(store: Store) -> No
                 strict=True,
             )
         )
-        assert {h.title: one[h.ref] for h in claims} == {"Jon": 1.0, "Gina": 0.7}
-    # Only a named person's page is a people page; a topic page the question names is not.
-    both = frozenset({"Jon", "Gina"})
-    topic = replace(claims[0], title="Dance", path="knowledge/topics/dance.md")
-    assert people_page_weight(topic, both, ["jon", "gina", "dance"]) == 1.0
-    archive = replace(
-        claims[0], title="Jon (2023-01 archive)", path="knowledge/people/jon-archive-2023-01.md"
-    )
-    assert people_page_weight(archive, both, ["jon", "gina"]) < 1.0
-
-
-def test_the_turn_on_the_topic_outranks_the_named_peoples_name_only_claim(
-    store: Store, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    refs = (CLAIM_TURN, TOPIC_TURN)
-    # With both pages boosted, the claim holding both names three times comes first.
-    monkeypatch.setattr("memoryfs.read.voice.people_page_weight", lambda *_: 1.0)
-    assert _first(recall(store, QUESTION, 1000), refs) == CLAIM_TURN
-    monkeypatch.undo()
-    assert _first(recall(store, QUESTION, 1000), refs) == TOPIC_TURN
+        assert {h.title: one[h.ref] for h in claims} == {"Jon": 1.0, "Gina": OTHER_VOICE}
