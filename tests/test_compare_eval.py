@@ -9,12 +9,13 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import paths
 import pytest
 
 from dream.evaluation.records import EvalRun, Question, QuestionResult, Score
 from dream.evaluation.report import to_json
 
-SCRIPT = Path(__file__).resolve().parent.parent / "bench" / "compare_eval.py"
+SCRIPT = paths.ROOT / "bench" / "compare_eval.py"
 
 
 def _script() -> ModuleType:
