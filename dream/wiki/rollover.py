@@ -20,7 +20,7 @@ most ``ROLL_AT`` current claims. Rolling early costs recall little because
 ``memoryfs.pages.archives`` folds archives into their page; a recall that weighs each
 archive as a page of its own loses 3 points of cited evidence on LoCoMo conv-26 rolled at
 60. LoCoMo, wiki
-arm, 1,000 tokens, held-out conv-41/42/43, S@5/EvD/EvC/Ans, multi-hop EvC, temporal Ans:
+arm, 1,000 tokens, conv-41/42/43 (tuning data), S@5/EvD/EvC/Ans, multi-hop EvC, temporal Ans:
 ROLL_AT 400 .874/.585/.822/.788/.619/.840; 80 .873/.590/.823/.785/.620/.840 (tuning
 conv-26/30 EvC .852 -> .856); 60 (with archives' heads kept) .872/.587/.824/.790/.625/
 .840; 120 with a recall that does not fold .878/.584/.817/.779/.595/.840. Dream's claims

@@ -5,7 +5,7 @@ written once (``dream.wiki.rollover``): ``<id>-archive-<date>`` (a day, a month 
 the page's folder, linked from the page under Related. What a person said is then spread
 over a small current page and several archives. A recall that weighs pages as well as
 claims and counts each archive as a page of its own loses, on LoCoMo with pages rolled at
-120 claims, 1.7 points of cited evidence on the tuning conversations (0.5 held out), for
+120 claims, 1.7 points of cited evidence on conv-26/30 (0.5 on conv-41/42/43; all tuning data), for
 reasons measured one by one:
 
 - every line citing an archived claim names the archive (``melanie-archive-2023-05-08``,
