@@ -38,7 +38,6 @@ from dream.gates import Problem
 from dream.gates.both import problems_of, run_gates
 from dream.gates.judge import Judge, judge_for
 from dream.landing.crashed import cleanup_stale
-from dream.landing.disklist import DiskList
 from dream.landing.leaveout import LeftOut, put_back, reduce_stage
 from dream.landing.runlog import new_run_id, run_source, write_receipts, write_record
 from dream.landing.staging import (
@@ -50,7 +49,6 @@ from dream.landing.staging import (
     reset_to_tree,
     run_git,
     stage_changes,
-    stage_changes_on_disk,
 )
 from dream.landing.sync import (
     MAX_ATTEMPTS,
@@ -123,7 +121,7 @@ class RunResult:
     target: str = ""
     engine: str = ""
     skill: str = ""
-    sessions: Sequence[str] = ()  # these three: ``DiskList``s once a run lists them
+    sessions: Sequence[str] = ()
     pages_created: Sequence[str] = ()
     pages_updated: Sequence[str] = ()
     claims_superseded: int = 0
@@ -156,8 +154,8 @@ def _camel(name: str) -> str:
 
 
 def record(result: RunResult) -> dict[str, Any]:
-    """The run record of ``result`` (JSON-ready; not ``asdict``: it deep-copies DiskLists)."""
-    return {k: list(v) if isinstance(v, tuple | DiskList) else v for k, v in vars(result).items()}
+    """The run record of ``result`` (JSON-ready)."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in vars(result).items()}
 
 
 def now_utc() -> str:
@@ -330,7 +328,7 @@ def run_dream(
                 timings={**result.timings, "total": total},
             )
             result = with_judge(result, judge)
-            write_record(store, vars(result))  # its DiskLists written an item at a time
+            write_record(store, record(result))
             return result
         error = DreamError(f"the run kept conflicting with new commits on {target}; try again")
         _record_error(store, draft, error)
@@ -384,7 +382,7 @@ class _Attempt:
             return replace(
                 result, status="nothing-pending", message="dream: nothing pending; no commit"
             )
-        batch = DiskList(o.pending[: self.max_sessions]) if self.max_sessions else o.pending
+        batch = o.pending[: self.max_sessions] if self.max_sessions else o.pending
         result = replace(
             result,
             pending_after=len(o.pending),
@@ -425,7 +423,7 @@ class _Attempt:
         rejected = (*report.rejected, *recited.unsupported)
         result = replace(result, rejected=rejected, tokens=report.tokens, cost=report.cost)
         stopped = report.stopped_early or result.stopped
-        changes = stage_changes_on_disk(stage)  # a full run: every file of the store
+        changes = stage_changes(stage)
         if not changes:
             return replace(
                 result,

@@ -146,18 +146,14 @@ def staged_page(stage_root: Path, path: str) -> Page | None:
         return None
 
 
-# (commit, path) -> where its text waits in ``_base_file`` (offset, length; None: absent,
-# not a file, unreadable); one run's. The texts wait on disk, not parsed in memory: a run
-# changes pages as big as the store lets them grow, and each is parsed again when asked
-# (the parse memo often still has it), so what the gates hold does not grow with them.
-_base_at: dict[tuple[str, str], tuple[int, int] | None] = {}
-_base_file: list[IO[bytes]] = []  # the open temporary file, while a prefetch is held
+# (commit, path) -> its text (None: absent, not a file, not UTF-8); one run's. Texts, not
+# pages: each is parsed when asked (the parse memo often has it already).
+_base_texts: dict[tuple[str, str], str | None] = {}
 
 
 def prefetch_base(store: Store, base: str, paths: list[str]) -> None:
     """Read ``paths`` (relative to the root) at commit ``base`` with one ``git cat-file``,
-    for ``base_page``: a run's changed pages, rather than one object lookup each. Git's
-    output is copied to a temporary file one object at a time, not held."""
+    for ``base_page``: a run's changed pages, rather than one object lookup each."""
     release_base()
     wanted = [p for p in paths if "\n" not in p and "\r" not in p]
     if not wanted:
@@ -177,63 +173,44 @@ def prefetch_base(store: Store, base: str, paths: list[str]) -> None:
             )
         except OSError:
             return  # base_page reads each on its own
-        spill = tempfile.TemporaryFile()  # noqa: SIM115 (open until release_base)
-        _base_file.append(spill)
         with proc:
             assert proc.stdout is not None
             for path in wanted:
-                if not _read_one(proc.stdout, spill, (base, path)):
+                if not _read_one(proc.stdout, (base, path)):
                     break  # git stopped: base_page reads the rest on its own
             proc.stdout.close()
 
 
-def _read_one(out: IO[bytes], spill: IO[bytes], key: tuple[str, str]) -> bool:
-    """Copy one ``cat-file --batch`` answer for ``key`` to ``spill``; False at the end of
-    the output or on one this code does not understand."""
+def _read_one(out: IO[bytes], key: tuple[str, str]) -> bool:
+    """Read one ``cat-file --batch`` answer for ``key``; False at the end of the output or
+    on one this code does not understand."""
     header = out.readline().split()
     if len(header) == 2 and header[1] == b"missing":
-        _base_at[key] = None
+        _base_texts[key] = None
         return True
     if len(header) != 3 or not header[2].isdigit():
         return False
     size = int(header[2])
-    offset = spill.seek(0, os.SEEK_END)
-    left = size
-    while left:
-        chunk = out.read(min(left, 1 << 16))
-        if not chunk:
-            return False
-        spill.write(chunk)
-        left -= len(chunk)
+    data = out.read(size)
+    if len(data) != size:
+        return False
     out.read(1)  # the newline after the object
-    _base_at[key] = (offset, size) if header[1] == b"blob" else None  # None: not a file
+    try:
+        _base_texts[key] = data.decode("utf-8") if header[1] == b"blob" else None
+    except UnicodeDecodeError:
+        _base_texts[key] = None
     return True
 
 
 def release_base() -> None:
     """Forget the pages ``prefetch_base`` read (the gates are done with them)."""
-    _base_at.clear()
-    while _base_file:
-        _base_file.pop().close()
-
-
-def _prefetched(key: tuple[str, str]) -> str | None:
-    """The prefetched text of ``key`` (None: absent, not a file, not UTF-8)."""
-    where = _base_at[key]
-    if where is None or not _base_file:
-        return None
-    spill = _base_file[-1]
-    spill.seek(where[0])
-    try:
-        return spill.read(where[1]).decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+    _base_texts.clear()
 
 
 def base_page(store: Store, base: str, path: str) -> Page | None:
     """The page at ``path`` in commit ``base``; None when absent or unreadable."""
-    if (base, path) in _base_at:
-        text = _prefetched((base, path))
+    if (base, path) in _base_texts:
+        text = _base_texts[(base, path)]
         return None if text is None else _parsed(text, path.removeprefix("memory/"))
     try:
         blob = store.repo.commit(base).tree / path

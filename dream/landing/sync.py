@@ -24,14 +24,11 @@ commit's branch is kept and ``main`` untouched, as for any gate failure.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from heapq import merge
-from itertools import groupby
 
 from dream.errors import DreamError
 from dream.gates import Problem
-from dream.landing.disklist import DiskList
 from dream.landing.staging import Change, Stage, author_env, git_proc, run_git, stage_changes
 from memoryfs.store.store import Store
 
@@ -60,7 +57,7 @@ class SyncConflict(DreamError):
 
 @dataclass(frozen=True)
 class ChangeSummary:
-    """What a run changed. The lists are ``DiskList``s (sorted): a full run lists every file."""
+    """What a run changed; each list sorted."""
 
     sessions: Sequence[str]  # session ids whose summary was written or rewritten
     created: Sequence[str]  # pages added under knowledge/ or notes/ (relative to memory/)
@@ -91,10 +88,10 @@ class SyncOutcome:
 
 
 def describe(changes: Sequence[Change], superseded: int) -> ChangeSummary:
-    sessions: DiskList[str] = DiskList()
-    created: DiskList[str] = DiskList()
-    updated: DiskList[str] = DiskList()
-    removed: DiskList[str] = DiskList()
+    sessions: list[str] = []
+    created: list[str] = []
+    updated: list[str] = []
+    removed: list[str] = []
     for change in changes:
         rel = change.rel
         if rel.startswith("sessions/summaries/") and rel.endswith(".md") and change.status != "D":
@@ -106,13 +103,10 @@ def describe(changes: Sequence[Change], superseded: int) -> ChangeSummary:
 
 def changed_files(
     sessions: Iterable[str], created: Iterable[str], updated: Iterable[str]
-) -> Iterator[str]:
-    """The files a run wrote (relative to ``memory/``), each once, in order: the summaries
-    of ``sessions``, and the pages ``created`` and ``updated``, each sorted (``describe``),
-    merged as they are read: a full run lists every file of the store."""
-    summaries = (f"sessions/summaries/{sid}.md" for sid in sessions)
-    for rel, _ in groupby(merge(summaries, created, updated)):
-        yield rel
+) -> list[str]:
+    """The files a run wrote (relative to ``memory/``), each once, sorted: the summaries of
+    ``sessions``, and the pages ``created`` and ``updated``."""
+    return sorted({*(f"sessions/summaries/{sid}.md" for sid in sessions), *created, *updated})
 
 
 def _listing(title: str, items: Sequence[str]) -> list[str]:

@@ -13,8 +13,7 @@ names exact content, so the cache is never stale; one that cannot be read is reb
 one that cannot be used now is replaced by an in-memory one; deleting it only costs
 one slow run; the JSON file of the earlier design is deleted when seen). The commit's
 listing streams from ``git ls-tree`` into a temporary table and the pending sessions
-are asked in SQL, into a ``DiskList``: a full run's pending list (one entry per session)
-is kept on disk, not in memory, whatever the store's size (issue 3).
+are asked in SQL.
 
 Also here: the stop conditions (``memory.toml`` ``[dream]`` or the command line)
 and the deletion log. (The skill check is ``dream.skills``.)
@@ -31,7 +30,6 @@ from typing import Any
 
 from dream.errors import DreamError
 from dream.landing.blobcache import ls_tree, with_blob_cache
-from dream.landing.disklist import DiskList
 from dream.landing.staging import run_git
 from dream.records import PendingSession
 from memoryfs.errors import PageError
@@ -93,7 +91,7 @@ class StopConditions:
 class Orientation:
     base: str  # the base commit
     target: str  # the branch the run lands on (the one the store root has checked out)
-    pending: Sequence[PendingSession]  # every pending session, oldest first (on disk)
+    pending: Sequence[PendingSession]  # every pending session, oldest first
     sessions_total: int
     deletions: tuple[dict[str, Any], ...] = field(default=())
 
@@ -167,7 +165,7 @@ def orient(
 # -- pending sessions ------------------------------------------------------------
 
 
-def find_pending(store: Store, commit: str) -> tuple[DiskList[PendingSession], int]:
+def find_pending(store: Store, commit: str) -> tuple[list[PendingSession], int]:
     """Pending sessions at ``commit`` (oldest first) and the number of sessions there."""
     return with_blob_cache(
         store,
@@ -180,12 +178,10 @@ def find_pending(store: Store, commit: str) -> tuple[DiskList[PendingSession], i
     )
 
 
-def _pending(
-    store: Store, db: sqlite3.Connection, commit: str
-) -> tuple[DiskList[PendingSession], int]:
+def _pending(store: Store, db: sqlite3.Connection, commit: str) -> tuple[list[PendingSession], int]:
     db.executemany("INSERT OR REPLACE INTO tree VALUES (?, ?, ?)", _listing(store, commit))
     _learn(store, db)
-    pending = DiskList(
+    pending = [
         PendingSession(
             id=sid,
             path=f"sessions/transcripts/{sid}.md",
@@ -194,7 +190,7 @@ def _pending(
             reason="new" if new else "grown",
         )
         for sid, digest, turns, new in db.execute(_PENDING)
-    )
+    ]
     (total,) = db.execute("SELECT count(*) FROM tree WHERE kind = 0").fetchone()
     for table, kind in (("transcripts", 0), ("summaries", 1)):
         # Keep what is live now once the rest outgrows it: a few superseded blobs do no

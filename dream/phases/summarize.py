@@ -15,14 +15,12 @@ costs the whole run. The gate stays strict as the last line of defence.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from dream.engines.base import EngineContext
 from dream.engines.embedded.extract import speaker_names
 from dream.errors import DreamError
 from dream.gates.verification import Support, check_claim, support_for
-from dream.landing.disklist import DiskList
 from dream.phases.workset import Workset
 from dream.records import Evidence, Fact, KeyPoint, SummaryDraft
 from dream.wiki.render import render_summary
@@ -54,13 +52,9 @@ def _read(ws: Workset, rel: str) -> tuple[Transcript, str] | None:
         return None
 
 
-def load_pending(ctx: EngineContext, ws: Workset) -> Sequence[_Readable]:
-    """Pending transcripts that parse, oldest first (ties by id). On disk (``DiskList``):
-    one entry per session; orient lists them in that order already, so they are sorted in
-    memory only when they are not."""
-    out: DiskList[_Readable] = DiskList()
-    last: tuple[str, str] | None = None
-    in_order = True
+def load_pending(ctx: EngineContext, ws: Workset) -> list[_Readable]:
+    """Pending transcripts that parse, oldest first (ties by id)."""
+    out: list[_Readable] = []
     for p in ctx.pending:
         if p.id in ws.deletions.sessions:
             continue
@@ -71,9 +65,7 @@ def load_pending(ctx: EngineContext, ws: Workset) -> Sequence[_Readable]:
             continue
         t, digest = read
         out.append(_Readable(t.started, t.id, rel, digest))
-        in_order = in_order and (last is None or last <= (t.started, t.id))
-        last = (t.started, t.id)
-    return out if in_order else sorted(out, key=lambda x: (x.started, x.id))
+    return sorted(out, key=lambda x: (x.started, x.id))
 
 
 def run(ctx: EngineContext, ws: Workset) -> None:

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dream.engines.base import Engine
-from dream.landing.disklist import DiskList, scratch_table
 from dream.phases.spilled_facts import FactSpill
 from dream.records import ConsolidationReport, Fact
 from dream.wiki.subjects import Registry, Subject
@@ -54,7 +53,7 @@ class Workset:
     store: Store  # the staged tree (root = stage_root)
     report: ConsolidationReport
     deletions: Deletions
-    sessions: DiskList[str] = field(default_factory=DiskList)  # ids of the sessions summarized
+    sessions: list[str] = field(default_factory=list)  # ids of the sessions summarized
     facts: FactSpill = field(default_factory=FactSpill)  # session id -> its facts, on disk
     # what the wiki phase files, in order: the attach phase makes it an iterable that reads
     # the facts back a session at a time, so the run's facts are never all held at once
@@ -62,7 +61,7 @@ class Workset:
     speakers: set[str] = field(default_factory=set)  # display names of people who spoke
     registry: Registry | None = None
     # A file's text is held only while it waits to be written: what the run found, and what
-    # it wrote, are digests kept on disk (a full run writes every summary, page and note).
+    # it wrote, are kept as digests (a full run writes every summary, page and note).
     _digests: FileDigests = field(default_factory=lambda: FileDigests())
     _writes: dict[str, str] = field(default_factory=dict)
     _pending: int = 0  # characters in _writes
@@ -121,7 +120,7 @@ class Workset:
         self._writes.clear()
         self._pending = 0
 
-    def flush(self) -> tuple[DiskList[str], DiskList[str]]:
+    def flush(self) -> tuple[list[str], list[str]]:
         """Write every changed file atomically; (created, updated) paths, sorted."""
         self._spill()
         return self._digests.settle()
@@ -129,49 +128,38 @@ class Workset:
 
 class FileDigests:
     """Per file the run read or wrote: the digest of what it found (None: no file) and of
-    what it wrote since the last ``settle``. In a private temporary SQLite database, not
-    in memory: a full run writes 12,000 files at 2,000 sessions, and their paths and
-    digests in dictionaries grew its peak with the store (issue 3)."""
+    what it wrote since the last ``settle``. Digests, not texts: a full run writes every
+    summary, page and note of the store."""
 
     def __init__(self) -> None:
-        self._db, self._files = scratch_table(
-            self, "rel TEXT PRIMARY KEY, found BLOB, disk BLOB", without_rowid=True
-        )
+        self._found: dict[str, bytes | None] = {}
+        self._wrote: dict[str, bytes] = {}
 
     def found(self, rel: str) -> bool:
         """Whether what ``rel`` held is known."""
-        row = self._db.execute(f"SELECT 1 FROM {self._files} WHERE rel = ?", (rel,)).fetchone()
-        return row is not None
+        return rel in self._found
 
     def find(self, rel: str, digest: bytes | None) -> None:
-        self._db.execute(
-            f"INSERT OR IGNORE INTO {self._files}(rel, found) VALUES (?, ?)", (rel, digest)
-        )
+        self._found.setdefault(rel, digest)
 
     def on_disk(self, rel: str) -> bytes | None:
         """The digest of what ``rel`` holds now (None: no file)."""
-        row = self._db.execute(
-            f"SELECT coalesce(disk, found) FROM {self._files} WHERE rel = ?", (rel,)
-        ).fetchone()
-        return None if row is None else row[0]
+        return self._wrote[rel] if rel in self._wrote else self._found.get(rel)
 
     def wrote(self, rel: str, digest: bytes) -> None:
-        self._db.execute(f"UPDATE {self._files} SET disk = ? WHERE rel = ?", (digest, rel))
+        self._wrote[rel] = digest
 
-    def settle(self) -> tuple[DiskList[str], DiskList[str]]:
+    def settle(self) -> tuple[list[str], list[str]]:
         """(created, updated) paths, sorted: those written since the last ``settle`` whose
         bytes differ from what was found; what was written is what is found from now."""
-        created: DiskList[str] = DiskList()
-        updated: DiskList[str] = DiskList()
-        rows = self._db.execute(
-            f"SELECT rel, found FROM {self._files}"
-            " WHERE disk IS NOT NULL AND disk IS NOT found ORDER BY rel"
-        )
-        for rel, found in rows:
-            (created if found is None else updated).append(rel)
-        self._db.execute(
-            f"UPDATE {self._files} SET found = disk, disk = NULL WHERE disk IS NOT NULL"
-        )
+        created: list[str] = []
+        updated: list[str] = []
+        for rel in sorted(self._wrote):
+            found = self._found.get(rel)
+            if self._wrote[rel] != found:
+                (created if found is None else updated).append(rel)
+            self._found[rel] = self._wrote[rel]
+        self._wrote.clear()
         return created, updated
 
 

@@ -21,13 +21,12 @@ from typing import Any
 import yaml
 from rapidfuzz import fuzz, process
 
-from dream.landing.disklist import scratch_table
 from memoryfs.forget.deletions import Deletions, has_phrase
 from memoryfs.pages.page import split_frontmatter
 from memoryfs.store.slugs import slugify
 from memoryfs.store.store import Store
 
-__all__ = ["FOLDERS", "Subject", "Registry", "TakenIds", "without_sources"]
+__all__ = ["FOLDERS", "Subject", "Registry", "without_sources"]
 
 FOLDERS = {
     "person": "people",
@@ -83,62 +82,18 @@ def _head_meta(text: str) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
-class TakenIds:
-    """The page and note ids in use, in a private temporary SQLite database, not in
-    memory: a full run mints an id per note (10,000 at 2,000 sessions), and a set of
-    them grew its peak with the store (issue 3)."""
-
-    def __init__(self, ids: Iterable[str] = ()) -> None:
-        self._db, self._ids = scratch_table(self, "id TEXT PRIMARY KEY", without_rowid=True)
-        self.update(ids)
-
-    def __contains__(self, sid: object) -> bool:
-        row = self._db.execute(f"SELECT 1 FROM {self._ids} WHERE id = ?", (sid,)).fetchone()
-        return row is not None
-
-    def add(self, sid: str) -> None:
-        self._db.execute(f"INSERT OR IGNORE INTO {self._ids} VALUES (?)", (sid,))
-
-    def update(self, ids: Iterable[str]) -> None:
-        self._db.executemany(f"INSERT OR IGNORE INTO {self._ids} VALUES (?)", ((i,) for i in ids))
-
-
-class _Archives:
-    """The archive pages (``dream.wiki.rollover``) by id, in the scratch database: they are most
-    of a large store's pages (1,576 of 1,637 at 8,000 synthetic sessions) and no name
-    resolves to one, so holding them grew every run's memory with the store (issue 3)."""
-
-    def __init__(self) -> None:
-        self._db, self._table = scratch_table(
-            self, "id TEXT PRIMARY KEY, title TEXT, type TEXT, path TEXT, new INTEGER"
-        )
-
-    def add(self, s: Subject) -> None:
-        self._db.execute(
-            f"INSERT OR REPLACE INTO {self._table} VALUES (?, ?, ?, ?, ?)",
-            (s.id, s.title, s.type, s.path, int(s.new)),
-        )
-
-    def get(self, sid: str) -> Subject | None:
-        row = self._db.execute(
-            f"SELECT title, type, path, new FROM {self._table} WHERE id = ?", (sid,)
-        ).fetchone()
-        return None if row is None else Subject(sid, row[0], row[1], row[2], new=bool(row[3]))
-
-
 class Registry:
     """Every subject by id, title and alias; resolves names; mints ids. ``subjects`` holds
-    the pages names resolve to; archives are asked for by ``archive_of``."""
+    the pages names resolve to; archives (``dream.wiki.rollover``: no name resolves to one)
+    are asked for by ``archive_of``."""
 
-    def __init__(
-        self, subjects: list[Subject], taken: Iterable[str] | TakenIds, deletions: Deletions
-    ) -> None:
+    def __init__(self, subjects: list[Subject], taken: Iterable[str], deletions: Deletions) -> None:
         self.subjects: dict[str, Subject] = {}
-        self._archives = _Archives()
+        self._archives: dict[str, Subject] = {}
         self._keys: dict[str, str] = {}  # lower-cased title / alias / id -> id
         self._choices: list[str] = []
         self._choice_ids: list[str] = []
-        self.taken = taken if isinstance(taken, TakenIds) else TakenIds(taken)
+        self.taken = set(taken)  # the page and note ids in use
         self.deletions = deletions
         for s in subjects:
             self._add(s)
@@ -146,7 +101,7 @@ class Registry:
     @classmethod
     def load(cls, store: Store, deletions: Deletions) -> Registry:
         subjects: list[Subject] = []
-        taken = TakenIds()
+        taken: set[str] = set()
         for layer in ("knowledge", "notes"):
             top = store.memory / layer
             for dirpath, dirnames, filenames in os.walk(top):
@@ -179,7 +134,7 @@ class Registry:
     def _add(self, s: Subject) -> None:
         self.taken.add(s.id)
         if _ARCHIVE_RE.search(s.id):
-            self._archives.add(s)  # never what a name refers to; its main page is
+            self._archives[s.id] = s  # never what a name refers to; its main page is
             return
         self.subjects[s.id] = s
         for key in (s.id, s.title, *s.aliases):
