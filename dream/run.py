@@ -121,9 +121,9 @@ class RunResult:
     target: str = ""
     engine: str = ""
     skill: str = ""
-    sessions: Sequence[str] = ()
-    pages_created: Sequence[str] = ()
-    pages_updated: Sequence[str] = ()
+    sessions: tuple[str, ...] = ()
+    pages_created: tuple[str, ...] = ()
+    pages_updated: tuple[str, ...] = ()
     claims_superseded: int = 0
     pending_before: int = 0
     pending_after: int = 0

@@ -5,8 +5,6 @@ returns a ``GateReport``; a report with problems keeps ``main`` where it is.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import os
 import subprocess
 import tempfile
@@ -28,9 +26,6 @@ __all__ = [
     "base_page",
     "prefetch_base",
     "release_base",
-    "parse_staged",
-    "release_staged",
-    "sharing_pages",
     "source_entries",
 ]
 
@@ -65,39 +60,11 @@ class GateReport:
 
 def _parsed(text: str, rel: str) -> Page | None:
     # Both gates read the same changed pages, the base side too: parse_page memoizes
-    # by text, so each is parsed once per run.
+    # by text, so each is parsed once per run while the memo has room.
     try:
         return parse_page(text, rel)
     except (PageError, ValueError):
         return None
-
-
-class _Shared:
-    """The staged pages parsed while ``sharing_pages`` is open: rel -> (digest of the
-    text, its length, the page). The digest, not the text: validation keeps its own copy
-    of each text, and a second one would be what sharing costs in memory."""
-
-    pages: dict[str, tuple[bytes, int, Page]] | None = None
-    chars = 0  # text the shared pages were parsed from, at most SHARE_CHARS
-
-
-# a 500-session incremental run changes ~1 MB of pages, 2,000 ~1.6 MB, 4,000 ~1.9 MB (the
-# pages grow until they roll over): a fifth of 1 MB, with the parse memos (``memoryfs.pages.page``)
-SHARE_CHARS = 200_000
-
-
-@contextlib.contextmanager
-def sharing_pages() -> Iterator[None]:
-    """While open, each staged page the gates read (validation's plan, its checks and the
-    keys it learns, verification) is parsed once, up to ``SHARE_CHARS`` of text (a run
-    that changes more, a full run, parses the rest as before: a bound that does not grow
-    with the pages a run changes, so neither does its peak memory). A hub page of hundreds of
-    sources was parsed four or five times when the changed pages outgrew the parse cache."""
-    _Shared.pages, _Shared.chars = {}, 0
-    try:
-        yield
-    finally:
-        _Shared.pages, _Shared.chars = None, 0
 
 
 def source_entries(page: Page) -> Iterator[tuple[int, str, str]]:
@@ -107,41 +74,12 @@ def source_entries(page: Page) -> Iterator[tuple[int, str, str]]:
         yield sid, ref, digest if isinstance(digest, str) else _text(digest)
 
 
-def _digest(text: str) -> bytes:
-    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).digest()
-
-
-def parse_staged(text: str, rel: str) -> Page:
-    """``parse_page``, kept while ``sharing_pages`` is open; raises ``PageError`` like it."""
-    shared = _Shared.pages
-    if shared is None:
-        return parse_page(text, rel)
-    hit = shared.get(rel)
-    digest = _digest(text)
-    if hit is not None and hit[0] == digest and hit[1] == len(text):
-        return hit[2]
-    page = parse_page(text, rel)
-    if hit is None and _Shared.chars + len(text) <= SHARE_CHARS:
-        shared[rel] = (digest, len(text), page)
-        _Shared.chars += len(text)
-    return page
-
-
-def release_staged(path: str) -> None:
-    """The gates are done with the staged page at ``path`` (relative to the root)."""
-    shared = _Shared.pages
-    if shared is not None:
-        hit = shared.pop(path.removeprefix("memory/"), None)
-        if hit is not None:
-            _Shared.chars -= hit[1]
-
-
 def staged_page(stage_root: Path, path: str) -> Page | None:
     """The page at ``path`` (relative to the root) in the staged tree; None when
     unreadable (validation reports why)."""
     try:
         text = (stage_root / path).read_text(encoding="utf-8")
-        return parse_staged(text, path.removeprefix("memory/"))
+        return parse_page(text, path.removeprefix("memory/"))
     except (OSError, UnicodeDecodeError, PageError, ValueError):
         return None
 

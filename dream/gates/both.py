@@ -13,7 +13,6 @@ from dream.gates import (
     Problem,
     prefetch_base,
     release_base,
-    sharing_pages,
 )
 from dream.gates.judge import Judge
 from dream.gates.validation import validate_stage
@@ -45,9 +44,8 @@ def run_gates(
     pages = [c.path for c in changes if c.status == "M" and c.path.endswith(".md")]
     prefetch_base(store, stage.base, [p for p in pages if p not in GENERATED])
     try:
-        with sharing_pages():
-            validation = validate_stage(store, stage.path, changes, full=full, base=stage.base)
-            verification = verify_stage(store, stage.path, stage.base, changes, judge)
+        validation = validate_stage(store, stage.path, changes, full=full, base=stage.base)
+        verification = verify_stage(store, stage.path, stage.base, changes, judge)
     finally:
         release_base()
         clear_page_cache()

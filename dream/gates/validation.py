@@ -32,7 +32,6 @@ from dream.gates import (
     GateReport,
     Problem,
     base_page,
-    parse_staged,
     source_entries,
     staged_page,
 )
@@ -74,9 +73,7 @@ def validate_stage(
 
     def check(keys: PageKeyCache) -> tuple[list[Finding], int]:
         keys.list_tree(store, base, stage_root, changed)
-        found = validate_files(
-            store, stage_root, rels, keys, parse=parse_staged, unread_refs=plan.unseen_refs
-        )
+        found = validate_files(store, stage_root, rels, keys, unread_refs=plan.unseen_refs)
         for path in written:
             if path.startswith(_PAGE_DIRS):
                 keys.learn(stage_root, path)

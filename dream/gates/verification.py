@@ -45,7 +45,6 @@ from dream.gates import (
     GateReport,
     Problem,
     base_page,
-    release_staged,
     source_entries,
     staged_page,
 )
@@ -581,7 +580,6 @@ def verify_stage(
                 frontmatter_problems(store, stage_root, base, path, page, change.status == "A")
             )
             cross.page(path, page, change.status)
-        release_staged(path)  # the last gate to read it
     check.problems.extend(cross.problems())  # contradictions across pages (DV202)
     stats = {"claims_checked": check.checked, "claims_superseded": check.superseded}
     if judge is not None and check.judged is not None:

@@ -59,10 +59,10 @@ class SyncConflict(DreamError):
 class ChangeSummary:
     """What a run changed; each list sorted."""
 
-    sessions: Sequence[str]  # session ids whose summary was written or rewritten
-    created: Sequence[str]  # pages added under knowledge/ or notes/ (relative to memory/)
-    updated: Sequence[str]  # pages changed there
-    removed: Sequence[str]
+    sessions: tuple[str, ...]  # session ids whose summary was written or rewritten
+    created: tuple[str, ...]  # pages added under knowledge/ or notes/ (relative to memory/)
+    updated: tuple[str, ...]  # pages changed there
+    removed: tuple[str, ...]
     superseded: int  # claims newly marked superseded
 
     def headline(self) -> str:
@@ -98,7 +98,9 @@ def describe(changes: Sequence[Change], superseded: int) -> ChangeSummary:
             sessions.append(rel.rsplit("/", 1)[1][:-3])
         elif rel.startswith(("knowledge/", "notes/")) and rel.endswith(".md"):
             {"A": created, "M": updated, "D": removed}.get(change.status, updated).append(rel)
-    return ChangeSummary(sessions, created, updated, removed, superseded)
+    return ChangeSummary(
+        tuple(sessions), tuple(created), tuple(updated), tuple(removed), superseded
+    )
 
 
 def changed_files(

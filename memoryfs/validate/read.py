@@ -96,7 +96,6 @@ class Run:
     page_files: list[str] = field(default_factory=list)  # knowledge/ + notes/, parsed or not
     deletions: str | None = None
     others: OtherPages = field(default_factory=lambda: KnownPages({}))  # known, not read
-    parse: Callable[[str, str], Page] = parse_page  # how a page is parsed (text, rel)
     # source refs whose transcripts the caller left out on purpose: not reported missing
     unread_refs: frozenset[str] = frozenset()
     # the rules of one page (kind "page" or "summary"), run as it is read; what it returns
@@ -217,7 +216,7 @@ def _read(run: Run, path: Path, rel: str) -> None:
         run.transcripts[rel] = _read_transcript(run, rel, text)
     else:
         try:
-            page = run.parse(text, rel)
+            page = parse_page(text, rel)
         except PageError as exc:
             _frontmatter_finding(run, rel, text, str(exc))
             return
