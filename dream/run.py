@@ -63,7 +63,6 @@ from dream.phases.recheck import recite_stage
 from dream.records import PendingSession
 from dream.skills import check_skill
 from memoryfs.errors import LockedError
-from memoryfs.pages.links import clear_parse_cache as clear_links_cache
 from memoryfs.pages.page import clear_parse_cache as clear_page_cache
 from memoryfs.receipts.log import ensure_union_merge
 from memoryfs.receipts.records import scope_ids
@@ -372,8 +371,7 @@ class _Attempt:
 
     def run(self, result: RunResult) -> RunResult:
         self.timings, self._clock = {}, time.monotonic()
-        clear_page_cache()  # this run's pages first in the parse caches
-        clear_links_cache()
+        clear_page_cache()  # this run's pages first in the page memo
         self.tick("orient", 0, 1)
         o = orient(self.store)
         self.lap("orient")

@@ -18,7 +18,6 @@ from dream.gates.judge import Judge
 from dream.gates.validation import validate_stage
 from dream.gates.verification import verify_stage
 from dream.landing.staging import Change, Stage
-from memoryfs.pages.links import clear_parse_cache as clear_links_cache
 from memoryfs.pages.page import clear_parse_cache as clear_page_cache
 from memoryfs.store.store import Store
 
@@ -36,8 +35,8 @@ def run_gates(
     model ``judge``, when the run has one: ``dream.gates.judge.judge_for``).
 
     The gates are a run's last readers of its pages: the base texts they fetched and the
-    pages parsed since the run began (``memoryfs.pages.page``, ``memoryfs.pages.links``) are let go
-    as they end, not held through the sync (~10 MB at 2,000 sessions)."""
+    pages parsed since the run began (the page memo, ``memoryfs.pages.page``) are let go as
+    they end, not held through the sync."""
     changes = [c for c in changes if not c.path.startswith(".dream/")]  # receipts are no memory
     # the base side of the changed pages (the generated indexes, as big as the store
     # is, are never compared)
@@ -49,7 +48,6 @@ def run_gates(
     finally:
         release_base()
         clear_page_cache()
-        clear_links_cache()
     return validation, verification
 
 

@@ -2,7 +2,7 @@
 
 Job: the attach phase votes each subject's type across every session of the run, so a
 session's facts must outlive the session; held as objects until the wiki phase filed them,
-they grew a full run's memory with the store (about 15 KB a session). Each session's facts
+they would grow a full run's memory with the store (about 15 KB a session). Each session's facts
 are pickled into a private temporary SQLite database as they come and read back a session
 at a time, in the order they were put; nothing stays in memory per session.
 

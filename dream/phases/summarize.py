@@ -34,8 +34,8 @@ __all__ = ["run", "load_pending"]
 
 @dataclass(frozen=True)
 class _Readable:
-    """A pending transcript that parsed; it is read again when its turn comes (a full run's
-    parsed transcripts, all held at once, were a fifth of its peak memory)."""
+    """A pending transcript that parsed; it is read again when its turn comes, so a run
+    never holds every parsed transcript at once."""
 
     started: str
     id: str

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dream.engines.base import EngineContext
 from dream.landing.staging import Stage
 from dream.phases import notes
-from dream.phases.open_pages import LivePages, budget_for
+from dream.phases.open_pages import LivePages
 from dream.phases.workset import Workset
 from dream.wiki import cited_names as turnkeys
 from dream.wiki import rollover
@@ -47,7 +47,7 @@ def _run(ctx: EngineContext, ws: Workset, turns: TurnKeys) -> None:
         if page.changed and rollover.needs_roll(page):
             _roll(page, pages, registry)
 
-    pages = LivePages(ws, turns.named, budget_for(len(ws.sessions)))
+    pages = LivePages(ws, turns.named)
     # what _link_pages needs of the filings: the subjects each page's claims named
     named: dict[str, dict[str, None]] = {}
     # the claims a page superseded this run, by text: copies filed later are superseded too

@@ -36,7 +36,7 @@ class Filing:
     links: tuple[str, ...] = ()  # ids of the other subjects the claim names
 
 
-SPILL_CHARS = 250_000  # staged text held before written out (a full run writes ~40 MB; was 1 M)
+SPILL_CHARS = 250_000  # staged text held before it is written out (a full run writes tens of MB)
 
 
 def _digest(text: str) -> bytes:
