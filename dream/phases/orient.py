@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,7 +91,7 @@ class StopConditions:
 class Orientation:
     base: str  # the base commit
     target: str  # the branch the run lands on (the one the store root has checked out)
-    pending: Sequence[PendingSession]  # every pending session, oldest first
+    pending: tuple[PendingSession, ...]  # every pending session, oldest first
     sessions_total: int
     deletions: tuple[dict[str, Any], ...] = field(default=())
 
@@ -156,7 +156,7 @@ def orient(
     return Orientation(
         base=base,
         target=target,
-        pending=pending,
+        pending=tuple(pending),
         sessions_total=total,
         deletions=tuple(read_deletions(store, base)),
     )
