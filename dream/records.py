@@ -60,7 +60,7 @@ class SummaryDraft:
     open_threads: tuple[KeyPoint, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PendingSession:
     """A transcript with no summary, or whose content changed since it was summarized."""
 

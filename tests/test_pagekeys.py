@@ -225,8 +225,7 @@ def test_old_keys_are_dropped_once_they_outnumber_the_tree(
 
     def work(keys: PageKeyCache) -> None:  # as the gate does: the changed pages learned too
         keys.list_tree(store, base, store.root, set(changed))
-        for rel in present:
-            keys.learn(store.root, rel)
+        keys.add_changed(store.root, present)
         keys.save()
 
     with_page_keys(store, work)
@@ -286,13 +285,12 @@ def _cited_note(nid: str, turn: str, digest: str, body: str = "") -> str:
     return f"---\n{meta}\nsources:\n{source}---\n{body or nid} [cite:1].\n"
 
 
-def test_a_runs_new_files_get_the_findings_of_validating_the_whole_tree(
-    staged: tuple[Store, str, list[str]],
+def test_a_run_validated_in_slices_gives_the_findings_of_one_pass(
+    staged: tuple[Store, str, list[str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The gate validates the files a run wrote in one pass, with the unchanged pages taking
-    part through their keys: on those files it finds what ``memoryfs validate`` finds on the
-    whole tree (an id two new pages take, a stale and a missing turn, a link that only
-    another new page's alias resolves)."""
+    """A full run is validated ``SLICE_FILES`` at a time (issue 3: a flat peak): the pages
+    of the other slices take part through their keys, each transcript is read once, and
+    the findings are those of validating every file at once."""
     from dream.gates import validation
     from dream.landing.staging import Change
     from memoryfs.store.hashing import turn_hash
@@ -304,8 +302,8 @@ def test_a_runs_new_files_get_the_findings_of_validating_the_whole_tree(
     _git(store.root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "talk")
     base = _git(store.root, "rev-parse", "HEAD")
     good, fly = turn_hash(texts[1]), turn_hash(texts[2])
-    run = {  # new pages citing one transcript; an id two of them take; a link that only
-        # another new page resolves (its alias)
+    run = {  # new pages citing one transcript from several slices; an id two of them take;
+        # a link that only a page of another slice resolves (its alias)
         "notes/a/dup.md": _cited_note("dup", "t2", good),
         "notes/b/dup.md": _cited_note("dup", "t3", fly),
         "notes/c/stale.md": _cited_note("stale", "t2", fly),  # MF109
@@ -323,8 +321,12 @@ def test_a_runs_new_files_get_the_findings_of_validating_the_whole_tree(
         for p in changed
     ] + [Change("A", f"memory/{rel}") for rel in run]
 
-    report = validation.validate_stage(store, store.root, changes, base=base)
-    whole = [(p.path, p.line, p.code, p.message) for p in report.problems]
+    def problems(slice_files: int) -> list[tuple[str, int, str, str]]:
+        monkeypatch.setattr(validation, "SLICE_FILES", slice_files)
+        report = validation.validate_stage(store, store.root, changes, base=base)
+        return [(p.path, p.line, p.code, p.message) for p in report.problems]
+
+    whole = problems(1_000)
     codes = {(path.removeprefix("memory/"), code) for path, _, code, _ in whole}
     assert {
         ("notes/a/dup.md", "MF007"),
@@ -336,6 +338,5 @@ def test_a_runs_new_files_get_the_findings_of_validating_the_whole_tree(
         ("knowledge/people/gus.md", "MF008"),
     } <= codes, codes
     assert not any("Ivy Lee" in message for *_, message in whole)
-    new = {f"memory/{rel}" for rel in run}
-    on_new = [(f.path, f.line, f.code) for f in validate_store(store) if f.path in new]
-    assert [(path, line, code) for path, line, code, _ in whole if path in new] == on_new
+    for size in (1, 2, 3):
+        assert problems(size) == whole, size

@@ -119,19 +119,42 @@ class PageKeyCache:
                 self._insert(blob, keys)
         self._keys_stale = True
 
-    def learn(self, stage_root: Path, rel: str) -> None:
+    def learn(self, stage_root: Path, rel: str) -> str | None:
         """Keep a changed page's keys: the next run's unchanged pages are this run's
-        changed ones."""
+        changed ones. Its blob id; None when it cannot be read."""
         try:
             data = (stage_root / rel).read_bytes()
         except OSError:
-            return
+            return None
         blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # git's blob id
         self.db.execute("INSERT OR IGNORE INTO learned VALUES (?)", (blob,))
         if self.db.execute("SELECT 1 FROM pages WHERE blob = ?", (blob,)).fetchone() is None:
             keys = read_keys(stage_root, rel)
             if keys is not None:
                 self._insert(blob, keys)
+        return blob
+
+    def add_changed(self, stage_root: Path, rels: Iterable[str]) -> None:
+        """``learn`` the changed pages at ``rels`` (relative to the root) and list them
+        with the pages left alone: validated a slice at a time, each slice's pages are
+        ``discard``-ed while the others take part in the cross-page rules through their
+        keys (``restore`` before the next slice). A page whose keys cannot be read still
+        lends its file name to links, as a page read does."""
+        for rel in rels:
+            blob = self.learn(stage_root, rel)
+            if blob is not None:
+                self.db.execute(
+                    "INSERT INTO tree(rel, blob, stem) VALUES (?, ?, ?)",
+                    (rel.removeprefix("memory/"), blob, stem(rel).lower()),
+                )
+        self._keys_stale = True
+
+    def restore(self) -> None:
+        """Every page listed takes part again (undoes ``discard``)."""
+        before = self.db.total_changes
+        self.db.execute("UPDATE tree SET live = 1 WHERE NOT live")
+        if self.db.total_changes != before:
+            self._keys_stale = True
 
     def save(self) -> None:
         """Commit; drop the keys of pages in neither this tree nor the staged one once they

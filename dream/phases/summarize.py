@@ -32,7 +32,7 @@ from memoryfs.store.hashing import content_hash
 __all__ = ["run", "load_pending"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Readable:
     """A pending transcript that parsed; it is read again when its turn comes, so a run
     never holds every parsed transcript at once."""

@@ -23,7 +23,7 @@ from dream.wiki.subjects import Registry, Subject
 from memoryfs.forget.deletions import Deletions
 from memoryfs.store.store import Store
 
-__all__ = ["FileDigests", "Filing", "Workset"]
+__all__ = ["Filing", "Workset"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +43,6 @@ def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
 
 
-def _digest_of(text: str | None) -> bytes | None:
-    return None if text is None else _digest(text)
-
-
 @dataclass
 class Workset:
     engine: Engine
@@ -60,9 +56,12 @@ class Workset:
     filings: Iterable[Filing] = field(default_factory=list)
     speakers: set[str] = field(default_factory=set)  # display names of people who spoke
     registry: Registry | None = None
-    # A file's text is held only while it waits to be written: what the run found, and what
-    # it wrote, are kept as digests (a full run writes every summary, page and note).
-    _digests: FileDigests = field(default_factory=lambda: FileDigests())
+    # A file's text is held only while it waits to be written. Of each file the run writes,
+    # what it held when first written: nothing (``_created``), or a digest of its text
+    # (``_found``). Only the run's spills change the staged tree's files, so that is what
+    # the file held when the run began.
+    _created: set[str] = field(default_factory=set)
+    _found: dict[str, bytes] = field(default_factory=dict)
     _writes: dict[str, str] = field(default_factory=dict)
     _pending: int = 0  # characters in _writes
 
@@ -80,10 +79,7 @@ class Workset:
         """A file's text as the run has it: what it wrote, else the file (None if missing)."""
         if rel in self._writes:
             return self._writes[rel]
-        text = self._load(rel)
-        if not self._digests.found(rel):
-            self._digests.find(rel, _digest_of(text))
-        return text
+        return self._load(rel)
 
     def exists(self, rel: str) -> bool:
         return rel in self._writes or (self.memory / rel).is_file()
@@ -102,64 +98,35 @@ class Workset:
     def write(self, rel: str, text: str) -> None:
         """Stage ``text`` for ``rel``; it reaches the disk at ``flush``, or earlier once
         ``SPILL_CHARS`` of text wait (the files are the same either way)."""
-        if not self._digests.found(rel):
-            self._digests.find(rel, _digest_of(self._load(rel)))
+        if rel not in self._created and rel not in self._found:
+            held = self._load(rel)
+            if held is None:
+                self._created.add(rel)
+            else:
+                self._found[rel] = _digest(held)
         self._pending += len(text) - len(self._writes.get(rel, ""))
         self._writes[rel] = text
         if self._pending > SPILL_CHARS:
             self._spill()
 
     def _spill(self) -> None:
-        """Write every waiting file whose bytes differ from the disk's."""
+        """Write every waiting file whose text differs from the disk's."""
         for rel in sorted(self._writes):
             text = self._writes[rel]
-            digest = _digest(text)
-            if digest != self._digests.on_disk(rel):
+            if text != self._load(rel):
                 _replace(self.store.resolve(rel), text)
-                self._digests.wrote(rel, digest)
         self._writes.clear()
         self._pending = 0
 
     def flush(self) -> tuple[list[str], list[str]]:
-        """Write every changed file atomically; (created, updated) paths, sorted."""
+        """Write every changed file atomically; (created, updated) paths, sorted: the files
+        written that were not there, and those whose text now differs from what they held.
+        What the files hold now is what a later ``flush`` compares with."""
         self._spill()
-        return self._digests.settle()
-
-
-class FileDigests:
-    """Per file the run read or wrote: the digest of what it found (None: no file) and of
-    what it wrote since the last ``settle``. Digests, not texts: a full run writes every
-    summary, page and note of the store."""
-
-    def __init__(self) -> None:
-        self._found: dict[str, bytes | None] = {}
-        self._wrote: dict[str, bytes] = {}
-
-    def found(self, rel: str) -> bool:
-        """Whether what ``rel`` held is known."""
-        return rel in self._found
-
-    def find(self, rel: str, digest: bytes | None) -> None:
-        self._found.setdefault(rel, digest)
-
-    def on_disk(self, rel: str) -> bytes | None:
-        """The digest of what ``rel`` holds now (None: no file)."""
-        return self._wrote[rel] if rel in self._wrote else self._found.get(rel)
-
-    def wrote(self, rel: str, digest: bytes) -> None:
-        self._wrote[rel] = digest
-
-    def settle(self) -> tuple[list[str], list[str]]:
-        """(created, updated) paths, sorted: those written since the last ``settle`` whose
-        bytes differ from what was found; what was written is what is found from now."""
-        created: list[str] = []
-        updated: list[str] = []
-        for rel in sorted(self._wrote):
-            found = self._found.get(rel)
-            if self._wrote[rel] != found:
-                (created if found is None else updated).append(rel)
-            self._found[rel] = self._wrote[rel]
-        self._wrote.clear()
+        created = sorted(self._created)
+        updated = sorted(r for r, d in self._found.items() if _digest(self._load(r) or "") != d)
+        self._created.clear()
+        self._found.clear()
         return created, updated
 
 

@@ -156,9 +156,10 @@ def _walk(run: Run, mem: Path, transcripts: bool) -> None:
 
 
 def visit_files(run: Run, mem: Path, rels: Iterable[str]) -> None:
-    """``visit`` each of ``rels`` (sorted), transcripts first; hidden ones are skipped."""
+    """``visit`` each of ``rels`` (sorted), transcripts first; hidden ones are skipped, and
+    so are transcripts ``run`` holds already."""
     ordered = sorted(rel for rel in set(rels) if not hidden(rel))
-    for rel in [r for r in ordered if _kind(r) == "transcript"]:
+    for rel in [r for r in ordered if _kind(r) == "transcript" and r not in run.transcripts]:
         visit(run, Path(os.path.join(mem, rel)), rel)
     for rel in [r for r in ordered if _kind(r) != "transcript"]:
         visit(run, Path(os.path.join(mem, rel)), rel)

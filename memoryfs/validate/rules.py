@@ -30,7 +30,7 @@ from memoryfs.validate.findings import CODES, Finding
 from memoryfs.validate.keys import KnownPages, OtherPages
 from memoryfs.validate.keys import unsafe as _unsafe
 from memoryfs.validate.read import TRANSCRIPTS as _TRANSCRIPTS
-from memoryfs.validate.read import PageKeys, ReadPage
+from memoryfs.validate.read import PageKeys, ReadPage, TurnHashes
 from memoryfs.validate.read import Run as _Run
 from memoryfs.validate.read import check_scope as _check_scope
 from memoryfs.validate.read import key_line as _key_line
@@ -89,6 +89,7 @@ def validate_files(
     files: Iterable[str],
     others: Mapping[str, PageKeys] | OtherPages,
     unread_refs: Iterable[str] = (),
+    transcripts: dict[str, TurnHashes | None] | None = None,
 ) -> list[Finding]:
     """Validate ``files`` (paths relative to ``memory/`` of the tree at ``root``) as
     ``validate_store`` would, with the pages ``others`` (the rest of ``knowledge/`` and
@@ -100,8 +101,12 @@ def validate_files(
     they are and that nothing else changed (the deletion log, the transcripts the files
     cite, ``memory.toml``). ``unread_refs``: source refs whose transcripts are left
     out of ``files`` on purpose (checked before): a source naming one is checked but for
-    its transcript."""
+    its transcript. ``transcripts``: the transcripts read by an earlier call on the same
+    tree, shared so that a caller validating its files in slices reads each once (a
+    transcript already there is not read again, nor reported on again)."""
     run = _Run(store=store, root=Path(root), unread_refs=frozenset(unread_refs))
+    if transcripts is not None:
+        run.transcripts = transcripts
     run.on_page = _check_page
     mem = run.root / "memory"
     if mem.is_symlink() or not mem.is_dir():
