@@ -421,6 +421,10 @@ class _Attempt:
         rejected = (*report.rejected, *recited.unsupported)
         result = replace(result, rejected=rejected, tokens=report.tokens, cost=report.cost)
         stopped = report.stopped_early or result.stopped
+        engine_superseded = report.claims_superseded
+        # the report's lists name every file a full run wrote; what the run lands is read
+        # from Git (``describe``), so they are let go before the gates
+        del report
         changes = stage_changes(stage)
         if not changes:
             return replace(
@@ -434,7 +438,7 @@ class _Attempt:
             self.store, stage, changes, self.options.full_validation, self.judge
         )
         self.lap("gates")
-        superseded = verification.stats.get("claims_superseded", report.claims_superseded)
+        superseded = verification.stats.get("claims_superseded", engine_superseded)
         summary = describe(changes, superseded)
         problems = problems_of(validation, verification)
         reduction = None
@@ -447,6 +451,7 @@ class _Attempt:
             problems = reduction.problems
             if reduction.landable:
                 summary = describe(reduction.changes, reduction.superseded)
+        del changes  # every file of a full run; ``summary`` says what lands from here
         left = reduction.left_out if reduction is not None and reduction.landable else ()
         headline = summary.headline() + (f"; {len(left)} left out" if left else "")
         result = replace(

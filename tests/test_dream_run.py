@@ -803,3 +803,17 @@ def test_a_copied_store_never_acts_on_the_originals_worktrees(tmp_path: Path) ->
     assert "2026-01-06-marta" not in git(orig, "ls-tree", "-r", "--name-only", "HEAD")
     assert str(tmp_path / "mine") in git(orig, "worktree", "list", "--porcelain")
     assert str(tmp_path / "mine") in git(copy, "worktree", "list", "--porcelain")  # not Dream's
+
+
+def test_the_files_a_run_wrote_come_merged_in_order_each_once() -> None:
+    """The receipts hash a run's files as they are read, merged from its three sorted lists,
+    in the order a sorted set gives."""
+    from dream.landing.sync import changed_files
+
+    sessions = ["s-1", "s1", "s2"]
+    created = ["knowledge/people/ana.md", "notes/a/x.md"]
+    updated = ["INDEX.md", "knowledge/people/bo.md"]
+    got = list(changed_files(sessions, created, updated))
+    summaries = [f"sessions/summaries/{sid}.md" for sid in sessions]
+    assert got == sorted({*summaries, *created, *updated})
+    assert list(changed_files([], [], [])) == []

@@ -19,6 +19,7 @@ hash, never its text.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 import re
 import secrets
@@ -35,7 +36,7 @@ from memoryfs.receipts.records import (
     session_item,
     source_version,
 )
-from memoryfs.store.atomic import atomic_write_text
+from memoryfs.store.atomic import atomic_write_chunks
 from memoryfs.store.store import Store
 
 __all__ = [
@@ -66,7 +67,10 @@ def _path(store: Store, run_id: str) -> Path:
 
 
 def write_record(store: Store, record: Mapping[str, Any]) -> None:
-    atomic_write_text(_path(store, record["run_id"]), json.dumps(record, indent=2) + "\n")
+    """Write ``record`` as ``json.dumps(record, indent=2)`` gives it, a piece at a time (a
+    full run's record names every file of the store)."""
+    pieces = json.JSONEncoder(indent=2).iterencode(record)
+    atomic_write_chunks(_path(store, record["run_id"]), itertools.chain(pieces, ["\n"]))
 
 
 def read_record(store: Store, run_id: str) -> dict[str, Any] | None:

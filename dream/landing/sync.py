@@ -24,8 +24,10 @@ commit's branch is kept and ``main`` untouched, as for any gate failure.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from heapq import merge
+from itertools import groupby
 
 from dream.errors import DreamError
 from dream.gates import Problem
@@ -105,10 +107,13 @@ def describe(changes: Sequence[Change], superseded: int) -> ChangeSummary:
 
 def changed_files(
     sessions: Iterable[str], created: Iterable[str], updated: Iterable[str]
-) -> list[str]:
-    """The files a run wrote (relative to ``memory/``), each once, sorted: the summaries of
-    ``sessions``, and the pages ``created`` and ``updated``."""
-    return sorted({*(f"sessions/summaries/{sid}.md" for sid in sessions), *created, *updated})
+) -> Iterator[str]:
+    """The files a run wrote (relative to ``memory/``), each once, in order: the summaries
+    of ``sessions``, and the pages ``created`` and ``updated``, each sorted (``describe``),
+    merged as they are read (a full run wrote every file of the store)."""
+    summaries = (f"sessions/summaries/{sid}.md" for sid in sessions)
+    for rel, _ in groupby(merge(summaries, created, updated)):
+        yield rel
 
 
 def _listing(title: str, items: Sequence[str]) -> list[str]:

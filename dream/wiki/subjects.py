@@ -23,10 +23,11 @@ from rapidfuzz import fuzz, process
 
 from memoryfs.forget.deletions import Deletions, has_phrase
 from memoryfs.pages.page import split_frontmatter
+from memoryfs.store.cache_db import connect
 from memoryfs.store.slugs import slugify
 from memoryfs.store.store import Store
 
-__all__ = ["FOLDERS", "Subject", "Registry", "without_sources"]
+__all__ = ["FOLDERS", "Subject", "Registry", "TakenIds", "without_sources"]
 
 FOLDERS = {
     "person": "people",
@@ -82,18 +83,40 @@ def _head_meta(text: str) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
+class TakenIds:
+    """The page and note ids in use, in a private temporary SQLite database (on disk, gone
+    when it is closed): a full run mints an id per note, 40,000 at 8,000 synthetic
+    sessions, and a set of them would grow its peak with the store by ~6 MB."""
+
+    def __init__(self, ids: Iterable[str] = ()) -> None:
+        self._db = connect("")  # "": a temporary database, on disk
+        self._db.execute("CREATE TABLE ids(id TEXT PRIMARY KEY) WITHOUT ROWID")
+        self.update(ids)
+
+    def __contains__(self, sid: object) -> bool:
+        return self._db.execute("SELECT 1 FROM ids WHERE id = ?", (sid,)).fetchone() is not None
+
+    def add(self, sid: str) -> None:
+        self._db.execute("INSERT OR IGNORE INTO ids VALUES (?)", (sid,))
+
+    def update(self, ids: Iterable[str]) -> None:
+        self._db.executemany("INSERT OR IGNORE INTO ids VALUES (?)", ((i,) for i in ids))
+
+
 class Registry:
     """Every subject by id, title and alias; resolves names; mints ids. ``subjects`` holds
     the pages names resolve to; archives (``dream.wiki.rollover``: no name resolves to one)
     are asked for by ``archive_of``."""
 
-    def __init__(self, subjects: list[Subject], taken: Iterable[str], deletions: Deletions) -> None:
+    def __init__(
+        self, subjects: list[Subject], taken: Iterable[str] | TakenIds, deletions: Deletions
+    ) -> None:
         self.subjects: dict[str, Subject] = {}
         self._archives: dict[str, Subject] = {}
         self._keys: dict[str, str] = {}  # lower-cased title / alias / id -> id
         self._choices: list[str] = []
         self._choice_ids: list[str] = []
-        self.taken = set(taken)  # the page and note ids in use
+        self.taken = taken if isinstance(taken, TakenIds) else TakenIds(taken)
         self.deletions = deletions
         for s in subjects:
             self._add(s)
@@ -101,7 +124,7 @@ class Registry:
     @classmethod
     def load(cls, store: Store, deletions: Deletions) -> Registry:
         subjects: list[Subject] = []
-        taken: set[str] = set()
+        taken = TakenIds()
         for layer in ("knowledge", "notes"):
             top = store.memory / layer
             for dirpath, dirnames, filenames in os.walk(top):

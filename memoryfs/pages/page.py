@@ -61,12 +61,12 @@ _MAX_META_CHARS = 200_000
 # the closing ``---`` line of frontmatter (trailing carriage returns allowed)
 _CLOSE_RE = re.compile(r"^---\r*$", re.MULTILINE)
 # Page texts kept parsed, by the text's digest (a key holding the text would keep every
-# text alive beside its ``Page``): 400 K characters, about 2.4 MB parsed (a hub page's
+# text alive beside its ``Page``): 200 K characters, about 1.2 MB parsed (a hub page's
 # sources are dicts). A nightly run's changed pages (about 1 MB of text at 500 synthetic
 # sessions, more in larger stores) are read by the wiki phase, the index facts and both
 # gates; the bound keeps the memo's memory the same whatever the store's size, at the
 # cost of parsing the rest again.
-_memo: TextMemo[tuple[bytes, int, str], Page] = TextMemo(400_000)
+_memo: TextMemo[tuple[bytes, int, str], Page] = TextMemo(200_000)
 
 
 class _Dumper(yaml.SafeDumper):
