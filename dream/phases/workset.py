@@ -126,7 +126,7 @@ class FoundFiles:
     text, or None (no file). Only the run's spills change the staged tree's files, so that
     is what the file held when the run began. In a private temporary SQLite database (on
     disk, gone when it is closed): a full run writes every summary, page and note, 50,000
-    files at 8,000 synthetic sessions, and a set and a dict of them grew its peak by ~9 MB."""
+    files at 8,000 synthetic sessions, and a set and a dict of them would hold ~9 MB."""
 
     def __init__(self) -> None:
         self._db = connect("")  # "": a temporary database, on disk
