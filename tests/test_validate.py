@@ -339,8 +339,8 @@ def test_regression_deeply_nested_json_in_the_log_is_a_finding(tmp_store: Store)
 def test_turn_hashes_name_the_turns_transcript_turn_gives(
     numbers: list[int], texts: list[str], sequential: bool
 ) -> None:
-    """What validation keeps of a transcript (``TurnHashes``) answers every anchor as
-    ``Transcript.turn`` does: numbered 1..n, or out of order and repeated."""
+    """What validation keeps of a transcript (``TurnHashes``, packed small) answers every
+    anchor as ``Transcript.turn`` does: numbered 1..n, or out of order and repeated."""
     from memoryfs.validate.read import TurnHashes
 
     if sequential:
@@ -353,3 +353,5 @@ def test_turn_hashes_name_the_turns_transcript_turn_gives(
     for anchor in [f"t{n}" for n in range(-1, 12)] + ["t", "x1", "t01", "t1a"]:
         turn = t.turn(anchor)
         assert kept.hash_of(anchor) == (turn.hash if turn is not None else None), anchor
+    if sequential and turns:
+        assert isinstance(kept.numbers, int) and isinstance(kept.hashes, bytes)
