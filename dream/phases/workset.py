@@ -12,7 +12,7 @@ import contextlib
 import hashlib
 import os
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +24,7 @@ from memoryfs.forget.deletions import Deletions
 from memoryfs.store.cache_db import connect
 from memoryfs.store.store import Store
 
-__all__ = ["FoundFiles", "Filing", "Workset"]
+__all__ = ["FileDigests", "Filing", "Workset"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +57,9 @@ class Workset:
     filings: Iterable[Filing] = field(default_factory=list)
     speakers: set[str] = field(default_factory=set)  # display names of people who spoke
     registry: Registry | None = None
-    # A file's text is held only while it waits to be written; what each file held before
-    # the run wrote it is in ``_found``
-    _found: FoundFiles = field(default_factory=lambda: FoundFiles())
+    # A file's text is held only while it waits to be written; what each file held, and
+    # what the run wrote, are digests in ``_digests``
+    _digests: FileDigests = field(default_factory=lambda: FileDigests())
     _writes: dict[str, str] = field(default_factory=dict)
     _pending: int = 0  # characters in _writes
 
@@ -96,60 +96,72 @@ class Workset:
     def write(self, rel: str, text: str) -> None:
         """Stage ``text`` for ``rel``; it reaches the disk at ``flush``, or earlier once
         ``SPILL_CHARS`` of text wait (the files are the same either way)."""
-        if rel not in self._found:
+        if rel not in self._digests:
             held = self._load(rel)
-            self._found.add(rel, None if held is None else _digest(held))
+            self._digests.find(rel, None if held is None else _digest(held))
         self._pending += len(text) - len(self._writes.get(rel, ""))
         self._writes[rel] = text
         if self._pending > SPILL_CHARS:
             self._spill()
 
     def _spill(self) -> None:
-        """Write every waiting file whose text differs from the disk's."""
+        """Write every waiting file whose bytes differ from the disk's."""
         for rel in sorted(self._writes):
             text = self._writes[rel]
-            if text != self._load(rel):
+            digest = _digest(text)
+            if digest != self._digests.on_disk(rel):
                 _replace(self.store.resolve(rel), text)
+                self._digests.wrote(rel, digest)
         self._writes.clear()
         self._pending = 0
 
     def flush(self) -> tuple[list[str], list[str]]:
-        """Write every changed file atomically; (created, updated) paths, sorted: the files
-        written that were not there, and those whose text now differs from what they held.
-        What the files hold now is what a later ``flush`` compares with."""
+        """Write every changed file atomically; (created, updated) paths, sorted."""
         self._spill()
-        return self._found.settle(lambda rel: _digest(self._load(rel) or ""))
+        return self._digests.settle()
 
 
-class FoundFiles:
-    """Of each file a run writes, what it held when the run first wrote it: a digest of its
-    text, or None (no file). Only the run's spills change the staged tree's files, so that
-    is what the file held when the run began. In a private temporary SQLite database (on
-    disk, gone when it is closed): a full run writes every summary, page and note, 50,000
-    files at 8,000 synthetic sessions, and a set and a dict of them would hold ~9 MB."""
+class FileDigests:
+    """Per file the run wrote: the digest of what it held before (None: no file) and of what
+    the run wrote since the last ``settle``. Only the run's spills change the staged tree's
+    files, so the first is what the file held when the run began. In a private temporary
+    SQLite database (on disk, gone when it is closed): a full run writes every summary,
+    page and note, 50,000 files at 8,000 synthetic sessions, whose paths and digests in
+    dictionaries would hold ~10 MB."""
 
     def __init__(self) -> None:
         self._db = connect("")  # "": a temporary database, on disk
-        self._db.execute("CREATE TABLE found(rel TEXT PRIMARY KEY, digest BLOB) WITHOUT ROWID")
+        self._db.execute(
+            "CREATE TABLE files(rel TEXT PRIMARY KEY, found BLOB, disk BLOB) WITHOUT ROWID"
+        )
 
     def __contains__(self, rel: object) -> bool:
-        return self._db.execute("SELECT 1 FROM found WHERE rel = ?", (rel,)).fetchone() is not None
+        return self._db.execute("SELECT 1 FROM files WHERE rel = ?", (rel,)).fetchone() is not None
 
-    def add(self, rel: str, digest: bytes | None) -> None:
-        self._db.execute("INSERT OR IGNORE INTO found VALUES (?, ?)", (rel, digest))
+    def find(self, rel: str, digest: bytes | None) -> None:
+        self._db.execute("INSERT OR IGNORE INTO files(rel, found) VALUES (?, ?)", (rel, digest))
 
-    def settle(self, digest_now: Callable[[str], bytes]) -> tuple[list[str], list[str]]:
-        """(created, updated) paths, sorted: the files that were not there, and those whose
-        digest now differs from what they held; then forget them all (what they hold now
-        is what they held, for what the run writes next)."""
+    def on_disk(self, rel: str) -> bytes | None:
+        """The digest of what ``rel`` holds now (None: no file)."""
+        row = self._db.execute(
+            "SELECT coalesce(disk, found) FROM files WHERE rel = ?", (rel,)
+        ).fetchone()
+        return None if row is None else row[0]
+
+    def wrote(self, rel: str, digest: bytes) -> None:
+        self._db.execute("UPDATE files SET disk = ? WHERE rel = ?", (digest, rel))
+
+    def settle(self) -> tuple[list[str], list[str]]:
+        """(created, updated) paths, sorted: those written since the last ``settle`` whose
+        bytes differ from what they held; what was written is what they hold from now."""
         created: list[str] = []
         updated: list[str] = []
-        for rel, digest in self._db.execute("SELECT rel, digest FROM found ORDER BY rel"):
-            if digest is None:
-                created.append(rel)
-            elif digest_now(rel) != digest:
-                updated.append(rel)
-        self._db.execute("DELETE FROM found")
+        rows = self._db.execute(
+            "SELECT rel, found FROM files WHERE disk IS NOT NULL AND disk IS NOT found ORDER BY rel"
+        )
+        for rel, found in rows:
+            (created if found is None else updated).append(rel)
+        self._db.execute("UPDATE files SET found = disk, disk = NULL WHERE disk IS NOT NULL")
         return created, updated
 
 
