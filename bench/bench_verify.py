@@ -19,7 +19,7 @@ Each measurement runs in a fresh child process with ``PYTHONPATH`` at the code t
 this checkout ("after") and a checkout of ``--before-commit`` ("before", a Git worktree
 made at ``--before`` when it does not exist yet), alternating, so both come from one
 invocation on the same store. Standalone the gate parses each page itself; inside a run
-validation has parsed the changed pages first (``dream.gates.sharing_pages``), so a run's
+validation has parsed the changed pages first (the page memo, ``memoryfs.pages.page``), so a run's
 gate lap is somewhat less than the night figure here.
 """
 

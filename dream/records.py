@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dream.landing.disklist import DiskList
-
 __all__ = ["Evidence", "Fact", "KeyPoint", "SummaryDraft", "PendingSession", "ConsolidationReport"]
 
 
@@ -62,7 +60,7 @@ class SummaryDraft:
     open_threads: tuple[KeyPoint, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PendingSession:
     """A transcript with no summary, or whose content changed since it was summarized."""
 
@@ -75,16 +73,15 @@ class PendingSession:
 
 @dataclass
 class ConsolidationReport:
-    """What an engine did in the staged tree (mutable while the run builds it). The lists
-    of sessions and files are ``DiskList``s: a full run lists every file of the store."""
+    """What an engine did in the staged tree (mutable while the run builds it)."""
 
-    sessions_summarized: DiskList[str] = field(default_factory=DiskList)
-    pages_created: DiskList[str] = field(default_factory=DiskList)  # relative to memory/
-    pages_updated: DiskList[str] = field(default_factory=DiskList)
+    sessions_summarized: list[str] = field(default_factory=list)
+    pages_created: list[str] = field(default_factory=list)  # relative to memory/
+    pages_updated: list[str] = field(default_factory=list)
     claims_added: int = 0
     claims_merged: int = 0
     claims_superseded: int = 0
-    notes_written: DiskList[str] = field(default_factory=DiskList)
+    notes_written: list[str] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)  # "path:line: reason"
     stopped_early: str = ""  # why the run stopped before all pending sessions ("deadline", ...)
     tokens: int = 0  # model tokens spent (engines that use a model)

@@ -37,7 +37,6 @@ from dream.gates import Problem
 from dream.gates.both import problems_of, run_gates
 from dream.gates.judge import Judge, judge_for
 from dream.landing.crashed import cleanup_stale
-from dream.landing.disklist import DiskList
 from dream.landing.leaveout import LeftOut, put_back, reduce_stage
 from dream.landing.runlog import new_run_id, run_source, write_receipts, write_record
 from dream.landing.staging import (
@@ -49,7 +48,6 @@ from dream.landing.staging import (
     reset_to_tree,
     run_git,
     stage_changes,
-    stage_changes_on_disk,
 )
 from dream.landing.sync import (
     MAX_ATTEMPTS,
@@ -65,7 +63,6 @@ from dream.phases.recheck import recite_stage
 from dream.records import PendingSession
 from dream.skills import check_skill
 from memoryfs.errors import LockedError
-from memoryfs.pages.links import clear_parse_cache as clear_links_cache
 from memoryfs.pages.page import clear_parse_cache as clear_page_cache
 from memoryfs.receipts.log import ensure_union_merge
 from memoryfs.receipts.records import scope_ids
@@ -116,9 +113,9 @@ class RunResult:
     target: str = ""
     engine: str = ""
     skill: str = ""
-    sessions: Sequence[str] = ()  # these three: ``DiskList``s once a run lists them
-    pages_created: Sequence[str] = ()
-    pages_updated: Sequence[str] = ()
+    sessions: tuple[str, ...] = ()
+    pages_created: tuple[str, ...] = ()
+    pages_updated: tuple[str, ...] = ()
     claims_superseded: int = 0
     pending_before: int = 0
     pending_after: int = 0
@@ -149,8 +146,8 @@ def _camel(name: str) -> str:
 
 
 def record(result: RunResult) -> dict[str, Any]:
-    """The run record of ``result`` (JSON-ready; not ``asdict``: it deep-copies DiskLists)."""
-    return {k: list(v) if isinstance(v, tuple | DiskList) else v for k, v in vars(result).items()}
+    """The run record of ``result`` (JSON-ready)."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in vars(result).items()}
 
 
 def now_utc() -> str:
@@ -306,7 +303,7 @@ def run_dream(
                 timings={**result.timings, "total": total},
             )
             result = with_judge(result, judge)
-            write_record(store, vars(result))  # its DiskLists written an item at a time
+            write_record(store, record(result))
             return result
         error = DreamError(f"the run kept conflicting with new commits on {target}; try again")
         _record_error(store, draft, error)
@@ -350,8 +347,7 @@ class _Attempt:
 
     def run(self, result: RunResult) -> RunResult:
         self.timings, self._clock = {}, time.monotonic()
-        clear_page_cache()  # this run's pages first in the parse caches
-        clear_links_cache()
+        clear_page_cache()  # this run's pages first in the page memo
         self.tick("orient", 0, 1)
         o = orient(self.store)
         self.lap("orient")
@@ -360,7 +356,7 @@ class _Attempt:
             return replace(
                 result, status="nothing-pending", message="dream: nothing pending; no commit"
             )
-        batch = DiskList(o.pending[: self.max_sessions]) if self.max_sessions else o.pending
+        batch = o.pending[: self.max_sessions] if self.max_sessions else o.pending
         result = replace(
             result,
             pending_after=len(o.pending),
@@ -402,7 +398,11 @@ class _Attempt:
         rejected = (*report.rejected, *recited.unsupported)
         result = replace(result, rejected=rejected, tokens=report.tokens, cost=report.cost)
         stopped = report.stopped_early or result.stopped
-        changes = stage_changes_on_disk(stage)  # a full run: every file of the store
+        engine_superseded = report.claims_superseded
+        # the report's lists name every file a full run wrote; what the run lands is read
+        # from Git (``describe``), so they are let go before the gates
+        del report
+        changes = stage_changes(stage)
         if not changes:
             return replace(
                 result,
@@ -415,7 +415,7 @@ class _Attempt:
             self.store, stage, changes, self.options.full_validation, self.judge
         )
         self.lap("gates")
-        superseded = verification.stats.get("claims_superseded", report.claims_superseded)
+        superseded = verification.stats.get("claims_superseded", engine_superseded)
         summary = describe(changes, superseded)
         problems = problems_of(validation, verification)
         reduction = None
@@ -428,6 +428,7 @@ class _Attempt:
             problems = reduction.problems
             if reduction.landable:
                 summary = describe(reduction.changes, reduction.superseded)
+        del changes  # every file of a full run; ``summary`` says what lands from here
         left = reduction.left_out if reduction is not None and reduction.landable else ()
         headline = summary.headline() + (f"; {len(left)} left out" if left else "")
         result = replace(

@@ -33,7 +33,7 @@ Phases = Callable[["Engine", "EngineContext"], ConsolidationReport]
 class EngineContext:
     store: Store  # the live store: config and scope only; never written by an engine
     stage_root: Path  # the staged worktree root (stage_root / "memory" mirrors the store)
-    pending: Sequence[PendingSession]  # oldest first (a full run's: a DiskList, on disk)
+    pending: Sequence[PendingSession]  # oldest first
     run_id: str
     base_commit: str
     deadline: float | None = None  # time.monotonic() value after which the run stops cleanly

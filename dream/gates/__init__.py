@@ -5,8 +5,6 @@ returns a ``GateReport``; a report with problems keeps ``main`` where it is.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import os
 import subprocess
 import tempfile
@@ -28,9 +26,6 @@ __all__ = [
     "base_page",
     "prefetch_base",
     "release_base",
-    "parse_staged",
-    "release_staged",
-    "sharing_pages",
     "source_entries",
 ]
 
@@ -65,40 +60,11 @@ class GateReport:
 
 def _parsed(text: str, rel: str) -> Page | None:
     # Both gates read the same changed pages, the base side too: parse_page memoizes
-    # by text, so each is parsed once per run.
+    # by text, so each is parsed once per run while the memo has room.
     try:
         return parse_page(text, rel)
     except (PageError, ValueError):
         return None
-
-
-class _Shared:
-    """The staged pages parsed while ``sharing_pages`` is open: rel -> (digest of the
-    text, its length, the page). The digest, not the text: validation keeps its own copy
-    of each text, and a second one would be what sharing costs in memory."""
-
-    pages: dict[str, tuple[bytes, int, Page]] | None = None
-    chars = 0  # text the shared pages were parsed from, at most SHARE_CHARS
-
-
-# a 500-session incremental run changes ~1 MB of pages, 2,000 ~1.6 MB, 4,000 ~1.9 MB (the
-# pages grow until they roll over): a fifth of 1 MB, with the parse memos (``memoryfs.pages.page``)
-SHARE_CHARS = 200_000
-
-
-@contextlib.contextmanager
-def sharing_pages() -> Iterator[None]:
-    """While open, each staged page the gates read (validation's plan, its checks and the
-    keys it learns, verification) is parsed once, up to ``SHARE_CHARS`` of text (a run
-    that changes more, a full run, parses the rest each time it is read: a bound that does
-    not grow with the pages a run changes, so neither does its peak memory). Without it a hub
-    page of hundreds of sources is parsed four or five times once the changed pages outgrow
-    the parse cache."""
-    _Shared.pages, _Shared.chars = {}, 0
-    try:
-        yield
-    finally:
-        _Shared.pages, _Shared.chars = None, 0
 
 
 def source_entries(page: Page) -> Iterator[tuple[int, str, str]]:
@@ -108,57 +74,24 @@ def source_entries(page: Page) -> Iterator[tuple[int, str, str]]:
         yield sid, ref, digest if isinstance(digest, str) else _text(digest)
 
 
-def _digest(text: str) -> bytes:
-    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).digest()
-
-
-def parse_staged(text: str, rel: str) -> Page:
-    """``parse_page``, kept while ``sharing_pages`` is open; raises ``PageError`` like it."""
-    shared = _Shared.pages
-    if shared is None:
-        return parse_page(text, rel)
-    hit = shared.get(rel)
-    digest = _digest(text)
-    if hit is not None and hit[0] == digest and hit[1] == len(text):
-        return hit[2]
-    page = parse_page(text, rel)
-    if hit is None and _Shared.chars + len(text) <= SHARE_CHARS:
-        shared[rel] = (digest, len(text), page)
-        _Shared.chars += len(text)
-    return page
-
-
-def release_staged(path: str) -> None:
-    """The gates are done with the staged page at ``path`` (relative to the root)."""
-    shared = _Shared.pages
-    if shared is not None:
-        hit = shared.pop(path.removeprefix("memory/"), None)
-        if hit is not None:
-            _Shared.chars -= hit[1]
-
-
 def staged_page(stage_root: Path, path: str) -> Page | None:
     """The page at ``path`` (relative to the root) in the staged tree; None when
     unreadable (validation reports why)."""
     try:
         text = (stage_root / path).read_text(encoding="utf-8")
-        return parse_staged(text, path.removeprefix("memory/"))
+        return parse_page(text, path.removeprefix("memory/"))
     except (OSError, UnicodeDecodeError, PageError, ValueError):
         return None
 
 
-# (commit, path) -> where its text waits in ``_base_file`` (offset, length; None: absent,
-# not a file, unreadable); one run's. The texts wait on disk, not parsed in memory: a run
-# changes pages as big as the store lets them grow, and each is parsed again when asked
-# (the parse memo often still has it), so what the gates hold does not grow with them.
-_base_at: dict[tuple[str, str], tuple[int, int] | None] = {}
-_base_file: list[IO[bytes]] = []  # the open temporary file, while a prefetch is held
+# (commit, path) -> its text (None: absent, not a file, not UTF-8); one run's. Texts, not
+# pages: each is parsed when asked (the parse memo often has it already).
+_base_texts: dict[tuple[str, str], str | None] = {}
 
 
 def prefetch_base(store: Store, base: str, paths: list[str]) -> None:
     """Read ``paths`` (relative to the root) at commit ``base`` with one ``git cat-file``,
-    for ``base_page``: a run's changed pages, rather than one object lookup each. Git's
-    output is copied to a temporary file one object at a time, not held."""
+    for ``base_page``: a run's changed pages, rather than one object lookup each."""
     release_base()
     wanted = [p for p in paths if "\n" not in p and "\r" not in p]
     if not wanted:
@@ -178,63 +111,44 @@ def prefetch_base(store: Store, base: str, paths: list[str]) -> None:
             )
         except OSError:
             return  # base_page reads each on its own
-        spill = tempfile.TemporaryFile()  # noqa: SIM115 (open until release_base)
-        _base_file.append(spill)
         with proc:
             assert proc.stdout is not None
             for path in wanted:
-                if not _read_one(proc.stdout, spill, (base, path)):
+                if not _read_one(proc.stdout, (base, path)):
                     break  # git stopped: base_page reads the rest on its own
             proc.stdout.close()
 
 
-def _read_one(out: IO[bytes], spill: IO[bytes], key: tuple[str, str]) -> bool:
-    """Copy one ``cat-file --batch`` answer for ``key`` to ``spill``; False at the end of
-    the output or on one this code does not understand."""
+def _read_one(out: IO[bytes], key: tuple[str, str]) -> bool:
+    """Read one ``cat-file --batch`` answer for ``key``; False at the end of the output or
+    on one this code does not understand."""
     header = out.readline().split()
     if len(header) == 2 and header[1] == b"missing":
-        _base_at[key] = None
+        _base_texts[key] = None
         return True
     if len(header) != 3 or not header[2].isdigit():
         return False
     size = int(header[2])
-    offset = spill.seek(0, os.SEEK_END)
-    left = size
-    while left:
-        chunk = out.read(min(left, 1 << 16))
-        if not chunk:
-            return False
-        spill.write(chunk)
-        left -= len(chunk)
+    data = out.read(size)
+    if len(data) != size:
+        return False
     out.read(1)  # the newline after the object
-    _base_at[key] = (offset, size) if header[1] == b"blob" else None  # None: not a file
+    try:
+        _base_texts[key] = data.decode("utf-8") if header[1] == b"blob" else None
+    except UnicodeDecodeError:
+        _base_texts[key] = None
     return True
 
 
 def release_base() -> None:
     """Forget the pages ``prefetch_base`` read (the gates are done with them)."""
-    _base_at.clear()
-    while _base_file:
-        _base_file.pop().close()
-
-
-def _prefetched(key: tuple[str, str]) -> str | None:
-    """The prefetched text of ``key`` (None: absent, not a file, not UTF-8)."""
-    where = _base_at[key]
-    if where is None or not _base_file:
-        return None
-    spill = _base_file[-1]
-    spill.seek(where[0])
-    try:
-        return spill.read(where[1]).decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+    _base_texts.clear()
 
 
 def base_page(store: Store, base: str, path: str) -> Page | None:
     """The page at ``path`` in commit ``base``; None when absent or unreadable."""
-    if (base, path) in _base_at:
-        text = _prefetched((base, path))
+    if (base, path) in _base_texts:
+        text = _base_texts[(base, path)]
         return None if text is None else _parsed(text, path.removeprefix("memory/"))
     try:
         blob = store.repo.commit(base).tree / path

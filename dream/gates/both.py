@@ -13,14 +13,11 @@ from dream.gates import (
     Problem,
     prefetch_base,
     release_base,
-    sharing_pages,
 )
 from dream.gates.judge import Judge
 from dream.gates.validation import validate_stage
 from dream.gates.verification import verify_stage
-from dream.landing.disklist import DiskList
 from dream.landing.staging import Change, Stage
-from memoryfs.pages.links import clear_parse_cache as clear_links_cache
 from memoryfs.pages.page import clear_parse_cache as clear_page_cache
 from memoryfs.store.store import Store
 
@@ -38,22 +35,19 @@ def run_gates(
     model ``judge``, when the run has one: ``dream.gates.judge.judge_for``).
 
     The gates are a run's last readers of its pages: the base texts they fetched and the
-    pages parsed since the run began (``memoryfs.pages.page``, ``memoryfs.pages.links``) are let go
-    as they end, not held through the sync (~10 MB at 2,000 sessions)."""
-    # receipts are no memory; a full run changes every file: the list is kept on disk
-    changes = DiskList(c for c in changes if not c.path.startswith(".dream/"))
+    pages parsed since the run began (the page memo, ``memoryfs.pages.page``) are let go as
+    they end, not held through the sync."""
+    changes = [c for c in changes if not c.path.startswith(".dream/")]  # receipts are no memory
     # the base side of the changed pages (the generated indexes, as big as the store
     # is, are never compared)
     pages = [c.path for c in changes if c.status == "M" and c.path.endswith(".md")]
     prefetch_base(store, stage.base, [p for p in pages if p not in GENERATED])
     try:
-        with sharing_pages():
-            validation = validate_stage(store, stage.path, changes, full=full, base=stage.base)
-            verification = verify_stage(store, stage.path, stage.base, changes, judge)
+        validation = validate_stage(store, stage.path, changes, full=full, base=stage.base)
+        verification = verify_stage(store, stage.path, stage.base, changes, judge)
     finally:
         release_base()
         clear_page_cache()
-        clear_links_cache()
     return validation, verification
 
 

@@ -18,16 +18,17 @@ anything else (a transcript, the deletion log, ``memory.toml``, a symlink) valid
 whole tree.
 
 A run that changes many files (a full run writes every page, note and summary) is
-validated ``SLICE_FILES`` at a time: the changed pages' keys join the page-key cache,
-each slice's pages leave it while they are read, every transcript is read once for all
-the slices, and a finding two slices make is reported once.
+validated ``SLICE_FILES`` at a time, with the rules of ``memoryfs validate``: the changed
+pages' keys join the page-key cache, each slice's pages leave it while they are read,
+every transcript is read once for all the slices, and a finding two slices make is
+reported once.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,12 +37,10 @@ from dream.gates import (
     GateReport,
     Problem,
     base_page,
-    parse_staged,
     source_entries,
     staged_page,
 )
 from dream.gates.pagekeys import PageKeyCache, with_page_keys
-from dream.landing.disklist import DiskSet
 from dream.landing.staging import Change
 from memoryfs.pages.page import Page
 from memoryfs.store.store import Store
@@ -62,12 +61,12 @@ _CROSS_PAGE = {"MF007", "MF008", "MF201"}  # duplicate id, alias = another id, d
 _REF_RE = re.compile(r"^sessions/transcripts/([^/#]+\.md)#")
 _SUMMARIES = "memory/sessions/summaries/"
 _TRANSCRIPTS = "memory/sessions/transcripts/"
-# Changed files validated at once. What validation keeps of a file read lasts until the
-# cross-page rules ran; a full run writes every page, note and summary (12,000 files at
-# 2,000 sessions), so it validates them a slice at a time: validation's share of the
-# peak does not grow with the store. A night's run is one slice. (Known difference from
-# one pass: when two changed pages in different slices have ids equal but for case, an
-# MF008 finding may name the other one as the id's owner.)
+# Changed files validated at once. What validation keeps of each file read (its id,
+# aliases and links) lasts until the cross-page rules ran, so a full run's every page,
+# note and summary at once (50,000 files at 8,000 synthetic sessions) would hold tens of
+# MB; a slice holds a bounded share. A night's run is one slice. (One known difference
+# from one pass: when two changed pages in different slices have ids equal but for case,
+# an MF008 finding may name the other one as the id's owner.)
 SLICE_FILES = 1_000
 
 
@@ -80,33 +79,22 @@ def validate_stage(
         findings = validate_store(store, root=stage_root)
         return _report(_written_lines(store, stage_root, base, changes, findings), checked=-1)
     plan = _plan(store, stage_root, base, changes)
-    # a full run changes every file of the store: its paths are asked on disk and read
-    # from ``changes`` a slice at a time, never held as a set and a list (~8 MB at 4,000
-    # sessions)
-    changed = DiskSet(c.path for c in changes)
+    changed = {c.path for c in changes}
+    written = sorted(c.path for c in changes if c.status != "D")
     deletions = "memory/deletions.jsonl"
     transcripts: dict[str, TurnHashes | None] = {}  # read once, shared by the slices
-    written = 0
 
     def check(keys: PageKeyCache) -> tuple[list[Finding], int]:
-        nonlocal written
-        written = 0  # of this attempt (``with_page_keys`` may start over)
         keys.list_tree(store, base, stage_root, changed)
         others = keys.size()
-        keys.add_changed(stage_root, (p for p in _written(changes) if p.startswith(_PAGE_DIRS)))
+        keys.add_changed(stage_root, (p for p in written if p.startswith(_PAGE_DIRS)))
         found: dict[Finding, None] = {}
         first = sorted(plan.transcripts)  # read in the first slice, for every slice
-        for part in _slices(_written(changes), SLICE_FILES):
-            written += len(part)
+        for start in range(0, max(len(written), 1), SLICE_FILES):
+            part = written[start : start + SLICE_FILES]
             rels = [f.removeprefix("memory/") for f in [*first, *part, deletions]]
             for f in validate_files(
-                store,
-                stage_root,
-                rels,
-                keys,
-                parse=parse_staged,
-                unread_refs=plan.unseen_refs,
-                transcripts=transcripts,
+                store, stage_root, rels, keys, unread_refs=plan.unseen_refs, transcripts=transcripts
             ):
                 # a page of another slice, read here for the cross-page rules (as an
                 # unchanged page is), is found as its own slice finds it: once
@@ -124,8 +112,7 @@ def validate_stage(
     kept = [f for f in findings if f.path in changed or f.code in _CROSS_PAGE]
     kept = _written_lines(store, stage_root, base, changes, kept)
     unchanged = sum(1 for t in plan.transcripts if t not in changed)
-    checked = written + unchanged + 1 + others
-    return _report(kept, checked=checked)
+    return _report(kept, checked=len(written) + unchanged + 1 + others)
 
 
 def _written_lines(
@@ -154,32 +141,6 @@ def _written_lines(
         return not 0 < f.line <= len(lines) or lines[f.line - 1] not in old_lines
 
     return [f for f in found if f.code != "MF110" or written(f)]
-
-
-def _written(changes: Sequence[Change]) -> Iterator[str]:
-    """The paths of the files written (not deleted), sorted, as ``changes`` gives them
-    (``stage_changes`` sorts them; any other order is sorted here)."""
-    last = ""
-    for change in changes:
-        if change.path < last:
-            yield from sorted(c.path for c in changes if c.status != "D")
-            return
-        last = change.path
-    yield from (c.path for c in changes if c.status != "D")
-
-
-def _slices(paths: Iterator[str], size: int) -> Iterator[list[str]]:
-    """``paths`` ``size`` at a time; one empty slice when there are none (the deletion
-    log and the transcripts are validated all the same)."""
-    part: list[str] = []
-    given = False
-    for path in paths:
-        part.append(path)
-        if len(part) == size:
-            yield part
-            part, given = [], True
-    if part or not given:
-        yield part
 
 
 @dataclass

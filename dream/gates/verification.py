@@ -45,7 +45,6 @@ from dream.gates import (
     GateReport,
     Problem,
     base_page,
-    release_staged,
     source_entries,
     staged_page,
 )
@@ -401,9 +400,8 @@ def _dated_sentences(
 class _Transcripts:
     """Transcripts of the staged tree, the most recently used ones kept parsed.
 
-    Bounded, so a run that touches every session does not hold every transcript: 64, not
-    256, which the pages an incremental run changes fill from ~2,000 sessions on (~1 MB
-    parsed); a page's claims are checked together, so it costs little time.
+    Bounded, so a run that touches every session does not hold every transcript; a page's
+    claims are checked together, so the most recent few dozen serve nearly every claim.
     """
 
     SIZE = 64
@@ -439,8 +437,8 @@ def _session_date(value: str) -> dt.date | None:
 
 
 # A session's participants recur on every claim, a page's title and aliases on each of its
-# claims (pages are checked one after another): a few hundred entries hit as often as
-# 4,096, which would hold a subject per page of a full run (~5 MB at 1,000 sessions).
+# claims (pages are checked one after another): a few hundred entries serve them, where
+# an unbounded cache would keep a subject per page of a full run.
 @lru_cache(maxsize=256)
 def _words(names: tuple[str, ...]) -> frozenset[str]:
     return frozenset(w.lower() for name in names for w in re.findall(r"[\w'’-]+", name))
@@ -581,7 +579,6 @@ def verify_stage(
                 frontmatter_problems(store, stage_root, base, path, page, change.status == "A")
             )
             cross.page(path, page, change.status)
-        release_staged(path)  # the last gate to read it
     check.problems.extend(cross.problems())  # contradictions across pages (DV202)
     stats = {"claims_checked": check.checked, "claims_superseded": check.superseded}
     if judge is not None and check.judged is not None:

@@ -176,9 +176,9 @@ def _seal_receipts(store: Store, stage: Stage, result: RunResult) -> str:
     }
     result = replace(
         result,
-        sessions=[s for s in result.sessions if session_item(s) not in sealed],
-        pages_created=[p for p in result.pages_created if page_item(p) not in sealed],
-        pages_updated=[p for p in result.pages_updated if page_item(p) not in sealed],
+        sessions=tuple(s for s in result.sessions if session_item(s) not in sealed),
+        pages_created=tuple(p for p in result.pages_created if page_item(p) not in sealed),
+        pages_updated=tuple(p for p in result.pages_updated if page_item(p) not in sealed),
     )
     if not (result.sessions or result.pages_created or result.pages_updated):
         return ""

@@ -62,7 +62,6 @@ from dream.landing.staging import (
     git_proc,
     run_git,
     stage_changes,
-    stage_changes_on_disk,
     stage_tree,
 )
 from dream.landing.sync import left_out_section
@@ -156,7 +155,7 @@ def reduce_stage(
         left.extend(_as_written(stage, tree, items))
         touched.update((i.path, None) for i in items)
         stage.write_indexes(store)
-        changes = stage_changes_on_disk(stage)
+        changes = stage_changes(stage)
         if not any(_of_the_run(c) for c in changes):
             return _unlandable(tree, left, found, touched, "nothing valid left to commit")
         validation, verification = run_gates(store, stage, changes, full_validation, judge)

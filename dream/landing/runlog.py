@@ -19,10 +19,11 @@ hash, never its text.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 import re
 import secrets
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -66,35 +67,10 @@ def _path(store: Store, run_id: str) -> Path:
 
 
 def write_record(store: Store, record: Mapping[str, Any]) -> None:
-    """Write ``record`` as ``json.dumps(record, indent=2)`` would, a value at a time: a
-    sequence that is not a list, tuple or string (a run's ``DiskList``s of sessions and
-    pages: a full run lists every file of the store, ~3 MB as lists and text at 4,000
-    sessions) is written an item at a time, never held whole."""
-    atomic_write_chunks(_path(store, record["run_id"]), _record_chunks(record))
-
-
-def _record_chunks(record: Mapping[str, Any]) -> Iterator[str]:
-    if not record:
-        yield "{}\n"
-        return
-    sep = "{\n"
-    for key, value in record.items():
-        yield f"{sep}  {json.dumps(key)}: "
-        sep = ",\n"
-        if isinstance(value, Sequence) and not isinstance(value, str | bytes | list | tuple):
-            yield from _list_chunks(value)
-        else:
-            yield json.dumps(value, indent=2).replace("\n", "\n  ")
-    yield "\n}\n"
-
-
-def _list_chunks(items: Iterable[Any]) -> Iterator[str]:
-    """A list one level into the record, as ``json.dumps(indent=2)`` lays it out."""
-    head = "[\n    "
-    for item in items:
-        yield head + json.dumps(item, indent=2).replace("\n", "\n    ")
-        head = ",\n    "
-    yield "[]" if head.startswith("[") else "\n  ]"
+    """Write ``record`` as ``json.dumps(record, indent=2)`` gives it, a piece at a time (a
+    full run's record names every file of the store)."""
+    pieces = json.JSONEncoder(indent=2).iterencode(record)
+    atomic_write_chunks(_path(store, record["run_id"]), itertools.chain(pieces, ["\n"]))
 
 
 def read_record(store: Store, run_id: str) -> dict[str, Any] | None:

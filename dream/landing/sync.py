@@ -31,7 +31,6 @@ from itertools import groupby
 
 from dream.errors import DreamError
 from dream.gates import Problem
-from dream.landing.disklist import DiskList
 from dream.landing.staging import Change, Stage, author_env, git_proc, run_git, stage_changes
 from memoryfs.store.store import Store
 
@@ -60,12 +59,12 @@ class SyncConflict(DreamError):
 
 @dataclass(frozen=True)
 class ChangeSummary:
-    """What a run changed. The lists are ``DiskList``s (sorted): a full run lists every file."""
+    """What a run changed; each list sorted."""
 
-    sessions: Sequence[str]  # session ids whose summary was written or rewritten
-    created: Sequence[str]  # pages added under knowledge/ or notes/ (relative to memory/)
-    updated: Sequence[str]  # pages changed there
-    removed: Sequence[str]
+    sessions: tuple[str, ...]  # session ids whose summary was written or rewritten
+    created: tuple[str, ...]  # pages added under knowledge/ or notes/ (relative to memory/)
+    updated: tuple[str, ...]  # pages changed there
+    removed: tuple[str, ...]
     superseded: int  # claims newly marked superseded
 
     def headline(self) -> str:
@@ -91,17 +90,19 @@ class SyncOutcome:
 
 
 def describe(changes: Sequence[Change], superseded: int) -> ChangeSummary:
-    sessions: DiskList[str] = DiskList()
-    created: DiskList[str] = DiskList()
-    updated: DiskList[str] = DiskList()
-    removed: DiskList[str] = DiskList()
+    sessions: list[str] = []
+    created: list[str] = []
+    updated: list[str] = []
+    removed: list[str] = []
     for change in changes:
         rel = change.rel
         if rel.startswith("sessions/summaries/") and rel.endswith(".md") and change.status != "D":
             sessions.append(rel.rsplit("/", 1)[1][:-3])
         elif rel.startswith(("knowledge/", "notes/")) and rel.endswith(".md"):
             {"A": created, "M": updated, "D": removed}.get(change.status, updated).append(rel)
-    return ChangeSummary(sessions, created, updated, removed, superseded)
+    return ChangeSummary(
+        tuple(sessions), tuple(created), tuple(updated), tuple(removed), superseded
+    )
 
 
 def changed_files(
@@ -109,7 +110,7 @@ def changed_files(
 ) -> Iterator[str]:
     """The files a run wrote (relative to ``memory/``), each once, in order: the summaries
     of ``sessions``, and the pages ``created`` and ``updated``, each sorted (``describe``),
-    merged as they are read: a full run lists every file of the store."""
+    merged as they are read (a full run wrote every file of the store)."""
     summaries = (f"sessions/summaries/{sid}.md" for sid in sessions)
     for rel, _ in groupby(merge(summaries, created, updated)):
         yield rel

@@ -54,8 +54,7 @@ def run(ctx: EngineContext, ws: Workset, summarized: Summarized) -> Attached:
     facts = _Facts(summarized, ws)
     votes: dict[str, Counter[str]] = defaultdict(Counter)
     # the number of sessions each name is seen in, and the last one: the facts come a
-    # session at a time, so a name's sessions need not be held (a set of them per name
-    # grew the run's memory with the store, issue 3)
+    # session at a time, so a name's sessions are counted, not held
     seen_in: Counter[str] = Counter()
     last_in: dict[str, str] = {}
     # of those votes, the sessions whose vote rests on weak cues only ("moved to X", the shape

@@ -1,8 +1,7 @@
 """The subject pages the wiki phase holds open, bounded so a full run's memory stays flat.
 
 Job: give the wiki phase (``dream.phases.wiki``) a subject's ``WikiPage``, loading it on first use,
-and keep at most a budget of claim entries open (``budget_for``: ``PAGE_BUDGET``, less for
-a run of few sessions). Past the budget the pages used least
+and keep at most ``PAGE_BUDGET`` claim entries open. Past the budget the pages used least
 recently are let go: rendered, staged with the run's other writes (``Workset.write``) and
 dropped; the next use loads the staged text again. A page's rendered text holds everything
 filing needs (its claims, sources, links and dates), so letting a page go and loading it
@@ -23,31 +22,17 @@ from dream.wiki.subject_page import WikiPage
 from dream.wiki.subjects import Registry, Subject
 from memoryfs.pages.archives import main_stem
 
-__all__ = ["PAGE_BUDGET", "LivePages", "budget_for"]
+__all__ = ["PAGE_BUDGET", "LivePages"]
 
 # Claim entries held open (a claim line, its indexes and keys: ~1 KB each). The pages one
-# night's sessions touch fit; a full run of a large store lets its cold pages go. (Counting
-# the pages' source entries too, or 4,000 claims, let pages go so often that a full run of
-# 2,000 sessions took twice as long; so did source entries at half a claim, +24% of the
-# summarize-to-wiki time.) 5,000, a trim keeping 3/4 of it and a look once an eighth of it
-# was opened: the open set peaks at ~5,600 claims, not ~7,500 as with 6,000, half and a
-# quarter, in about the same time (4,000 sessions: wiki peak 57.9 -> 56.6 MB).
+# night's sessions touch fit; a full run of a large store lets its cold pages go. A trim
+# keeps 3/4 of the budget open (what was let go is opened again less often), and the
+# total is looked at every ``TRIM_EVERY`` edits or once an eighth of the budget was opened
+# since the last look: the open set stays near the budget between two looks. Counting a
+# page's source entries too let pages go so often that a full run took twice as long.
 PAGE_BUDGET = 5_000
-# A run of a few sessions holds less: the pages it touches are in proportion to its
-# sessions (20 touch ~58 pages), and holding them all only costs memory. A 20-session run
-# holds 2,500: the touched pages of a 500-session store (3,578 claims) and of a 2,000 one
-# (5,494) no longer both fit, one not the other, so its peak stops growing with the store
-# (43.6 MB at 2,000 sessions, 46.5 with 5,000; +0.35 s). A run of 50 sessions or more holds
-# the full budget: a full run of 2,000 sessions took 98 s with 2,500, 82 s with 5,000.
-MIN_BUDGET = 2_500
-PER_SESSION = 100
-KEEP = 3 / 4  # of the budget kept open by a trim: what was let go is opened again less
+KEEP = 3 / 4  # of the budget kept open by a trim
 TRIM_EVERY = 200  # edits between two looks at the total (``step``)
-
-
-def budget_for(sessions: int) -> int:
-    """The claim entries a run consolidating ``sessions`` sessions holds open."""
-    return min(PAGE_BUDGET, max(MIN_BUDGET, PER_SESSION * sessions))
 
 
 class LivePages:
@@ -63,7 +48,7 @@ class LivePages:
     ) -> None:
         """``speakers``: the display names of the people who spoke in the run's sessions;
         ``registry``: the subjects, for the kind of a thing a claim names (None: unknown);
-        ``budget``: the claim entries held open (``budget_for``), ``PAGE_BUDGET`` if None."""
+        ``budget``: the claim entries held open, ``PAGE_BUDGET`` if None."""
         self._ws = ws
         self._speakers = speakers
         self._registry = registry

@@ -14,8 +14,7 @@ one that cannot be used now is replaced by an in-memory one; deleting it only co
 one slow run; a ``dream-orient.json`` cache older versions wrote is deleted when seen). The
 commit's
 listing streams from ``git ls-tree`` into a temporary table and the pending sessions
-are asked in SQL, into a ``DiskList``: a full run's pending list (one entry per session)
-is kept on disk, not in memory, whatever the store's size.
+are asked in SQL.
 
 Also here: the stop conditions (``memory.toml`` ``[dream]`` or the command line)
 and the deletion log. (The skill check is ``dream.skills``.)
@@ -26,13 +25,12 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from dream.errors import DreamError
 from dream.landing.blobcache import ls_tree, with_blob_cache
-from dream.landing.disklist import DiskList
 from dream.landing.staging import run_git
 from dream.records import PendingSession
 from memoryfs.errors import PageError
@@ -94,7 +92,7 @@ class StopConditions:
 class Orientation:
     base: str  # the base commit
     target: str  # the branch the run lands on (the one the store root has checked out)
-    pending: Sequence[PendingSession]  # every pending session, oldest first (on disk)
+    pending: tuple[PendingSession, ...]  # every pending session, oldest first
     sessions_total: int
     deletions: tuple[dict[str, Any], ...] = field(default=())
 
@@ -159,7 +157,7 @@ def orient(
     return Orientation(
         base=base,
         target=target,
-        pending=pending,
+        pending=tuple(pending),
         sessions_total=total,
         deletions=tuple(read_deletions(store, base)),
     )
@@ -168,7 +166,7 @@ def orient(
 # -- pending sessions ------------------------------------------------------------
 
 
-def find_pending(store: Store, commit: str) -> tuple[DiskList[PendingSession], int]:
+def find_pending(store: Store, commit: str) -> tuple[list[PendingSession], int]:
     """Pending sessions at ``commit`` (oldest first) and the number of sessions there."""
     return with_blob_cache(
         store,
@@ -181,12 +179,10 @@ def find_pending(store: Store, commit: str) -> tuple[DiskList[PendingSession], i
     )
 
 
-def _pending(
-    store: Store, db: sqlite3.Connection, commit: str
-) -> tuple[DiskList[PendingSession], int]:
+def _pending(store: Store, db: sqlite3.Connection, commit: str) -> tuple[list[PendingSession], int]:
     db.executemany("INSERT OR REPLACE INTO tree VALUES (?, ?, ?)", _listing(store, commit))
     _learn(store, db)
-    pending = DiskList(
+    pending = [
         PendingSession(
             id=sid,
             path=f"sessions/transcripts/{sid}.md",
@@ -195,7 +191,7 @@ def _pending(
             reason="new" if new else "grown",
         )
         for sid, digest, turns, new in db.execute(_PENDING)
-    )
+    ]
     (total,) = db.execute("SELECT count(*) FROM tree WHERE kind = 0").fetchone()
     for table, kind in (("transcripts", 0), ("summaries", 1)):
         # Keep what is live now once the rest outgrows it: a few superseded blobs do no

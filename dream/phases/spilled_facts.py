@@ -1,14 +1,13 @@
 """The run's facts between the summarize and wiki phases, kept on disk.
 
 Job: the attach phase votes each subject's type across every session of the run, so a
-session's facts must outlive the session; held as objects until the wiki phase files them,
-they would grow a full run's memory with the store (about 15 KB a session). Each session's
-facts are pickled into a private temporary SQLite database as they come and read back a
-session at a time, in the order they were put; nothing stays in memory per session, not
-even an offset in a dictionary.
+session's facts must outlive the session; held as objects until the wiki phase filed them,
+they would grow a full run's memory with the store (about 15 KB a session). Each session's facts
+are pickled into a private temporary SQLite database as they come and read back a session
+at a time, in the order they were put; nothing stays in memory per session.
 
-Boundary: a table of the process's own temporary database (``dream.landing.disklist``: on disk,
-gone when the process ends); nothing under the store.
+Boundary: a private temporary SQLite database (on disk, gone when it is closed); nothing
+under the store.
 """
 
 from __future__ import annotations
@@ -16,19 +15,20 @@ from __future__ import annotations
 import pickle
 from collections.abc import Iterator
 
-from dream.landing.disklist import scratch_table
 from dream.records import Fact
+from memoryfs.store.cache_db import connect
 
 __all__ = ["FactSpill"]
 
-_COLUMNS = "n INTEGER PRIMARY KEY, sid TEXT NOT NULL UNIQUE, data BLOB NOT NULL"
+_TABLE = "CREATE TABLE facts(n INTEGER PRIMARY KEY, sid TEXT NOT NULL UNIQUE, data BLOB NOT NULL)"
 
 
 class FactSpill:
     """Session id -> its facts, in the order they were put; the facts live on disk."""
 
     def __init__(self) -> None:
-        self._db, self._table = scratch_table(self, _COLUMNS)  # shared with ``DiskList``s
+        self._db = connect("")  # "": a temporary database, on disk
+        self._db.execute(_TABLE)
         self._puts = 0
         self._len = 0
         self.count = 0  # facts put (a session put again counts again)
@@ -39,7 +39,7 @@ class FactSpill:
         self._len += session_id not in self
         # a replaced one keeps its place
         self._db.execute(
-            f"INSERT INTO {self._table} VALUES (?, ?, ?)"
+            "INSERT INTO facts VALUES (?, ?, ?)"
             " ON CONFLICT(sid) DO UPDATE SET data = excluded.data",
             (self._puts, session_id, data),
         )
@@ -48,9 +48,7 @@ class FactSpill:
 
     def get(self, session_id: str) -> list[Fact]:
         """The facts put for ``session_id`` ([] for a session never put)."""
-        row = self._db.execute(
-            f"SELECT data FROM {self._table} WHERE sid = ?", (session_id,)
-        ).fetchone()
+        row = self._db.execute("SELECT data FROM facts WHERE sid = ?", (session_id,)).fetchone()
         if row is None:
             return []
         facts: list[Fact] = pickle.loads(row[0])
@@ -61,9 +59,7 @@ class FactSpill:
             yield session_id, self.get(session_id)
 
     def __contains__(self, session_id: object) -> bool:
-        row = self._db.execute(
-            f"SELECT 1 FROM {self._table} WHERE sid = ?", (session_id,)
-        ).fetchone()
+        row = self._db.execute("SELECT 1 FROM facts WHERE sid = ?", (session_id,)).fetchone()
         return row is not None
 
     def __iter__(self) -> Iterator[str]:
@@ -71,7 +67,7 @@ class FactSpill:
         after = -1
         while True:
             rows = self._db.execute(
-                f"SELECT n, sid FROM {self._table} WHERE n > ? ORDER BY n LIMIT 256", (after,)
+                "SELECT n, sid FROM facts WHERE n > ? ORDER BY n LIMIT 256", (after,)
             ).fetchall()
             if not rows:
                 return
@@ -83,5 +79,5 @@ class FactSpill:
 
     def clear(self) -> None:
         """Forget every session's facts."""
-        self._db.execute(f"DELETE FROM {self._table}")
+        self._db.execute("DELETE FROM facts")
         self._len = self.count = 0

@@ -16,14 +16,12 @@ costs the whole run. The gate stays strict as the last line of defence.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from dream.engines.base import EngineContext
 from dream.engines.embedded.extract import speaker_names
 from dream.errors import DreamError
 from dream.gates.verification import Support, check_claim, support_for
-from dream.landing.disklist import DiskList
 from dream.phases.spilled_facts import FactSpill
 from dream.phases.workset import Workset
 from dream.records import Evidence, Fact, KeyPoint, SummaryDraft
@@ -41,15 +39,15 @@ class Summarized:
     """What the summarize phase hands on: the sessions it summarized, in date order, their
     facts (kept on disk until the wiki phase files them) and who spoke in them."""
 
-    sessions: DiskList[str] = field(default_factory=DiskList)
+    sessions: list[str] = field(default_factory=list)
     facts: FactSpill = field(default_factory=FactSpill)  # session id -> its facts
     speakers: set[str] = field(default_factory=set)  # display names of people who spoke
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Readable:
-    """A pending transcript that parsed; it is read again when its turn comes (a full run's
-    parsed transcripts, all held at once, were a fifth of its peak memory)."""
+    """A pending transcript that parsed; it is read again when its turn comes, so a run
+    never holds every parsed transcript at once."""
 
     started: str
     id: str
@@ -66,13 +64,9 @@ def _read(ws: Workset, rel: str) -> tuple[Transcript, str] | None:
         return None
 
 
-def load_pending(ctx: EngineContext, ws: Workset) -> Sequence[_Readable]:
-    """Pending transcripts that parse, oldest first (ties by id). On disk (``DiskList``):
-    one entry per session; orient lists them in that order already, so they are sorted in
-    memory only when they are not."""
-    out: DiskList[_Readable] = DiskList()
-    last: tuple[str, str] | None = None
-    in_order = True
+def load_pending(ctx: EngineContext, ws: Workset) -> list[_Readable]:
+    """Pending transcripts that parse, oldest first (ties by id)."""
+    out: list[_Readable] = []
     for p in ctx.pending:
         if p.id in ws.deletions.sessions:
             continue
@@ -83,9 +77,7 @@ def load_pending(ctx: EngineContext, ws: Workset) -> Sequence[_Readable]:
             continue
         t, digest = read
         out.append(_Readable(t.started, t.id, rel, digest))
-        in_order = in_order and (last is None or last <= (t.started, t.id))
-        last = (t.started, t.id)
-    return out if in_order else sorted(out, key=lambda x: (x.started, x.id))
+    return sorted(out, key=lambda x: (x.started, x.id))
 
 
 def run(ctx: EngineContext, ws: Workset) -> Summarized:

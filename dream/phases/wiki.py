@@ -18,7 +18,7 @@ from dream.engines.base import EngineContext
 from dream.landing.staging import Stage
 from dream.phases import notes
 from dream.phases.attach import Attached
-from dream.phases.open_pages import LivePages, budget_for
+from dream.phases.open_pages import LivePages
 from dream.phases.summarize import Summarized
 from dream.phases.workset import Workset
 from dream.wiki import cited_names, rollover
@@ -49,9 +49,7 @@ def _run(
         if page.changed and rollover.needs_roll(page):
             _roll(page, pages, registry)
 
-    pages = LivePages(
-        ws, summarized.speakers, registry, turns.named, budget_for(len(summarized.sessions))
-    )
+    pages = LivePages(ws, summarized.speakers, registry, turns.named)
     # what _link_pages needs of the filings: the subjects each page's claims named
     named: dict[str, dict[str, None]] = {}
     # the claims a page superseded this run, by text: copies filed later are superseded too

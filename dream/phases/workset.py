@@ -18,23 +18,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dream.engines.base import Engine
-from dream.landing.disklist import DiskList, scratch_table
 from dream.records import ConsolidationReport
 from memoryfs.forget.deletions import Deletions
+from memoryfs.store.cache_db import connect
 from memoryfs.store.store import Store
 
 __all__ = ["FileDigests", "Workset"]
 
 
-SPILL_CHARS = 250_000  # staged text held before written out (a full run writes ~40 MB; was 1 M)
+SPILL_CHARS = 250_000  # staged text held before it is written out (a full run writes tens of MB)
 
 
 def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
-
-
-def _digest_of(text: str | None) -> bytes | None:
-    return None if text is None else _digest(text)
 
 
 @dataclass
@@ -43,8 +39,8 @@ class Workset:
     store: Store  # the staged tree (root = stage_root)
     report: ConsolidationReport
     deletions: Deletions
-    # A file's text is held only while it waits to be written: what the run found, and what
-    # it wrote, are digests kept on disk (a full run writes every summary, page and note).
+    # A file's text is held only while it waits to be written; what each file held, and
+    # what the run wrote, are digests in ``_digests``
     _digests: FileDigests = field(default_factory=lambda: FileDigests())
     _writes: dict[str, str] = field(default_factory=dict)
     _pending: int = 0  # characters in _writes
@@ -63,10 +59,7 @@ class Workset:
         """A file's text as the run has it: what it wrote, else the file (None if missing)."""
         if rel in self._writes:
             return self._writes[rel]
-        text = self._load(rel)
-        if not self._digests.found(rel):
-            self._digests.find(rel, _digest_of(text))
-        return text
+        return self._load(rel)
 
     def exists(self, rel: str) -> bool:
         return rel in self._writes or (self.memory / rel).is_file()
@@ -85,8 +78,9 @@ class Workset:
     def write(self, rel: str, text: str) -> None:
         """Stage ``text`` for ``rel``; it reaches the disk at ``flush``, or earlier once
         ``SPILL_CHARS`` of text wait (the files are the same either way)."""
-        if not self._digests.found(rel):
-            self._digests.find(rel, _digest_of(self._load(rel)))
+        if rel not in self._digests:
+            held = self._load(rel)
+            self._digests.find(rel, None if held is None else _digest(held))
         self._pending += len(text) - len(self._writes.get(rel, ""))
         self._writes[rel] = text
         if self._pending > SPILL_CHARS:
@@ -103,57 +97,53 @@ class Workset:
         self._writes.clear()
         self._pending = 0
 
-    def flush(self) -> tuple[DiskList[str], DiskList[str]]:
+    def flush(self) -> tuple[list[str], list[str]]:
         """Write every changed file atomically; (created, updated) paths, sorted."""
         self._spill()
         return self._digests.settle()
 
 
 class FileDigests:
-    """Per file the run read or wrote: the digest of what it found (None: no file) and of
-    what it wrote since the last ``settle``. In a private temporary SQLite database, not
-    in memory: a full run writes 12,000 files at 2,000 sessions, and their paths and
-    digests in dictionaries grew its peak with the store (issue 3)."""
+    """Per file the run wrote: the digest of what it held before (None: no file) and of what
+    the run wrote since the last ``settle``. Only the run's spills change the staged tree's
+    files, so the first is what the file held when the run began. In a private temporary
+    SQLite database (on disk, gone when it is closed): a full run writes every summary,
+    page and note, 50,000 files at 8,000 synthetic sessions, whose paths and digests in
+    dictionaries would hold ~10 MB."""
 
     def __init__(self) -> None:
-        self._db, self._files = scratch_table(
-            self, "rel TEXT PRIMARY KEY, found BLOB, disk BLOB", without_rowid=True
+        self._db = connect("")  # "": a temporary database, on disk
+        self._db.execute(
+            "CREATE TABLE files(rel TEXT PRIMARY KEY, found BLOB, disk BLOB) WITHOUT ROWID"
         )
 
-    def found(self, rel: str) -> bool:
-        """Whether what ``rel`` held is known."""
-        row = self._db.execute(f"SELECT 1 FROM {self._files} WHERE rel = ?", (rel,)).fetchone()
-        return row is not None
+    def __contains__(self, rel: object) -> bool:
+        return self._db.execute("SELECT 1 FROM files WHERE rel = ?", (rel,)).fetchone() is not None
 
     def find(self, rel: str, digest: bytes | None) -> None:
-        self._db.execute(
-            f"INSERT OR IGNORE INTO {self._files}(rel, found) VALUES (?, ?)", (rel, digest)
-        )
+        self._db.execute("INSERT OR IGNORE INTO files(rel, found) VALUES (?, ?)", (rel, digest))
 
     def on_disk(self, rel: str) -> bytes | None:
         """The digest of what ``rel`` holds now (None: no file)."""
         row = self._db.execute(
-            f"SELECT coalesce(disk, found) FROM {self._files} WHERE rel = ?", (rel,)
+            "SELECT coalesce(disk, found) FROM files WHERE rel = ?", (rel,)
         ).fetchone()
         return None if row is None else row[0]
 
     def wrote(self, rel: str, digest: bytes) -> None:
-        self._db.execute(f"UPDATE {self._files} SET disk = ? WHERE rel = ?", (digest, rel))
+        self._db.execute("UPDATE files SET disk = ? WHERE rel = ?", (digest, rel))
 
-    def settle(self) -> tuple[DiskList[str], DiskList[str]]:
+    def settle(self) -> tuple[list[str], list[str]]:
         """(created, updated) paths, sorted: those written since the last ``settle`` whose
-        bytes differ from what was found; what was written is what is found from now."""
-        created: DiskList[str] = DiskList()
-        updated: DiskList[str] = DiskList()
+        bytes differ from what they held; what was written is what they hold from now."""
+        created: list[str] = []
+        updated: list[str] = []
         rows = self._db.execute(
-            f"SELECT rel, found FROM {self._files}"
-            " WHERE disk IS NOT NULL AND disk IS NOT found ORDER BY rel"
+            "SELECT rel, found FROM files WHERE disk IS NOT NULL AND disk IS NOT found ORDER BY rel"
         )
         for rel, found in rows:
             (created if found is None else updated).append(rel)
-        self._db.execute(
-            f"UPDATE {self._files} SET found = disk, disk = NULL WHERE disk IS NOT NULL"
-        )
+        self._db.execute("UPDATE files SET found = disk, disk = NULL WHERE disk IS NOT NULL")
         return created, updated
 
 

@@ -1,20 +1,16 @@
-"""A page's ``sources`` list as the wiki phase edits it: held compactly, numbered from its entries.
+"""A page's ``sources`` list as the wiki phase edits it, numbered from its entries.
 
 Job: keep the entries a page already has as they are, append new ones, drop the ones no
-claim cites any more, and answer which turn a citation names. An entry in Dream's shape
-(exactly ``id``, ``ref``, ``at``, ``hash``; an int id, string ref and hash) is held as one
-small tuple rather than a dict, and equal ``at`` dates share one object: the wiki phase
-holds thousands of entries open at once, and as dicts they would be a large part of its
-peak. Anything else (other keys, other types) is kept as it was read. ``as_meta``
-gives the list back as dicts, equal to what was read when nothing changed.
+claim cites any more, and answer which turn a citation names. ``as_meta`` gives the list
+back, equal to what was read when nothing changed; an entry in Dream's shape (exactly
+``id``, ``ref``, ``at``, ``hash``; an int id, string ref and hash) in Dream's key order.
 Boundary: the list only; which claims cite what is ``dream.wiki.subject_page``'s.
 """
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import Any
 
 from dream.language.calendar_dates import as_date
 from dream.records import Evidence
@@ -24,59 +20,36 @@ __all__ = ["Sources"]
 _KEYS = frozenset(("id", "ref", "at", "hash"))
 
 
-class _Row(NamedTuple):
-    """An entry in Dream's shape."""
-
-    id: int
-    ref: str
-    at: Any  # a date as YAML read it (nearly always a ``datetime.date``)
-    hash: str
-
-    def as_dict(self) -> dict[str, Any]:
-        at = self.at
-        if type(at) is datetime.date:
-            # an object of its own: one date object in two entries would be written by YAML
-            # as an anchor and an alias
-            at = datetime.date(at.year, at.month, at.day)
-        return {"id": self.id, "ref": self.ref, "at": at, "hash": self.hash}
-
-
 def _id_of(e: Any) -> int | None:
     """An entry's int ``id``, None if it has none."""
-    if isinstance(e, _Row):
-        return e.id
     n = e.get("id") if isinstance(e, dict) else None
     return n if isinstance(n, int) else None
 
 
 def _ident(e: Any) -> tuple[int, str, str] | None:
     """(id, ref, hash) of an entry a citation can name, else None."""
-    if isinstance(e, _Row):
-        return e.id, e.ref, e.hash
     if isinstance(e, dict) and isinstance(e.get("id"), int) and isinstance(e.get("ref"), str):
         return e["id"], e["ref"], str(e.get("hash", ""))
     return None
+
+
+def _in_order(e: Any) -> Any:
+    """An entry in Dream's shape with its keys in Dream's order; any other as it is."""
+    if type(e) is not dict or e.keys() != _KEYS:
+        return e
+    n, ref, at, digest = e["id"], e["ref"], e["at"], e["hash"]
+    if type(n) is not int or type(ref) is not str or type(digest) is not str:
+        return e
+    return {"id": n, "ref": ref, "at": at, "hash": digest}
 
 
 class Sources:
     """A page's ``sources`` list: existing entries kept as they are, new ones appended."""
 
     def __init__(self, raw: Any) -> None:
-        self._days: dict[Any, Any] = {}  # one object per distinct date
-        self._rows: list[Any] = [self._row(e) for e in raw] if isinstance(raw, list) else []
+        self._rows: list[Any] = list(raw) if isinstance(raw, list) else []
         self._index()
         self.changed = False
-
-    def _row(self, e: Any) -> Any:
-        if type(e) is not dict or e.keys() != _KEYS:
-            return e
-        n, ref, at, digest = e["id"], e["ref"], e["at"], e["hash"]
-        if type(n) is not int or type(ref) is not str or type(digest) is not str:
-            return e
-        return _Row(n, ref, self._day(at), digest)
-
-    def _day(self, at: Any) -> Any:
-        return self._days.setdefault(at, at) if type(at) is datetime.date else at
 
     def _index(self) -> None:
         """Lookups and the next id, from the entries alone: a page held open since it was
@@ -126,7 +99,8 @@ class Sources:
         found = self._find(ref, str(ev.hash))
         if found is not None:
             return found
-        return self._append(_Row(self._next, ref, self._day(as_date(ev.date)), ev.hash), ref)
+        row = {"id": self._next, "ref": ref, "at": as_date(ev.date), "hash": ev.hash}
+        return self._append(row, ref)
 
     def copy(self, entry: dict[str, Any]) -> int:
         """Cite what another page's source ``entry`` names (an archived claim's evidence)."""
@@ -135,11 +109,11 @@ class Sources:
         if found is not None:
             return found
         new = {"id": self._next, **{k: v for k, v in entry.items() if k != "id"}}
-        return self._append(self._row(new), ref)
+        return self._append(new, ref)
 
     def entry(self, n: int) -> dict[str, Any] | None:
         e = self._by_id.get(n)
-        return e.as_dict() if isinstance(e, _Row) else e
+        return e if isinstance(e, dict) else None
 
     def keep_only(self, used: set[int]) -> None:
         """Drop the entries no citation names any more (ids are kept, gaps allowed).
@@ -148,7 +122,7 @@ class Sources:
         (else the citation would name none), and the next id is what the page's text
         says, as when the page is read again (else letting a page go and reopening it
         would change what is written)."""
-        kept = [e for e in self._rows if not isinstance(e, _Row | dict) or _id_of(e) in used]
+        kept = [e for e in self._rows if not isinstance(e, dict) or _id_of(e) in used]
         if len(kept) != len(self._rows):
             self._rows = kept
             self._index()
@@ -161,18 +135,16 @@ class Sources:
     def ids(self) -> Iterator[Any]:
         """The ``id`` of every entry that has one, in order."""
         for e in self._rows:
-            if isinstance(e, _Row):
-                yield e.id
-            elif isinstance(e, dict) and "id" in e:
+            if isinstance(e, dict) and "id" in e:
                 yield e["id"]
 
     def days(self) -> Iterator[str]:
         """Every entry's ``at`` that is set, as text, in order."""
         for e in self._rows:
-            at = e.at if isinstance(e, _Row) else e.get("at") if isinstance(e, dict) else None
+            at = e.get("at") if isinstance(e, dict) else None
             if at:
                 yield str(at)
 
     def as_meta(self) -> list[Any]:
-        """The entries as frontmatter values (new dicts and dates: the caller may write them)."""
-        return [e.as_dict() if isinstance(e, _Row) else e for e in self._rows]
+        """The entries as frontmatter values."""
+        return [_in_order(e) for e in self._rows]

@@ -108,8 +108,7 @@ class WikiPage:
         self.first_day = self.last_day = ""
         # claims this page just superseded, for their notes and their copies on other pages
         self.retired: list[Retired] = []
-        # norm -> its entry, or its entries when several share it (most norms have one)
-        self._by_norm: dict[str, ClaimEntry | list[ClaimEntry]] = {}
+        self._by_norm: dict[str, list[ClaimEntry]] = {}  # norm -> the entries with it
         self._by_key: dict[str, list[ClaimEntry]] = {}
         self._by_slot: dict[str, list[ClaimEntry]] | None = None
         self._all: dict[ClaimEntry, None] = {}  # every entry, in the order indexed
@@ -176,16 +175,11 @@ class WikiPage:
     # -- indexes -------------------------------------------------------------------
 
     def _exact(self, normed: str) -> list[ClaimEntry]:
-        got = self._by_norm.get(normed, [])
-        return got if isinstance(got, list) else [got]
+        return self._by_norm.get(normed, [])
 
     def _index(self, e: ClaimEntry) -> None:
         self._all[e] = None
-        got = self._by_norm.setdefault(e.norm, e)
-        if isinstance(got, list):
-            got.append(e)
-        elif got is not e:
-            self._by_norm[e.norm] = [got, e]
+        self._by_norm.setdefault(e.norm, []).append(e)
         if not e.current:
             return
         for key in blocking_keys(e.norm):
@@ -200,11 +194,7 @@ class WikiPage:
 
     def _unindex(self, e: ClaimEntry) -> None:
         del self._all[e]
-        got = self._by_norm[e.norm]
-        if isinstance(got, list):
-            got.remove(e)
-        else:
-            del self._by_norm[e.norm]
+        self._by_norm[e.norm].remove(e)
         for key in blocking_keys(e.norm):
             bucket = self._by_key.get(key, [])
             if e in bucket:
@@ -320,7 +310,9 @@ class WikiPage:
         tail = f"{e.claim.tail} (superseded on {day})"
         self._append(HISTORY, Claim(e.claim.text, e.claim.cites, tail))
         self.retired.append(
-            Retired(e.claim.text, day_of(e.sec.title), day, self._refs(e), self._days(e))
+            Retired(
+                e.claim.text, day_of(e.sec.title), day, self._refs(e.claim), self._days(e.claim)
+            )
         )
 
     def _closest(self, near: list[tuple[float, ClaimEntry]]) -> ClaimEntry:
@@ -330,10 +322,10 @@ class WikiPage:
         at = {id(e): (order.get(id(e.sec), len(order)), e.sec.lines.index(e.line)) for _, e in near}
         return min(near, key=lambda pair: (-pair[0], at[id(pair[1])]))[1]
 
-    def _refs(self, c: Claim | ClaimEntry) -> frozenset[str]:
+    def _refs(self, c: Claim) -> frozenset[str]:
         return frozenset(self.sources.ref_of(n) for n in c.cites)
 
-    def _days(self, c: Claim | ClaimEntry) -> frozenset[str]:
+    def _days(self, c: Claim) -> frozenset[str]:
         found = (self.sources.entry(n) for n in c.cites)
         return frozenset(str(e["at"])[:10] for e in found if e is not None and e.get("at"))
 
@@ -347,7 +339,7 @@ class WikiPage:
             e
             for e in dict.fromkeys(alike)
             if e.current
-            and self._refs(e) & old.refs
+            and self._refs(e.claim) & old.refs
             and (e.norm.startswith(said) or fuzz.ratio(e.norm, said) >= MERGE_RATIO)
         ]
         for e in copies:
@@ -414,10 +406,10 @@ class WikiPage:
         if not self.has_profile:
             return
         sec = self.outline.get(PROFILE)
-        cited = {n for e in self._all for n in e.cites}
+        cited = {n for e in self._all for n in e.claim.cites}
         known = set(self.sources.ids())
         kept = carried(sec.lines, cited, known) if sec is not None else {}
-        claims = [(e.claim.text, e.cites) for e in self._current_in_order()]
+        claims = [(e.claim.text, e.claim.cites) for e in self._current_in_order()]
         lines = profile_lines(claims, kept, self.names, self._session_of, self._names_it)
         self.outline.put_first(PROFILE, lines)
         # what each cited turn names is asked again next time (``keys_of`` remembers it): a

@@ -21,9 +21,9 @@ from typing import Any
 import yaml
 from rapidfuzz import fuzz, process
 
-from dream.landing.disklist import scratch_table
 from memoryfs.forget.deletions import Deletions, has_phrase
 from memoryfs.pages.page import split_frontmatter
+from memoryfs.store.cache_db import connect
 from memoryfs.store.slugs import slugify
 from memoryfs.store.store import Store
 
@@ -84,57 +84,35 @@ def _head_meta(text: str) -> dict[str, Any]:
 
 
 class TakenIds:
-    """The page and note ids in use, in a private temporary SQLite database, not in
-    memory: a full run mints an id per note (10,000 at 2,000 sessions), and a set of
-    them would grow its peak with the store."""
+    """The page and note ids in use, in a private temporary SQLite database (on disk, gone
+    when it is closed): a full run mints an id per note, 40,000 at 8,000 synthetic
+    sessions, and a set of them would grow its peak with the store by ~6 MB."""
 
     def __init__(self, ids: Iterable[str] = ()) -> None:
-        self._db, self._ids = scratch_table(self, "id TEXT PRIMARY KEY", without_rowid=True)
+        self._db = connect("")  # "": a temporary database, on disk
+        self._db.execute("CREATE TABLE ids(id TEXT PRIMARY KEY) WITHOUT ROWID")
         self.update(ids)
 
     def __contains__(self, sid: object) -> bool:
-        row = self._db.execute(f"SELECT 1 FROM {self._ids} WHERE id = ?", (sid,)).fetchone()
-        return row is not None
+        return self._db.execute("SELECT 1 FROM ids WHERE id = ?", (sid,)).fetchone() is not None
 
     def add(self, sid: str) -> None:
-        self._db.execute(f"INSERT OR IGNORE INTO {self._ids} VALUES (?)", (sid,))
+        self._db.execute("INSERT OR IGNORE INTO ids VALUES (?)", (sid,))
 
     def update(self, ids: Iterable[str]) -> None:
-        self._db.executemany(f"INSERT OR IGNORE INTO {self._ids} VALUES (?)", ((i,) for i in ids))
-
-
-class _Archives:
-    """The archive pages (``dream.wiki.rollover``) by id, in the scratch database: they are most
-    of a large store's pages (1,576 of 1,637 at 8,000 synthetic sessions) and no name
-    resolves to one, so holding them would grow every run's memory with the store."""
-
-    def __init__(self) -> None:
-        self._db, self._table = scratch_table(
-            self, "id TEXT PRIMARY KEY, title TEXT, type TEXT, path TEXT, new INTEGER"
-        )
-
-    def add(self, s: Subject) -> None:
-        self._db.execute(
-            f"INSERT OR REPLACE INTO {self._table} VALUES (?, ?, ?, ?, ?)",
-            (s.id, s.title, s.type, s.path, int(s.new)),
-        )
-
-    def get(self, sid: str) -> Subject | None:
-        row = self._db.execute(
-            f"SELECT title, type, path, new FROM {self._table} WHERE id = ?", (sid,)
-        ).fetchone()
-        return None if row is None else Subject(sid, row[0], row[1], row[2], new=bool(row[3]))
+        self._db.executemany("INSERT OR IGNORE INTO ids VALUES (?)", ((i,) for i in ids))
 
 
 class Registry:
     """Every subject by id, title and alias; resolves names; mints ids. ``subjects`` holds
-    the pages names resolve to; archives are asked for by ``archive_of``."""
+    the pages names resolve to; archives (``dream.wiki.rollover``: no name resolves to one)
+    are asked for by ``archive_of``."""
 
     def __init__(
         self, subjects: list[Subject], taken: Iterable[str] | TakenIds, deletions: Deletions
     ) -> None:
         self.subjects: dict[str, Subject] = {}
-        self._archives = _Archives()
+        self._archives: dict[str, Subject] = {}
         self._keys: dict[str, str] = {}  # lower-cased title / alias / id -> id
         self._choices: list[str] = []
         self._choice_ids: list[str] = []
@@ -179,7 +157,7 @@ class Registry:
     def _add(self, s: Subject) -> None:
         self.taken.add(s.id)
         if _ARCHIVE_RE.search(s.id):
-            self._archives.add(s)  # never what a name refers to; its main page is
+            self._archives[s.id] = s  # never what a name refers to; its main page is
             return
         self.subjects[s.id] = s
         for key in (s.id, s.title, *s.aliases):

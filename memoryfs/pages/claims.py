@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memoryfs.pages.links import CITE_RE, Heading, headings, text_segments
+from memoryfs.pages.links import CITE_RE, Heading, parse_body
 from memoryfs.pages.page import Page, Source
 
 __all__ = ["Claim", "extract_claims", "resolve_claim_sources"]
@@ -45,15 +45,16 @@ def extract_claims(page: Page) -> list[Claim]:
     """Every cited prose line of ``page``'s body, in body order."""
     if not CITE_RE.search(page.body):
         return []
+    body = parse_body(page.body)
     cites: dict[int, list[int]] = {}
-    for line, text in text_segments(page.body):
+    for line, text in body.segments:
         for m in CITE_RE.finditer(text):
             ns = cites.setdefault(line, [])
             if int(m.group(1)) not in ns:
                 ns.append(int(m.group(1)))
     if not cites:
         return []
-    heads = headings(page.body)
+    heads = body.headings
     heading_lines = {n for h in heads for n in range(h.start, h.end)}
     raw_lines = page.body.split("\n")
     page_superseded = str(page.meta.get("status", "")).strip().lower() == "superseded"

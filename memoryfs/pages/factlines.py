@@ -38,7 +38,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memoryfs.pages.links import WIKILINK_RE, extract_citations, headings
+from memoryfs.pages.links import WIKILINK_RE, parse_body
 from memoryfs.pages.page import Page
 
 __all__ = [
@@ -204,8 +204,9 @@ def uncited_lines(page: Page) -> list[FactLine]:
     if not _WORD_RE.search(body):
         return []
     lines = body.split("\n")
-    cited = {c.line for c in extract_citations(body)} if "[cite:" in body else set()
-    heads = headings(body)
+    parsed = parse_body(body)
+    cited = {c.line for c in parsed.cites}
+    heads = parsed.headings
     heading_lines = {n for h in heads for n in range(h.start, h.end)}
     heading_text = {h.start: h.text for h in heads}
     listing = False  # under a heading that lists pages

@@ -4,16 +4,12 @@ Extraction walks markdown-it-py's inline tokens, so text inside code spans and
 fenced or indented code never counts. Line numbers are 1-based in the body; add
 ``Page.body_line - 1`` for file line numbers.
 
-A body is parsed once per process however many readers ask (the index facts, the
-validator, the claims of the semantic gate): what one parse yields (prose segments
-and headings) is kept by body text in a byte-bounded cache (first come, like
-``memoryfs.pages.page``'s), so a Dream run parses each hub page it changed once instead of
-four times.
+A body in the shape Dream writes (headings, list items, plain lines) is read line by
+line; any other goes through markdown-it-py.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -23,17 +19,16 @@ from markdown_it.rules_inline import StateInline
 from markdown_it.rules_inline.backticks import backtick
 from markdown_it.token import Token
 
-from memoryfs.pages.parse_cache import TextMemo
-
 __all__ = [
+    "Body",
     "Link",
     "Citation",
     "Heading",
-    "clear_parse_cache",
     "extract",
     "extract_links",
     "extract_citations",
     "headings",
+    "parse_body",
     "text_segments",
 ]
 
@@ -63,17 +58,14 @@ class Heading:
 
 
 @dataclass(frozen=True)
-class _Parsed:
+class Body:
+    """What one parse of a body yields: prose segments (line, text), headings, links and
+    citations, each in body order."""
+
     segments: tuple[tuple[int, str], ...]
     headings: tuple[Heading, ...]
     links: tuple[Link, ...]
     cites: tuple[Citation, ...]
-
-
-# about 200 KB of bodies kept parsed (~0.9 MB: each line is kept as a segment; a bound,
-# cut with the page memo's: see memoryfs.pages.page), keyed
-# by the body's digest, not the body: a key holding the text kept every body parsed alive
-_memo: TextMemo[tuple[bytes, int], _Parsed] = TextMemo(200_000)
 
 
 @lru_cache(maxsize=1)
@@ -97,34 +89,25 @@ def _backtick_counting_newlines(state: StateInline, silent: bool) -> bool:
 
 def text_segments(body: str) -> list[tuple[int, str]]:
     """Runs of prose text (not code) with the 1-based body line each starts on."""
-    return list(_parsed(body).segments)
+    return list(parse_body(body).segments)
 
 
 def headings(body: str) -> list[Heading]:
     """The body's headings (ATX and setext), in order."""
-    return list(_parsed(body).headings)
+    return list(parse_body(body).headings)
 
 
-def _parsed(body: str) -> _Parsed:
-    digest = hashlib.blake2b(body.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-    return _memo.get((digest, len(body)), len(body), lambda: _parse(body))
-
-
-def clear_parse_cache() -> None:
-    """Forget every parsed body (Dream calls it as a run starts)."""
-    _memo.clear()
-
-
-def _parse(body: str) -> _Parsed:
+def parse_body(body: str) -> Body:
+    """The body parsed once, for a reader that needs more than one of its parts."""
     simple = _line_parse(body)
     return _with_links(*simple) if simple is not None else _markdown_parse(body)
 
 
-def _markdown_parse(body: str) -> _Parsed:
+def _markdown_parse(body: str) -> Body:
     try:
         tokens = _md().parse(body)
     except Exception:  # noqa: BLE001 - the parser must never take a page down with it
-        return _Parsed((), (), (), ())
+        return Body((), (), (), ())
     segments: list[tuple[int, str]] = []
     heads: list[Heading] = []
     for i, tok in enumerate(tokens):
@@ -185,7 +168,7 @@ def _line_parse(body: str) -> tuple[list[tuple[int, str]], list[Heading]] | None
     return segments, heads
 
 
-def _with_links(segments: list[tuple[int, str]], heads: list[Heading]) -> _Parsed:
+def _with_links(segments: list[tuple[int, str]], heads: list[Heading]) -> Body:
     links: list[Link] = []
     cites: list[Citation] = []
     for line, text in segments:
@@ -198,7 +181,7 @@ def _with_links(segments: list[tuple[int, str]], heads: list[Heading]) -> _Parse
                 links.append(Link(target=target, label=label, line=line))
         for m in CITE_RE.finditer(text):
             cites.append(Citation(n=int(m.group(1)), line=line))
-    return _Parsed(tuple(segments), tuple(heads), tuple(links), tuple(cites))
+    return Body(tuple(segments), tuple(heads), tuple(links), tuple(cites))
 
 
 def _inline_segments(children: list[Token], first_line: int) -> list[tuple[int, str]]:
@@ -230,13 +213,13 @@ def _inline_segments(children: list[Token], first_line: int) -> list[tuple[int, 
 
 
 def extract(body: str) -> tuple[list[Link], list[Citation]]:
-    found = _parsed(body)
+    found = parse_body(body)
     return list(found.links), list(found.cites)
 
 
 def extract_links(body: str) -> list[Link]:
-    return list(_parsed(body).links)
+    return list(parse_body(body).links)
 
 
 def extract_citations(body: str) -> list[Citation]:
-    return list(_parsed(body).cites)
+    return list(parse_body(body).cites)

@@ -60,16 +60,12 @@ _YAML = YAMLHandler()
 _MAX_META_CHARS = 200_000
 # the closing ``---`` line of frontmatter (trailing carriage returns allowed)
 _CLOSE_RE = re.compile(r"^---\r*$", re.MULTILINE)
-# page texts kept parsed: 200 KB of text (~1.2 MB parsed: a hub page's sources are dicts).
-# A run's changed pages grow with the store until they roll over (``dream.wiki.rollover``); a
-# bound the smallest stores already fill keeps a run's peak memory from growing with them
-# (a 1 MB bound fills from ~1,000 sessions on). At 200 KB, with the body memo of
-# ``memoryfs.pages.links``, ``dream.gates.SHARE_CHARS``, ``dream.phases.workset.SPILL_CHARS``
-# and the gate's parsed transcripts bounded alike, an incremental run at 2,000 synthetic
-# sessions peaks at 46.5 MB (47.7 at 500 KB) and a full run at 49.1 MB (52.5 at 500 KB),
-# in 82 s (74 s at 500 KB)
-# keyed by the text's digest, not the text: a key holding the text kept every page text
-# parsed alive beside its ``Page`` (body and frontmatter are copies of it)
+# Page texts kept parsed, by the text's digest (a key holding the text would keep every
+# text alive beside its ``Page``): 200 K characters, about 1.2 MB parsed (a hub page's
+# sources are dicts). A nightly run's changed pages (about 1 MB of text at 500 synthetic
+# sessions, more in larger stores) are read by the wiki phase, the index facts and both
+# gates; the bound keeps the memo's memory the same whatever the store's size, at the
+# cost of parsing the rest again.
 _memo: TextMemo[tuple[bytes, int, str], Page] = TextMemo(200_000)
 
 

@@ -1,4 +1,4 @@
-"""A byte-bounded memo for parsed text (pages, Markdown bodies).
+"""A byte-bounded memo for parsed text (``memoryfs.pages.page``'s parsed pages).
 
 In one Dream run the wiki phase, the index facts and both gates parse the same
 changed pages. The memo is bounded by the characters of the texts it keeps; once

@@ -62,9 +62,10 @@ class TurnHashes:
     """The turns of a transcript as a citation names them: ``hash_of("t3")`` is the hash
     of the turn ``Transcript.turn("t3")`` gives, None when it gives none.
 
-    Kept for every transcript a validation reads (all of them, in a full Dream run), so
-    kept small: turns numbered 1..n need no numbers, and hashes of one even length in
-    lower-case hex are one ``bytes`` (a tuple of strings, as written, otherwise)."""
+    Kept for every transcript a validation reads (all of them in a full Dream run: as
+    tuples of strings, ~6 MB at 8,000 synthetic sessions), so kept small: turns numbered
+    1..n need no numbers, and hashes of one even length in lower-case hex are one
+    ``bytes`` (a tuple of strings, as written, otherwise)."""
 
     __slots__ = ("numbers", "hashes", "width")
 
@@ -118,7 +119,6 @@ class Run:
     page_files: list[str] = field(default_factory=list)  # knowledge/ + notes/, parsed or not
     deletions: str | None = None
     others: OtherPages = field(default_factory=lambda: KnownPages({}))  # known, not read
-    parse: Callable[[str, str], Page] = parse_page  # how a page is parsed (text, rel)
     # source refs whose transcripts the caller left out on purpose: not reported missing
     unread_refs: frozenset[str] = frozenset()
     # the rules of one page (kind "page" or "summary"), run as it is read; what it returns
@@ -240,7 +240,7 @@ def _read(run: Run, path: Path, rel: str) -> None:
         run.transcripts[rel] = _read_transcript(run, rel, text)
     else:
         try:
-            page = run.parse(text, rel)
+            page = parse_page(text, rel)
         except PageError as exc:
             _frontmatter_finding(run, rel, text, str(exc))
             return

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from memoryfs.pages.factlines import FactLine, holds_facts, uncited_lines
 from memoryfs.pages.links import extract
-from memoryfs.pages.page import REQUIRED_KEYS, Page, parse_page
+from memoryfs.pages.page import REQUIRED_KEYS, Page
 from memoryfs.store.store import Store
 from memoryfs.validate.findings import CODES, Finding
 from memoryfs.validate.keys import KnownPages, OtherPages
@@ -88,7 +88,6 @@ def validate_files(
     root: Path,
     files: Iterable[str],
     others: Mapping[str, PageKeys] | OtherPages,
-    parse: Callable[[str, str], Page] = parse_page,
     unread_refs: Iterable[str] = (),
     transcripts: dict[str, TurnHashes | None] | None = None,
 ) -> list[Finding]:
@@ -100,13 +99,12 @@ def validate_files(
     twice or whose alias is another page's id is read and validated whole, so its
     findings carry their lines. The caller vouches that ``others`` describe the pages as
     they are and that nothing else changed (the deletion log, the transcripts the files
-    cite, ``memory.toml``). ``parse``: ``parse_page`` or one that shares its pages with
-    the caller (the Dream gates). ``unread_refs``: source refs whose transcripts are left
+    cite, ``memory.toml``). ``unread_refs``: source refs whose transcripts are left
     out of ``files`` on purpose (checked before): a source naming one is checked but for
     its transcript. ``transcripts``: the transcripts read by an earlier call on the same
     tree, shared so that a caller validating its files in slices reads each once (a
     transcript already there is not read again, nor reported on again)."""
-    run = _Run(store=store, root=Path(root), parse=parse, unread_refs=frozenset(unread_refs))
+    run = _Run(store=store, root=Path(root), unread_refs=frozenset(unread_refs))
     if transcripts is not None:
         run.transcripts = transcripts
     run.on_page = _check_page

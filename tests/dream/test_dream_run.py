@@ -13,6 +13,7 @@ import textwrap
 from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import pytest
 from dream_fixtures import ScriptedEngine, add_sessions, session_file
@@ -728,23 +729,34 @@ def test_the_gates_parse_each_staged_page_once(
     store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Validation's plan, its checks, the keys it learns and verification share one parse
-    of each changed page (a hub page was parsed four or five times); a page that does not
+    of each changed page (the page memo, ``memoryfs.pages.page``); a page that does not
     parse is reported all the same."""
-    import dream.gates
-    import memoryfs.validate.read
-    from memoryfs.pages.page import parse_page
+    import dream.run
+    import memoryfs.pages.page as page_mod
 
     pages = {"knowledge/people/ana.md": ANA, "knowledge/people/ben.md": BEN}
     add_sessions(store, tmp_path / "in", [S1])
     assert run_dream(store, ScriptedEngine(page=_writes(pages))).status == "committed"
     calls: dict[tuple[str, str], int] = {}
+    parse, gates = page_mod._parse_page, dream.run.run_gates
+    gating = False
 
-    def counting(text: str, path: str = "") -> object:
-        calls[(path, text)] = calls.get((path, text), 0) + 1
-        return parse_page(text, path)
+    def counting(text: str, path: str) -> object:
+        if gating:
+            calls[(path, text)] = calls.get((path, text), 0) + 1
+        return parse(text, path)
 
-    monkeypatch.setattr(dream.gates, "parse_page", counting)
-    monkeypatch.setattr(memoryfs.validate.read, "parse_page", counting)
+    def run_gates(*args: Any, **kwargs: Any) -> Any:
+        nonlocal gating
+        page_mod.clear_parse_cache()  # what the gates parse, not what the run parsed before
+        gating = True
+        try:
+            return gates(*args, **kwargs)
+        finally:
+            gating = False
+
+    monkeypatch.setattr(page_mod, "_parse_page", counting)
+    monkeypatch.setattr(dream.run, "run_gates", run_gates)
     add_sessions(store, tmp_path / "in2", [S2])
     changed = {"knowledge/people/ben.md": BEN.replace("See also:", "Related:")}
     assert run_dream(store, ScriptedEngine(page=_writes(changed))).status == "committed"
@@ -756,26 +768,6 @@ def test_the_gates_parse_each_staged_page_once(
     assert result.status == "committed"
     assert any("MF002" in p and "ben.md" in p for p in result.problems), result.problems
     assert [x.split(":")[0] for x in result.left_out] == ["memory/knowledge/people/ben.md"]
-
-
-def test_the_shared_pages_stay_within_their_budget(monkeypatch: pytest.MonkeyPatch) -> None:
-    import dream.gates as gates
-
-    text = ANA
-    monkeypatch.setattr(gates, "SHARE_CHARS", 2 * len(text))
-    with gates.sharing_pages():
-        first = gates.parse_staged(text, "knowledge/people/a.md")
-        assert gates.parse_staged(text, "knowledge/people/a.md") is first  # shared
-        gates.parse_staged(text, "knowledge/people/b.md")
-        gates.parse_staged(text, "knowledge/people/c.md")  # over the budget: not kept
-        assert gates._Shared.pages is not None
-        assert sorted(gates._Shared.pages) == ["knowledge/people/a.md", "knowledge/people/b.md"]
-        assert gates._Shared.chars == 2 * len(text)
-        gates.release_staged("memory/knowledge/people/a.md")
-        assert gates._Shared.chars == len(text)
-        changed = ANA.replace("Annie", "Ann")  # another text at the same path is parsed anew
-        assert gates.parse_staged(changed, "knowledge/people/b.md").aliases == ["Ann"]
-    assert gates._Shared.pages is None and gates._Shared.chars == 0
 
 
 def test_a_copied_store_never_acts_on_the_originals_worktrees(tmp_path: Path) -> None:
@@ -814,13 +806,12 @@ def test_a_copied_store_never_acts_on_the_originals_worktrees(tmp_path: Path) ->
 
 
 def test_the_files_a_run_wrote_come_merged_in_order_each_once() -> None:
-    """The receipts hash a run's files as they are read, merged from its three sorted lists
-    (no set of every file of the store, issue 3), in the order a sorted set gave."""
-    from dream.landing.disklist import DiskList
+    """The receipts hash a run's files as they are read, merged from its three sorted lists,
+    in the order a sorted set gives."""
     from dream.landing.sync import changed_files
 
-    sessions = DiskList(["s-1", "s1", "s2"])
-    created = DiskList(["knowledge/people/ana.md", "notes/a/x.md"])
+    sessions = ["s-1", "s1", "s2"]
+    created = ["knowledge/people/ana.md", "notes/a/x.md"]
     updated = ["INDEX.md", "knowledge/people/bo.md"]
     got = list(changed_files(sessions, created, updated))
     summaries = [f"sessions/summaries/{sid}.md" for sid in sessions]

@@ -46,13 +46,12 @@ def test_prefetched_pages_are_those_read_one_at_a_time(tmp_path: Path) -> None:
         page = base_page(store, base, path)
         alone.append(None if page is None else (page.id, page.body))
     prefetch_base(store, base, paths)
-    assert len(gates._base_at) == len(paths)  # every answer was read
-    assert len(gates._base_file) == 1  # their texts wait in one temporary file
+    assert len(gates._base_texts) == len(paths)  # every answer was read
     got = [base_page(store, base, p) for p in paths]
     assert [None if p is None else (p.id, p.body) for p in got] == alone
     assert alone[0] == ("ana", "\nAbout ana.\n") and alone[-1] == ("bo", "\nAbout bo.\n")
     assert alone[1:5] == [None, None, None, None]
     release_base()
-    assert gates._base_at == {} and gates._base_file == []
+    assert gates._base_texts == {}
     page = base_page(store, base, paths[0])  # read on its own again
     assert page is not None and page.id == "ana"

@@ -1,5 +1,5 @@
-"""``dream.landing.staging.stage_changes_on_disk``: a full run's changes (every file of the store)
-read from Git as it prints them into a ``DiskList``, the same as ``stage_changes``."""
+"""``dream.landing.staging.stage_changes``: the files that differ from the base, as Git lists
+them (added, modified; any characters in a path), sorted by path."""
 
 from __future__ import annotations
 
@@ -7,18 +7,11 @@ from pathlib import Path
 
 from dream_fixtures import add_sessions
 
-from dream.landing.disklist import DiskList
-from dream.landing.staging import (
-    Change,
-    create_stage,
-    remove_stage,
-    stage_changes,
-    stage_changes_on_disk,
-)
+from dream.landing.staging import Change, create_stage, remove_stage, stage_changes
 from memoryfs.store.store import init_store
 
 
-def test_changes_on_disk_are_those_git_lists_by_path(tmp_path: Path) -> None:
+def test_changes_are_those_git_lists_by_path(tmp_path: Path) -> None:
     store = init_store(tmp_path / "store", "dana", "atlas")
     add_sessions(store, tmp_path / "in", [("2026-01-05-a", "2026-01-05", ["Hello there.", "Hi."])])
     stage = create_stage(store, "20261202T1000-abc123", store.head())
@@ -29,10 +22,9 @@ def test_changes_on_disk_are_those_git_lists_by_path(tmp_path: Path) -> None:
             (memory / name).parent.mkdir(parents=True, exist_ok=True)
             (memory / name).write_text(f"# {name}\n", encoding="utf-8")
         (memory / "INDEX.md").write_text("changed\n", encoding="utf-8")
-        found = stage_changes_on_disk(stage)
-        assert isinstance(found, DiskList)
-        assert list(found) == stage_changes(stage)
-        assert Change("M", "memory/INDEX.md") in list(found)
+        found = stage_changes(stage)
+        assert Change("M", "memory/INDEX.md") in found
+        assert Change("A", "memory/knowledge/x y é.md") in found
         assert [c.path for c in found] == sorted(c.path for c in found)
         assert len(found) == len(names) + 1
     finally:

@@ -190,32 +190,6 @@ def test_a_hub_page_links_its_newest_archives_and_each_archive_the_one_before(
     assert validate_store(store) == []
 
 
-def test_a_run_holds_open_what_its_sessions_need(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The open-claims budget is ``PER_SESSION`` claims per session consolidated, at least
-    ``MIN_BUDGET`` and at most ``PAGE_BUDGET``: a nightly run of a few sessions holds less,
-    so its peak does not grow with the pages of a larger store (issue 3)."""
-    assert [livepages.budget_for(n) for n in (0, 20, 30, 49, 50, 8_000)] == [
-        2_500, 2_500, 3_000, 4_900, 5_000, 5_000,
-    ]  # fmt: skip
-    budgets: list[int] = []
-    init = livepages.LivePages.__init__
-
-    def watching(self: livepages.LivePages, *args: Any) -> None:
-        init(self, *args)
-        budgets.append(self._budget)
-
-    monkeypatch.setattr(livepages.LivePages, "__init__", watching)
-    monkeypatch.setattr(livepages, "MIN_BUDGET", 40)
-    monkeypatch.setattr(livepages, "PER_SESSION", 4)
-    store = _synthetic_store(tmp_path / "s", 30)
-    consolidate(store)
-    _synthetic().write_sessions(store, 30, 33)
-    consolidate(store)
-    assert budgets == [120, 40]
-
-
 def test_only_pages_with_a_profile_are_opened_again_at_the_end(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -52,8 +52,7 @@ def test_entries_read_come_back_equal_and_odd_ones_untouched() -> None:
     back = sources.as_meta()
     assert back == read and not sources.changed
     assert back[2] is given[2] and back[3] == "not an entry"  # kept as they were read
-    # each entry gets a date object of its own: YAML writes a shared one as an anchor
-    assert back[0]["at"] is not back[1]["at"]
+    assert list(back[1]) == ["id", "ref", "at", "hash"]  # Dream's shape in Dream's order
     assert sources.ref_of(2).endswith("#t2") and sources.ref_of(3).endswith("x.md#t1")
     assert sources.cite(_ev(2)) == 2 and not sources.changed  # already cited
     assert sources.cite(_ev(7)) == 4 and sources.changed

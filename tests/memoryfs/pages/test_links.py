@@ -166,35 +166,3 @@ def test_line_reading_covers_dream_pages() -> None:
     simple = links._line_parse(body)
     assert simple is not None  # the shape Dream writes never needs markdown-it
     assert links._with_links(*simple) == links._markdown_parse(body)
-
-
-def test_the_body_memo_knows_a_body_by_content_and_does_not_keep_it(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """``memoryfs.pages.links`` finds the parsed body of another copy of the same text, and lets
-    the text go once its reader drops it (a memo keyed by the text kept every body alive)."""
-    import tracemalloc
-
-    from memoryfs.pages import links
-
-    parsed: list[int] = []
-    real = links._parse
-    monkeypatch.setattr(links, "_parse", lambda body: parsed.append(len(body)) or real(body))
-    links.clear_parse_cache()
-    count = links._memo.max_chars // 40  # a body of ~70% of the memo: kept in it
-    lines = "".join(f"Line {i} of a long body.\n" for i in range(count))
-    assert 0.5 * links._memo.max_chars < len(lines) < links._memo.max_chars
-    tracemalloc.start()
-    try:
-        body = "".join(["See [[ana]].\n", lines])  # a text nobody else holds
-        first = links.extract_links(body)
-        held = tracemalloc.get_traced_memory()[0]
-        del body
-        freed = held - tracemalloc.get_traced_memory()[0]
-    finally:
-        tracemalloc.stop()
-    again = links.extract_links("".join(["See [[ana]].\n", lines]))  # another copy
-    assert [link.target for link in again] == [link.target for link in first] == ["ana"]
-    assert len(parsed) == 1  # the copy was found, not parsed again
-    assert freed > 0.9 * len(lines)
-    links.clear_parse_cache()

@@ -1,4 +1,4 @@
-"""The byte-bounded memo behind page and Markdown parsing."""
+"""The byte-bounded memo behind page parsing."""
 
 from __future__ import annotations
 
