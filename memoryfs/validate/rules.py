@@ -131,7 +131,7 @@ def _implicated(run: _Run) -> set[str]:
     aliased = run.others.aliased({pid.lower() for pid in ids})
     if aliased:
         owners = _owners(run, {alias.lower() for _, alias in aliased})
-        found |= {rel for rel, alias in aliased if owners.get(alias.lower(), rel) != rel}
+        found |= {rel for rel, alias in aliased if _other_owner(owners, alias, rel)}
     return found | run.others.dangling(_local_keys(run))
 
 
@@ -165,16 +165,24 @@ def _by_id(run: _Run) -> dict[str, list[str]]:
     return by_id
 
 
-def _owners(run: _Run, lowered: set[str]) -> dict[str, str]:
-    """Of the ids lower-cased in ``lowered``, the page each names: the first page of the
-    last id (pages read first, then ``run.others``) that lower-cases to it."""
-    by_id: dict[str, list[str]] = {}
+def _owners(run: _Run, lowered: set[str]) -> dict[str, list[str]]:
+    """Of the ids lower-cased in ``lowered``, every page whose id lower-cases to it (pages
+    read and ``run.others`` alike), by path: the answer does not depend on which pages were
+    read, so validating a tree in parts finds what one pass does."""
+    owners: dict[str, set[str]] = {}
     for rel, page in run.pages.items():
-        if page.id.lower() in lowered:
-            by_id.setdefault(page.id, []).append(rel)
+        if page.id and page.id.lower() in lowered:
+            owners.setdefault(page.id.lower(), set()).add(rel)
     for pid, rel in run.others.with_ids(lowered, lower=True):
-        by_id.setdefault(pid, []).append(rel)
-    return {pid.lower(): rels[0] for pid, rels in by_id.items()}
+        if pid:
+            owners.setdefault(pid.lower(), set()).add(rel)
+    return {key: sorted(rels) for key, rels in owners.items()}
+
+
+def _other_owner(owners: dict[str, list[str]], alias: str, rel: str) -> str:
+    """The first page (by path) other than ``rel`` whose id is ``alias`` but for case;
+    "" when there is none."""
+    return next((o for o in owners.get(alias.lower(), ()) if o != rel), "")
 
 
 def _local_keys(run: _Run) -> set[str]:
@@ -238,11 +246,11 @@ def _check_pages(run: _Run) -> None:
                     continue  # not read: _implicated made sure this never happens
                 others = ", ".join(sorted(f"memory/{r}" for r in rels if r != rel))
                 run.at_key(rel, "id", "MF007", f"duplicate id {pid!r} (also {others})")
-    ids_lower = _owners(run, {a.lower() for page in run.pages.values() for a in page.aliases})
+    owners = _owners(run, {a.lower() for page in run.pages.values() for a in page.aliases})
     for rel, page in run.pages.items():
         for alias in page.aliases:
-            owner = ids_lower.get(alias.lower(), rel)
-            if owner != rel:
+            owner = _other_owner(owners, alias, rel)
+            if owner:
                 run.at_key(rel, "aliases", "MF008", f"alias {alias!r} is the id of memory/{owner}")
     keys = _LinkKeys(run)
     for rel, page in [*run.pages.items(), *run.summaries.items()]:

@@ -310,6 +310,10 @@ def test_a_run_validated_in_slices_gives_the_findings_of_one_pass(
         "notes/d/gone.md": _cited_note("gone", "t9", good),  # MF108
         "knowledge/people/ivy.md": _page("ivy", ("Ivy Lee",), "Ivy flies [[dup]]."),
         "notes/e/trip.md": _cited_note("trip", "t3", fly, "With [[Ivy Lee]] and [[nobody]]"),
+        # ids equal but for case, in different slices, and an alias that is both of them
+        "notes/f/kai.md": _cited_note("kai", "t2", good),
+        "notes/g/Kai.md": _cited_note("Kai", "t3", fly),
+        "knowledge/people/lu.md": _page("lu", ("KAI",)),
     }
     for rel, text in run.items():
         (store.memory / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -338,5 +342,15 @@ def test_a_run_validated_in_slices_gives_the_findings_of_one_pass(
         ("knowledge/people/gus.md", "MF008"),
     } <= codes, codes
     assert not any("Ivy Lee" in message for *_, message in whole)
-    for size in (1, 2, 3):
+    alias = [m for path, _, code, m in whole if code == "MF008" and path.endswith("/lu.md")]
+    assert len(alias) == 1 and alias[0].startswith("alias 'KAI' is the id of memory/notes/f/kai.md")
+    for size in (1, 2, 3, 4, 5):
         assert problems(size) == whole, size
+    # and what ``memoryfs validate`` says of the whole tree
+    from memoryfs.validate.rules import validate_store
+
+    tree = {(f.path, f.line, f.code, f.message) for f in validate_store(store)}
+    ours = [(path, line, code, m) for path, line, code, m in whole if path[7:] in run]
+    assert ours and all(
+        any(m.startswith(f[3]) and f[:3] == tuple(p) for f in tree) for *p, m in ours
+    )
