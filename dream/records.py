@@ -81,7 +81,7 @@ class ConsolidationReport:
     claims_added: int = 0
     claims_merged: int = 0
     claims_superseded: int = 0
-    notes_written: list[str] = field(default_factory=list)
+    notes_written: int = 0  # a full run writes tens of thousands: counted, not listed
     rejected: list[str] = field(default_factory=list)  # "path:line: reason"
     stopped_early: str = ""  # why the run stopped before all pending sessions ("deadline", ...)
     tokens: int = 0  # model tokens spent (engines that use a model)

@@ -93,7 +93,7 @@ def _run(
     created, updated = ws.flush()
     for rel in created:
         if rel.startswith("notes/"):
-            ws.report.notes_written.append(rel)
+            ws.report.notes_written += 1
         elif rel.startswith("knowledge/"):
             ws.report.pages_created.append(rel)
     ws.report.pages_updated.extend(r for r in updated if not r.startswith("sessions/"))
