@@ -22,7 +22,7 @@ from dream.wiki.subject_page import WikiPage
 from dream.wiki.subjects import Registry, Subject
 from memoryfs.pages.archives import main_stem
 
-__all__ = ["PAGE_BUDGET", "LivePages"]
+__all__ = ["PAGE_BUDGET", "OpenPages"]
 
 # Claim entries held open (a claim line, its indexes and keys: ~1 KB each). The pages one
 # night's sessions touch fit; a full run of a large store lets its cold pages go. A trim
@@ -35,7 +35,7 @@ KEEP = 3 / 4  # of the budget kept open by a trim
 TRIM_EVERY = 200  # edits between two looks at the total (``step``)
 
 
-class LivePages:
+class OpenPages:
     """Open ``WikiPage`` objects by subject id, least recently used first."""
 
     def __init__(

@@ -18,12 +18,12 @@ from collections.abc import Iterator
 from dream.records import Fact
 from memoryfs.store.cache_db import connect
 
-__all__ = ["FactSpill"]
+__all__ = ["SpilledFacts"]
 
 _TABLE = "CREATE TABLE facts(n INTEGER PRIMARY KEY, sid TEXT NOT NULL UNIQUE, data BLOB NOT NULL)"
 
 
-class FactSpill:
+class SpilledFacts:
     """Session id -> its facts, in the order they were put; the facts live on disk."""
 
     def __init__(self) -> None:

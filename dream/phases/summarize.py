@@ -22,7 +22,7 @@ from dream.engines.base import EngineContext
 from dream.engines.embedded.extract import speaker_names
 from dream.errors import DreamError
 from dream.gates.verification import Support, check_claim, support_for
-from dream.phases.spilled_facts import FactSpill
+from dream.phases.spilled_facts import SpilledFacts
 from dream.phases.workset import Workset
 from dream.records import Evidence, Fact, KeyPoint, SummaryDraft
 from dream.wiki.render import render_summary
@@ -40,7 +40,7 @@ class Summarized:
     facts (kept on disk until the wiki phase files them) and who spoke in them."""
 
     sessions: list[str] = field(default_factory=list)
-    facts: FactSpill = field(default_factory=FactSpill)  # session id -> its facts
+    facts: SpilledFacts = field(default_factory=SpilledFacts)  # session id -> its facts
     speakers: set[str] = field(default_factory=set)  # display names of people who spoke
 
 

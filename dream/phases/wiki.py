@@ -18,11 +18,11 @@ from dream.engines.base import EngineContext
 from dream.landing.staging import Stage
 from dream.phases import notes
 from dream.phases.attach import Attached
-from dream.phases.open_pages import LivePages
+from dream.phases.open_pages import OpenPages
 from dream.phases.summarize import Summarized
 from dream.phases.workset import Workset
 from dream.wiki import cited_names, rollover
-from dream.wiki.cited_names import TurnKeys
+from dream.wiki.cited_names import CitedNames
 from dream.wiki.claim_keys import norm
 from dream.wiki.subject_page import Retired, WikiPage
 from dream.wiki.subjects import Registry, Subject
@@ -33,7 +33,7 @@ LINKED_ARCHIVES = 3  # the newest archives a page links under Related
 
 
 def run(ctx: EngineContext, ws: Workset, summarized: Summarized, attached: Attached) -> None:
-    turns = TurnKeys(ws.read, ctx.store.cache_dir / cited_names.NAME, ws.store.config.roster)
+    turns = CitedNames(ws.read, ctx.store.cache_dir / cited_names.NAME, ws.store.config.roster)
     try:
         _run(ctx, ws, summarized, attached, turns)
     finally:
@@ -41,7 +41,7 @@ def run(ctx: EngineContext, ws: Workset, summarized: Summarized, attached: Attac
 
 
 def _run(
-    ctx: EngineContext, ws: Workset, summarized: Summarized, attached: Attached, turns: TurnKeys
+    ctx: EngineContext, ws: Workset, summarized: Summarized, attached: Attached, turns: CitedNames
 ) -> None:
     registry = attached.registry
 
@@ -49,7 +49,7 @@ def _run(
         if page.changed and rollover.needs_roll(page):
             _roll(page, pages, registry)
 
-    pages = LivePages(ws, summarized.speakers, registry, turns.named)
+    pages = OpenPages(ws, summarized.speakers, registry, turns.named)
     # what _link_pages needs of the filings: the subjects each page's claims named
     named: dict[str, dict[str, None]] = {}
     # the claims a page superseded this run, by text: copies filed later are superseded too
@@ -127,7 +127,7 @@ def _retire_copies(
     return changed
 
 
-def _roll(page: WikiPage, pages: LivePages, registry: Registry) -> None:
+def _roll(page: WikiPage, pages: OpenPages, registry: Registry) -> None:
     """Roll ``page``'s old claims into new archives. Each archive links its page and the
     archive before it; the page links its newest ``LINKED_ARCHIVES``, so its Related list
     does not grow with every roll (a hub page touched by every session had one line per
@@ -147,7 +147,7 @@ def _roll(page: WikiPage, pages: LivePages, registry: Registry) -> None:
             page.unlink(sid)
 
 
-def _link_pages(registry: Registry, pages: LivePages, named: dict[str, dict[str, None]]) -> None:
+def _link_pages(registry: Registry, pages: OpenPages, named: dict[str, dict[str, None]]) -> None:
     """Context edges: subjects named in the same claim link both ways (``named``: page id
     -> the subjects its filed claims named); a person links to their preferences page and
     back."""

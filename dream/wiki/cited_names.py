@@ -5,7 +5,7 @@ when the turn's text names it, so each time a person page changes, every turn it
 claims cite is asked: by speaker and by the thing keys (``dream.language.facets.thing_key``)
 of its words. Parsing each transcript again for that would cost an incremental run about
 as much as the rest of its wiki phase (1,000-session synthetic store: 1,093 turns of most
-of the store's transcripts, for 20 new sessions). ``TurnKeys`` keeps, by the blake2b
+of the store's transcripts, for 20 new sessions). ``CitedNames`` keeps, by the blake2b
 digest of a transcript's text (so never stale: a grown or edited transcript is another
 text), each turn's speaker display name and keys in ``.memoryfs/dream-turnkeys.sqlite``;
 a run parses only the transcripts no earlier run asked about.
@@ -33,7 +33,7 @@ from memoryfs.pages.speakers import Roster
 from memoryfs.pages.transcript import parse_transcript
 from memoryfs.store import cache_db
 
-__all__ = ["TurnKeys", "turn_keys"]
+__all__ = ["CitedNames", "turn_keys"]
 
 NAME = "dream-turnkeys.sqlite"
 VERSION = 2  # the layout; the code the keys come from is in the version too (_version)
@@ -61,7 +61,7 @@ def _version() -> int:
     return 1 + int.from_bytes(h.digest(), "big")
 
 
-class TurnKeys:
+class CitedNames:
     """(speaker's display name, thing keys) of the turn a ref names; transcripts read by
     ``read`` (relative to ``memory/``), remembered in the SQLite file at ``path``."""
 

@@ -15,7 +15,7 @@ from read_fixtures import write_transcript
 
 from dream.gates import source_entries
 from dream.gates.pagekeys import CACHE_NAME, PageKeyCache, with_page_keys
-from dream.wiki.cited_names import TurnKeys
+from dream.wiki.cited_names import CitedNames
 from memoryfs.errors import PageError
 from memoryfs.index.facts_cache import IndexCache
 from memoryfs.pages.page import parse_page
@@ -264,7 +264,7 @@ def test_the_run_caches_keep_a_bounded_sqlite_page_cache(tmp_path: Path) -> None
         ).fetchone()[0]
 
     assert with_page_keys(store, lambda keys: sizes(keys.db)) == (-256, -256)
-    turns = TurnKeys(lambda rel: None, store.cache_dir / "turnkeys-test.sqlite")
+    turns = CitedNames(lambda rel: None, store.cache_dir / "turnkeys-test.sqlite")
     try:
         assert turns._db is not None and sizes(turns._db) == (-256, -256)
     finally:

@@ -19,7 +19,7 @@ from dream.engines import load_engine
 from dream.gates.verification import verify_stage
 from dream.landing.staging import Change
 from dream.run import RunOptions, run_dream
-from dream.wiki.cited_names import TurnKeys
+from dream.wiki.cited_names import CitedNames
 from memoryfs.pages.transcript import Transcript, Turn, render_transcript
 from memoryfs.store.store import Store
 
@@ -100,7 +100,7 @@ def test_turn_keys_are_remembered_by_the_transcripts_text(tmp_path: Path) -> Non
     rel = "sessions/transcripts/2026-02-10-a.md"
     texts = {rel: _transcript("I painted and went hiking.")}
     db = tmp_path / "cache" / "turnkeys.sqlite"
-    first = TurnKeys(texts.get, db)
+    first = CitedNames(texts.get, db)
     got = first.named(f"{rel}#t1")
     assert got == ("Dana", frozenset({"i", "paint", "and", "went", "hik"}))
     assert first.named(f"{rel}#t2") == ("", frozenset({"lovely", "paint"}))
@@ -108,11 +108,11 @@ def test_turn_keys_are_remembered_by_the_transcripts_text(tmp_path: Path) -> Non
     assert first.named("sessions/transcripts/gone.md#t1") is None
     assert first.parsed == 1
     first.close()
-    again = TurnKeys(texts.get, db)
+    again = CitedNames(texts.get, db)
     assert again.named(f"{rel}#t1") == got and again.parsed == 0
     again.close()
     texts[rel] = _transcript("I went swimming.")  # edited: another text, read anew
-    edited = TurnKeys(texts.get, db)
+    edited = CitedNames(texts.get, db)
     assert edited.named(f"{rel}#t1") == ("Dana", frozenset({"i", "went", "swim"}))
     assert edited.parsed == 1
     edited.close()
@@ -122,12 +122,12 @@ def test_turn_keys_are_remembered_by_the_transcripts_text(tmp_path: Path) -> Non
         c.execute("UPDATE turns SET data = '{}'")
         c.execute("PRAGMA user_version = 7")
         c.commit()
-    other = TurnKeys(texts.get, db)
+    other = CitedNames(texts.get, db)
     assert other.named(f"{rel}#t1") == ("Dana", frozenset({"i", "went", "swim"}))
     assert other.parsed == 1
     other.close()
     db.write_bytes(b"not a database" * 100)  # only a cache: the run parses as before
-    broken = TurnKeys(texts.get, db)
+    broken = CitedNames(texts.get, db)
     assert broken.named(f"{rel}#t1") == ("Dana", frozenset({"i", "went", "swim"}))
     broken.close()
 

@@ -15,7 +15,7 @@ from dream.engines.base import EngineContext
 from dream.landing.staging import STAGE_INDEX_CACHE, Stage
 from dream.records import ConsolidationReport
 from dream.run import RunOptions, run_dream
-from memoryfs.index import facts_cache as index_cache
+from memoryfs.index import facts_cache
 from memoryfs.index.index_md import write_indexes
 from memoryfs.store.store import Store, init_store
 
@@ -54,14 +54,14 @@ def test_stage_indexes_follow_main_between_runs(
     opts = RunOptions(allow_unapproved=True)
     stage_cache = store.cache_dir / STAGE_INDEX_CACHE
     full: list[Path] = []
-    scan_all = index_cache.IndexCache._scan_all
+    scan_all = facts_cache.IndexCache._scan_all
 
-    def counting(self: index_cache.IndexCache) -> None:
+    def counting(self: facts_cache.IndexCache) -> None:
         if self.path == stage_cache:
             full.append(self.path)
         scan_all(self)
 
-    monkeypatch.setattr(index_cache.IndexCache, "_scan_all", counting)
+    monkeypatch.setattr(facts_cache.IndexCache, "_scan_all", counting)
     add_sessions(store, tmp_path / "in", [S1, S2])
     first = run_dream(store, StageIndexEngine(), opts)
     assert first.status == "committed"

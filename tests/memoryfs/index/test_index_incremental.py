@@ -14,7 +14,7 @@ import paths
 import pytest
 from dream_fixtures import git_out
 
-from memoryfs.index import facts_cache as index_cache
+from memoryfs.index import facts_cache
 from memoryfs.index.index_md import (
     GENERATED,
     RECENT_SESSIONS,
@@ -205,7 +205,7 @@ def _index_rule(
 def test_refreshed_cache_gives_the_bytes_of_a_fresh_one_and_of_the_rule(
     tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(index_cache, "_CHUNK", 5)  # several chunks, gaps between them
+    monkeypatch.setattr(facts_cache, "_CHUNK", 5)  # several chunks, gaps between them
     rnd = random.Random(seed)
     store = init_store(tmp_path / "s", "dana", "atlas")
     ingest(store, SAMPLE[:4])
@@ -279,16 +279,16 @@ def test_a_cache_refreshed_by_git_gives_the_bytes_of_a_fresh_one(
     uncommitted and ignored edits, checkouts of older commits, files reverted by hand)
     give the bytes of a fresh cache and of the rule; after the first, no pass lists the
     store."""
-    monkeypatch.setattr(index_cache, "_CHUNK", 5)
+    monkeypatch.setattr(facts_cache, "_CHUNK", 5)
     cache = tmp_path / "stage.sqlite"
     full = {"passes": 0}
-    scan_all = index_cache.IndexCache._scan_all
+    scan_all = facts_cache.IndexCache._scan_all
 
-    def counting(self: index_cache.IndexCache) -> None:
+    def counting(self: facts_cache.IndexCache) -> None:
         full["passes"] += self.path == cache
         scan_all(self)
 
-    monkeypatch.setattr(index_cache.IndexCache, "_scan_all", counting)
+    monkeypatch.setattr(facts_cache.IndexCache, "_scan_all", counting)
     rnd = random.Random(seed)
     store = init_store(tmp_path / "s", "dana", "atlas")
     with (store.root / ".gitignore").open("a") as fh:
@@ -394,9 +394,9 @@ def test_a_version_3_cache_is_taken_over_without_reading_a_file(
     db.commit()
     db.close()
     parsed: list[str] = []
-    facts_of = index_cache.facts_of
+    facts_of = facts_cache.facts_of
     monkeypatch.setattr(
-        index_cache,
+        facts_cache,
         "facts_of",
         lambda text, rel, kind: parsed.append(rel) or facts_of(text, rel, kind),
     )

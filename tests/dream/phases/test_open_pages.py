@@ -12,7 +12,7 @@ import pytest
 from engine_fixtures import consolidate, sample_store, tree_bytes
 from paths import ROOT
 
-from dream.phases import open_pages as livepages
+from dream.phases import open_pages
 from dream.wiki import rollover
 from memoryfs.store.store import Store, init_store
 
@@ -36,21 +36,21 @@ def _synthetic_store(root: Path, sessions: int) -> Store:
 
 def _bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every page but the one being edited let go at every step."""
-    monkeypatch.setattr(livepages, "PAGE_BUDGET", 1)
-    monkeypatch.setattr(livepages, "TRIM_EVERY", 1)
+    monkeypatch.setattr(open_pages, "PAGE_BUDGET", 1)
+    monkeypatch.setattr(open_pages, "TRIM_EVERY", 1)
 
 
 def _count_releases(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The pages let go mid-run (not at the end), appended to as the run goes."""
     released: list[str] = []
-    release = livepages.LivePages._release
+    release = open_pages.OpenPages._release
 
-    def counting(self: livepages.LivePages, sid: str, final: bool) -> None:
+    def counting(self: open_pages.OpenPages, sid: str, final: bool) -> None:
         if not final:
             released.append(sid)
         release(self, sid, final)
 
-    monkeypatch.setattr(livepages.LivePages, "_release", counting)
+    monkeypatch.setattr(open_pages.OpenPages, "_release", counting)
     return released
 
 
@@ -84,13 +84,13 @@ def test_a_hub_page_is_rolled_as_it_grows_not_at_the_end(
     user's own page gets claims from every session, and a full run held them all."""
     store = _synthetic_store(tmp_path / "s", 60)
     most: list[int] = [0]
-    step = livepages.LivePages.step
+    step = open_pages.OpenPages.step
 
-    def watching(self: livepages.LivePages) -> None:
+    def watching(self: open_pages.OpenPages) -> None:
         most[0] = max([most[0], *(p.current_count() for p in self.live())])
         step(self)
 
-    monkeypatch.setattr(livepages.LivePages, "step", watching)
+    monkeypatch.setattr(open_pages.OpenPages, "step", watching)
     consolidate(store)
     archives = list((store.memory / "knowledge" / "people").glob("dana-archive-*.md"))
     assert len(archives) >= 3
@@ -115,8 +115,8 @@ def test_pages_opened_between_two_looks_count_toward_the_budget(
         return store
 
     held = build(tmp_path / "held")
-    monkeypatch.setattr(livepages, "PAGE_BUDGET", 40)
-    monkeypatch.setattr(livepages, "TRIM_EVERY", 10**9)  # only what was opened triggers it
+    monkeypatch.setattr(open_pages, "PAGE_BUDGET", 40)
+    monkeypatch.setattr(open_pages, "TRIM_EVERY", 10**9)  # only what was opened triggers it
     released = _count_releases(monkeypatch)
     bounded = build(tmp_path / "bounded")
     assert released and tree_bytes(bounded) == tree_bytes(held)
@@ -132,21 +132,21 @@ def test_a_trim_keeps_three_quarters_of_the_budget_open(
     """A trim lets go of the least recently used pages down to ``KEEP`` of the budget, not
     half of it: what was let go is opened again less often, so the budget can be smaller
     (issue 3: the open pages set a large store's peak)."""
-    monkeypatch.setattr(livepages, "PAGE_BUDGET", 40)
-    monkeypatch.setattr(livepages, "TRIM_EVERY", 10)
+    monkeypatch.setattr(open_pages, "PAGE_BUDGET", 40)
+    monkeypatch.setattr(open_pages, "TRIM_EVERY", 10)
     trims: list[tuple[int, int, int]] = []  # (total before, total after, largest page)
-    trim = livepages.LivePages.trim
+    trim = open_pages.OpenPages.trim
 
-    def watching(self: livepages.LivePages) -> None:
+    def watching(self: open_pages.OpenPages) -> None:
         sizes = [p.size for p in self.live()]
         trim(self)
         trims.append((sum(sizes), sum(p.size for p in self.live()), max(sizes, default=0)))
 
-    monkeypatch.setattr(livepages.LivePages, "trim", watching)
+    monkeypatch.setattr(open_pages.OpenPages, "trim", watching)
     consolidate(_synthetic_store(tmp_path / "s", 40))
     cut = [(before, after, big) for before, after, big in trims if after < before]
     assert len(cut) >= 3
-    keep = livepages.PAGE_BUDGET * livepages.KEEP
+    keep = open_pages.PAGE_BUDGET * open_pages.KEEP
     for _, after, big in cut:
         assert keep - big < after <= keep
 
@@ -201,20 +201,20 @@ def test_only_pages_with_a_profile_are_opened_again_at_the_end(
     reopened: list[tuple[str, str]] = []
     opened: list[list[str]] = []
     closing = [False]
-    get, close = livepages.LivePages.get, livepages.LivePages.close
+    get, close = open_pages.OpenPages.get, open_pages.OpenPages.close
 
-    def watching_get(self: livepages.LivePages, subject: Any) -> Any:
+    def watching_get(self: open_pages.OpenPages, subject: Any) -> Any:
         if closing[0] and subject.id not in self._open:
             reopened.append((subject.type, subject.path))
         return get(self, subject)
 
-    def watching_close(self: livepages.LivePages) -> None:
+    def watching_close(self: open_pages.OpenPages) -> None:
         opened.append([s.path for s in self.opened()])
         closing[0] = True
         close(self)
 
-    monkeypatch.setattr(livepages.LivePages, "get", watching_get)
-    monkeypatch.setattr(livepages.LivePages, "close", watching_close)
+    monkeypatch.setattr(open_pages.OpenPages, "get", watching_get)
+    monkeypatch.setattr(open_pages.OpenPages, "close", watching_close)
     store = _synthetic_store(tmp_path / "s", 60)
     report = consolidate(store)
     assert any("-archive-" in rel for rel in report.pages_created)

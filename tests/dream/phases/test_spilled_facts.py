@@ -1,4 +1,4 @@
-"""The run's facts live on disk between the summarize and wiki phases (``FactSpill``); the
+"""The run's facts live on disk between the summarize and wiki phases (``SpilledFacts``); the
 attach phase's filings are made from them a session at a time, the same on every pass."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dream.engines.base import EngineContext
 from dream.engines.embedded.engine import EmbeddedEngine
 from dream.phases import attach, summarize
 from dream.phases.orient import find_pending
-from dream.phases.spilled_facts import FactSpill
+from dream.phases.spilled_facts import SpilledFacts
 from dream.phases.workset import Workset
 from dream.records import ConsolidationReport, Evidence, Fact
 from dream.wiki.subjects import Registry, Subject
@@ -25,7 +25,7 @@ def _fact(text: str, sid: str = "s1") -> Fact:
 
 
 def test_facts_come_back_equal_in_put_order_read_from_disk() -> None:
-    spill = FactSpill()
+    spill = SpilledFacts()
     first = [_fact("Priya is a postdoc."), _fact("Priya moved to Lisbon.")]
     spill.put("s1", first)
     spill.put("s2", [])
