@@ -59,9 +59,7 @@ def search_cmd(
     store = open_store(store_dir)
     _refreshed(store).close()
     hits = store.search(query, k=k, layer=layer)
-    human = "\n".join(
-        f"{h.ref}  [{h.layer}] {h.date + '  ' if h.date else ''}{h.snippet}" for h in hits
-    )
+    human = "\n".join(h.to_text() for h in hits)
     emit({"query": query, "hits": [h.to_json() for h in hits]}, human, as_json)
     if not hits:
         log("no hits")
