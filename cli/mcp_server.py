@@ -132,13 +132,13 @@ def build_server(store: Store, allow_write: bool = False) -> MCPServer[Any]:
             ),
         ],
         lines: Annotated[
-            str | None, Field(description='Lines to show: "12", "12-30" or "12-".')
+            str | int | None, Field(description='Lines to show: "12", "12-30" or "12-".')
         ] = None,
     ) -> CallToolResult:
         """One file of memory (a page, note, session summary or transcript), whole, by
         lines, or one transcript turn with `#tN`. Only files under memory/."""
         try:
-            got = store.read(path, lines)
+            got = store.read(path, None if lines is None else str(lines))
         except (MemoryFSError, OSError) as exc:
             raise _refused(exc) from None
         data = got.to_json()

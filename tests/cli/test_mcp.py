@@ -178,6 +178,7 @@ def test_search_read_and_index_are_the_library_calls(dreamed: Store) -> None:
         got["wiki"] = await s.call_tool("search", {"query": "Sam", "layer": "wiki"})
         got["page"] = await s.call_tool("read", {"path": PAGE})
         got["lines"] = await s.call_tool("read", {"path": PAGE, "lines": "2-4"})
+        got["line"] = await s.call_tool("read", {"path": PAGE, "lines": 3})
         turn = "sessions/transcripts/2026-01-23-tidewater-interview.md#t11"
         got["turn"] = await s.call_tool("read", {"path": turn})
         got["index"] = await s.call_tool("index", {"max_tokens": 120})
@@ -195,6 +196,7 @@ def test_search_read_and_index_are_the_library_calls(dreamed: Store) -> None:
     assert data(got["page"])["version"] == content_hash(page.encode())
     assert text(got["lines"]) == "\n".join(page.splitlines()[1:4]) + "\n"
     assert (data(got["lines"])["start"], data(got["lines"])["end"]) == (2, 4)
+    assert text(got["line"]) == page.splitlines()[2] + "\n"
     assert text(got["turn"]).startswith("## t11 · ") and data(got["turn"])["turn"] == "t11"
     assert text(got["index"]) == dreamed.prompt_index(120)
     assert data(got["index"])["maxTokens"] == 120
