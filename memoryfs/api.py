@@ -213,7 +213,12 @@ class StoreAPI:
         """``used`` receipts: the agent relied on these pages (paths relative to
         ``memory/``) as read from ``sandbox``, or from the store itself when no sandbox
         is given. ``outcome``: ``test:pass``, ``test:fail``, ``file:<hex>``,
-        ``commit:<hex>`` or "" (see ``memoryfs used``)."""
+        ``commit:<hex>`` or "" (see ``memoryfs used``). Only pages have a lineage:
+
+        >>> store.record_use(["sessions/transcripts/2026-03-02-moving.md"])
+        Traceback (most recent call last):
+        memoryfs.errors.MemoryFSError: sessions/transcripts/2026-03-02-moving.md is not a page ...
+        """
         from memoryfs.receipts.reads import record_use
 
         folder = Path(sandbox) if sandbox is not None else None

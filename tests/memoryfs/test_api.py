@@ -25,7 +25,7 @@ def test_every_store_call_has_an_example() -> None:
     undocumented = [
         n for n in calls if ">>>" not in (getattr(memoryfs.api.StoreAPI, n).__doc__ or "")
     ]
-    assert undocumented == ["record_use"]  # tests/memoryfs/receipts/test_readlog.py has it
+    assert undocumented == []
 
 
 def test_the_top_level_names_load_on_first_use() -> None:
