@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from cli import forget_cmds, read_cmds, store_cmds
+from cli import forget_cmds, mcp_cmds, read_cmds, store_cmds
 from cli.output import JsonOpt, emit
 from memoryfs import __version__
 
@@ -25,7 +25,7 @@ def version_cmd(as_json: JsonOpt = False) -> None:
     emit({"version": __version__}, __version__, as_json)
 
 
-for _module in (store_cmds, forget_cmds, read_cmds):
+for _module in (store_cmds, forget_cmds, read_cmds, mcp_cmds):
     _module.register(app)
 
 

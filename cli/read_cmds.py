@@ -1,19 +1,18 @@
 """Read commands: search, recall (the Memory Agent), materialize, and used (a receipt).
 
 Each command opens the store, brings the search cache up to date (progress on
-stderr when that is long work) and makes one library call.
+stderr when that is long work) and makes one call of the Python API
+(``memoryfs.api.StoreAPI``), the call the MCP server makes too.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from cli.output import JsonOpt, StoreOpt, emit, handle_errors, log, open_store
-from memoryfs.errors import MemoryFSError
 from memoryfs.store.store import LAYERS
 
 if TYPE_CHECKING:
@@ -28,12 +27,6 @@ LayerOpt = Annotated[
     list[str] | None,
     typer.Option("--layer", help=f"Only these layers ({', '.join(LAYERS)}); repeatable."),
 ]
-
-
-def _check_layers(layers: list[str] | None) -> None:
-    bad = sorted(set(layers or ()) - set(LAYERS))
-    if bad:
-        raise MemoryFSError(f"unknown layer(s) {', '.join(bad)} (use {', '.join(LAYERS)})")
 
 
 def _refreshed(store: Store) -> SearchIndex:
@@ -63,31 +56,11 @@ def search_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Search every layer of the store (knowledge, notes, sessions), best hits first."""
-    _check_layers(layer)
     store = open_store(store_dir)
-    with _refreshed(store) as idx:
-        hits = idx.search(query, k=k, layers=layer or None)
-    human = "\n".join(
-        f"{h.ref}  [{h.layer}] {h.date + '  ' if h.date else ''}{h.snippet}" for h in hits
-    )
-    data = {
-        "query": query,
-        "hits": [
-            {
-                "path": h.path,
-                "line": h.line,
-                "layer": h.layer,
-                "kind": h.kind,
-                "title": h.title,
-                "snippet": h.snippet,
-                "score": h.score,
-                "citations": list(h.citations),
-                "date": h.date,
-            }
-            for h in hits
-        ],
-    }
-    emit(data, human, as_json)
+    _refreshed(store).close()
+    hits = store.search(query, k=k, layer=layer)
+    human = "\n".join(h.to_text() for h in hits)
+    emit({"query": query, "hits": [h.to_json() for h in hits]}, human, as_json)
     if not hits:
         log("no hits")
 
@@ -111,23 +84,10 @@ def recall_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """The Memory Agent: a short, cited synthesis of what the store knows about QUESTION."""
-    from memoryfs.read.recall import recall
-
-    _check_layers(exclude_layer)
     store = open_store(store_dir)
     _refreshed(store).close()
-    budget = budget_tokens or store.config.budgets.recall_tokens
-    result = recall(store, question, budget, exclude_layers=exclude_layer or (), into=into)
-    data = {
-        "question": result.question,
-        "budgetTokens": budget,
-        "tokens": result.tokens,
-        "text": result.text,
-        "items": [asdict(item) for item in result.items],
-        "files": list(result.files),
-        "into": str(into.resolve()) if into is not None else None,
-    }
-    emit(data, result.text, as_json)
+    result = store.recall(question, budget_tokens, exclude_layers=exclude_layer or (), into=into)
+    emit(result.to_json(), result.text, as_json)
     if not result.items:
         log("nothing found")
     elif into is not None:
@@ -145,27 +105,15 @@ def materialize_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Write INDEX.md and the most useful pages into a sandbox, with a manifest."""
-    from memoryfs.read.materialize import materialize
-
     store = open_store(store_dir)
     _refreshed(store).close()
-    result = materialize(store, to, budget_bytes)
-    data = {
-        "sandbox": result.sandbox,
-        "commit": result.commit,
-        "budgetBytes": result.budget_bytes,
-        "bytes": result.bytes,
-        "files": [asdict(e) for e in result.files],
-        "copied": list(result.copied),
-        "removed": list(result.removed),
-        "unchanged": result.unchanged,
-    }
+    result = store.materialize(to, budget_bytes)
     human = (
         f"materialized {len(result.files)} files ({result.bytes} of {result.budget_bytes} bytes) "
         f"into {result.sandbox}: {len(result.copied)} copied, {result.unchanged} unchanged, "
         f"{len(result.removed)} removed"
     )
-    emit(data, human, as_json)
+    emit(result.to_json(), human, as_json)
 
 
 @handle_errors
@@ -182,9 +130,7 @@ def used_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Record that an agent relied on these sandbox pages (a 'used' receipt per page)."""
-    from memoryfs.receipts.reads import record_use
-
-    receipts = record_use(open_store(store_dir), sandbox, pages, outcome)
+    receipts = open_store(store_dir).record_use(pages, outcome, sandbox=sandbox)
     data = {"receipts": [r.to_json() for r in receipts]}
     human = "\n".join(f"used {r.item} at {r.depends_on_version}" for r in receipts)
     emit(data, human, as_json)

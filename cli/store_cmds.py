@@ -81,7 +81,7 @@ def ingest_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Write sessions into memory/sessions/transcripts/ (append-only) and commit."""
-    from memoryfs.ingest import Source, ingest
+    from memoryfs.ingest import Source
     from memoryfs.ingest.source import MAX_INPUT_BYTES
 
     store = open_store(store_dir)
@@ -91,19 +91,13 @@ def ingest_cmd(
         Source.from_stdin(sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)) if str(f) == "-" else f
         for f in files
     ]
-    result = ingest(store, inputs, fmt, session_id)
-    data = {
-        "sessions": [s.__dict__ for s in result.sessions],
-        "changed": result.changed,
-        "turnsAdded": result.turns_added,
-        "commit": result.commit,
-    }
+    result = store.ingest(inputs, fmt, session_id)
     human = (
         f"ingest: {result.changed} sessions, {result.turns_added} turns ({result.commit[:10]})"
         if result.commit
         else "ingest: nothing new"
     )
-    emit(data, human, as_json)
+    emit(result.to_json(), human, as_json)
 
 
 @handle_errors
@@ -136,12 +130,12 @@ def index_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Regenerate memory/INDEX.md and memory/sessions/index.md, or print the prefill (--prompt)."""
-    from memoryfs.index.index_md import prompt_index, write_indexes
+    from memoryfs.index.index_md import write_indexes
 
     store = open_store(store_dir)
     if prompt:
         budget = max_tokens or store.config.budgets.index_tokens
-        text = prompt_index(store, budget)
+        text = store.prompt_index(budget)
         emit({"maxTokens": budget, "text": text}, text, as_json)
         return
     if max_tokens is not None:

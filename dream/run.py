@@ -1,9 +1,10 @@
 """One Dream run: orient -> consolidate (the engine) -> gates -> sync.
 
 ``run_dream`` is what ``dream run`` calls (``dream.landing.kept_runs`` serves review, apply and
-discard of kept runs). Everything that changes a store holds its ``dream`` lock
-(an ``flock``: a crashed run never leaves it stuck), so a second run exits at once
-with a clear message.
+discard of kept runs); ``run`` (also ``dream.run(store)``: this module is callable) is the
+same call for a program, with the embedded engine by default. Everything that changes a
+store holds its ``dream`` lock (an ``flock``: a crashed run never leaves it stuck), so a
+second run exits at once with a clear message.
 
 A run never writes the live tree or ``main`` before both gates pass: the engine
 writes into a worktree on ``dream/<run-id>`` (``dream.landing.staging``), the gates check
@@ -26,9 +27,12 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import sys
 import time
+import types
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from dream.engines.base import Engine, EngineContext
@@ -67,9 +71,10 @@ from memoryfs.pages.page import clear_parse_cache as clear_page_cache
 from memoryfs.receipts.log import ensure_union_merge
 from memoryfs.receipts.records import scope_ids
 from memoryfs.store.hashing import content_hash
-from memoryfs.store.store import Store
+from memoryfs.store.store import Store, find_store
 
 __all__ = [
+    "run",
     "Progress",
     "RunOptions",
     "RunResult",
@@ -519,3 +524,60 @@ class _Attempt:
                 f"{result.pending_after} sessions still pending",
             )
         return result, keep
+
+
+def run(
+    store: Store | Path | str,
+    engine: Engine | str = "embedded",
+    *,
+    progress: Progress | None = None,
+    **options: Any,
+) -> RunResult:
+    """One Dream run on ``store`` (a ``Store`` or its folder): what ``dream run`` does.
+
+    ``engine`` is an ``Engine`` or its name (``embedded``, the default: no network, no
+    model); ``options`` are ``RunOptions``' (``dry_run``, ``review``, ``max_sessions``,
+    ``deadline``, ``allow_unapproved``, ``full_validation``); ``progress`` is called
+    with (phase, done, total). Raises ``DreamError`` when the run cannot be made.
+
+    >>> import tempfile, memoryfs, dream
+    >>> store = memoryfs.init_store(tempfile.mkdtemp() + "/store", "dana", "atlas", "Dana Reyes")
+    >>> _ = store.ingest(
+    ...     [{"role": "user", "content": "I moved to Porto last month.", "ts": "2026-03-02T09:00"}],
+    ...     session_id="2026-03-02-moving",
+    ... )
+    >>> result = dream.run(store, allow_unapproved=True)
+    >>> result.status, result.sessions
+    ('committed', ('2026-03-02-moving',))
+    >>> dream.run(store, allow_unapproved=True).status
+    'nothing-pending'
+    """
+    from dream.engines import load_engine
+
+    opened = store if isinstance(store, Store) else find_store(store)
+    chosen = load_engine(engine) if isinstance(engine, str) else engine
+    known = set(RunOptions.__dataclass_fields__)
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise DreamError(
+            f"unknown run option(s) {', '.join(unknown)} (use {', '.join(sorted(known))})"
+        )
+    return run_dream(opened, chosen, RunOptions(**options), progress)
+
+
+class _CallableModule(types.ModuleType):
+    """This module, callable: ``import dream; dream.run(store)`` is ``run(store)``, while
+    ``from dream.run import run_dream`` goes on naming the module's parts."""
+
+    def __call__(
+        self,
+        store: Store | Path | str,
+        engine: Engine | str = "embedded",
+        *,
+        progress: Progress | None = None,
+        **options: Any,
+    ) -> RunResult:
+        return run(store, engine, progress=progress, **options)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import git
@@ -54,6 +54,15 @@ class IngestResult:
     @property
     def changed(self) -> int:
         return sum(1 for s in self.sessions if s.status != "unchanged")
+
+    def to_json(self) -> dict[str, object]:
+        """The result as ``memoryfs ingest --json`` prints it."""
+        return {
+            "sessions": [asdict(s) for s in self.sessions],
+            "changed": self.changed,
+            "turnsAdded": self.turns_added,
+            "commit": self.commit,
+        }
 
 
 def plan_ingest(store: Store, sessions: list[Transcript]) -> list[tuple[SessionChange, str | None]]:

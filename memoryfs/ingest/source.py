@@ -1,4 +1,4 @@
-"""One input to ingest: a file, or the bytes of standard input.
+"""One input to ingest: a file, the bytes of standard input, or messages given as data.
 
 ``Source`` reads its bytes once and decodes and parses them on demand, so format
 detection and the format's loader share one parse of a large export. Every problem
@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from memoryfs.errors import IngestError
 
-__all__ = ["MAX_INPUT_BYTES", "STDIN_LABEL", "Source"]
+__all__ = ["MAX_INPUT_BYTES", "MESSAGES_LABEL", "STDIN_LABEL", "Source"]
 
 MAX_INPUT_BYTES = 200_000_000
 STDIN_LABEL = "<stdin>"
+MESSAGES_LABEL = "<messages>"
 
 
 class Source:
@@ -59,10 +60,24 @@ class Source:
         return cls(str(path), data, stem=path.stem, suffix=path.suffix, modified=modified)
 
     @classmethod
-    def from_stdin(cls, data: bytes) -> Source:
+    def from_stdin(cls, data: bytes, label: str = STDIN_LABEL) -> Source:
+        """Bytes read from a stream (no file name: the session id comes from the content
+        or from ``session_id``); ``label`` names it in messages."""
         if len(data) > MAX_INPUT_BYTES:
-            raise IngestError(f"{STDIN_LABEL}: larger than {MAX_INPUT_BYTES} bytes; split it first")
-        return cls(STDIN_LABEL, data)
+            raise IngestError(f"{label}: larger than {MAX_INPUT_BYTES} bytes; split it first")
+        return cls(label, data)
+
+    @classmethod
+    def from_messages(cls, messages: Sequence[Mapping[str, Any]]) -> Source:
+        """Chat messages given as data, ``{"role", "content", "ts"}`` each (``ts``
+        optional), as one input in the ``openai`` form: a JSON list of messages."""
+        if isinstance(messages, str | bytes) or not all(isinstance(m, Mapping) for m in messages):
+            raise IngestError(f"{MESSAGES_LABEL}: expected a list of message objects")
+        try:
+            data = json.dumps([dict(m) for m in messages], ensure_ascii=False).encode("utf-8")
+        except (TypeError, ValueError) as exc:
+            raise IngestError(f"{MESSAGES_LABEL}: not JSON data ({exc})") from None
+        return cls.from_stdin(data, MESSAGES_LABEL)
 
     @property
     def is_stdin(self) -> bool:

@@ -93,6 +93,19 @@ class MaterializeResult:
     bytes: int  # total bytes of the budgeted working set (the maps and recalled files aside)
     budget_bytes: int
 
+    def to_json(self) -> dict[str, object]:
+        """The result as ``memoryfs materialize --json`` prints it."""
+        return {
+            "sandbox": self.sandbox,
+            "commit": self.commit,
+            "budgetBytes": self.budget_bytes,
+            "bytes": self.bytes,
+            "files": [asdict(e) for e in self.files],
+            "copied": list(self.copied),
+            "removed": list(self.removed),
+            "unchanged": self.unchanged,
+        }
+
 
 def blob_hash(data: bytes) -> str:
     """The hash Git gives this content as a blob (``git hash-object``)."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
 
@@ -104,6 +104,20 @@ class RecallResult:
     text: str  # the synthesis, within the budget (memoryfs.store.tokens.count_tokens)
     tokens: int
     files: tuple[str, ...]  # supporting files, relative to memory/
+    budget_tokens: int = 0  # the budget ``text`` was packed within
+    into: str | None = None  # the sandbox the files were materialized into (absolute)
+
+    def to_json(self) -> dict[str, object]:
+        """The result as ``memoryfs recall --json`` prints it."""
+        return {
+            "question": self.question,
+            "budgetTokens": self.budget_tokens,
+            "tokens": self.tokens,
+            "text": self.text,
+            "items": [asdict(item) for item in self.items],
+            "files": list(self.files),
+            "into": self.into,
+        }
 
 
 @dataclass
@@ -154,11 +168,8 @@ def recall(
         from memoryfs.read.materialize import add_files
 
         add_files(store, into, list(files), reason="recall")
-    log = (
-        sandbox_receipt_dir(Path(into).expanduser().resolve())
-        if into is not None
-        else local_receipt_dir(store.root)
-    )
+    sandbox = Path(into).expanduser().resolve() if into is not None else None
+    log = sandbox_receipt_dir(sandbox) if sandbox is not None else local_receipt_dir(store.root)
     record_reads(store, log, "recalled", {p: served[p] for p in files if p in served})
     return RecallResult(
         question=question,
@@ -166,6 +177,8 @@ def recall(
         text=text,
         tokens=count_tokens(text),
         files=files,
+        budget_tokens=budget_tokens,
+        into=str(sandbox) if sandbox is not None else None,
     )
 
 

@@ -84,6 +84,24 @@ class Hit:
         """``path#tN`` for a turn, ``path:line`` otherwise."""
         return f"{self.path}#{self.anchor}" if self.anchor else f"{self.path}:{self.line}"
 
+    def to_text(self) -> str:
+        """The hit on one line as ``memoryfs search`` prints it."""
+        return f"{self.ref}  [{self.layer}] {self.date + '  ' if self.date else ''}{self.snippet}"
+
+    def to_json(self) -> dict[str, object]:
+        """The hit as ``memoryfs search --json`` prints it."""
+        return {
+            "path": self.path,
+            "line": self.line,
+            "layer": self.layer,
+            "kind": self.kind,
+            "title": self.title,
+            "snippet": self.snippet,
+            "score": self.score,
+            "citations": list(self.citations),
+            "date": self.date,
+        }
+
 
 class SearchIndex:
     """The FTS5 cache of one store. Open with ``SearchIndex.open(store)``."""

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from memoryfs.errors import MemoryFSError
-from memoryfs.receipts.log import ReceiptLog, sandbox_receipt_dir
+from memoryfs.receipts.log import ReceiptLog, local_receipt_dir, sandbox_receipt_dir
 from memoryfs.receipts.records import Receipt, format_utc, page_item, scope_ids, source_version
 from memoryfs.store.hashing import content_hash
 from memoryfs.store.store import Store
@@ -76,26 +76,33 @@ def record_reads(store: Store, folder: Path, tier: str, versions: Mapping[str, s
 
 
 def record_use(
-    store: Store, sandbox: Path, paths: Sequence[str], outcome: str = ""
+    store: Store, sandbox: Path | None, paths: Sequence[str], outcome: str = ""
 ) -> list[Receipt]:
-    """``used`` receipts for sandbox copies an agent relied on (paths relative to
-    ``memory/``); ``outcome`` is ``file:<hex>``, ``commit:<hex>``, ``test:pass|fail`` or "".
+    """``used`` receipts for pages an agent relied on (paths relative to ``memory/``);
+    ``outcome`` is ``file:<hex>``, ``commit:<hex>``, ``test:pass|fail`` or "".
 
-    Raises ``MemoryFSError`` for a path that is not a materialized page of the sandbox.
+    With a ``sandbox``: the sandbox copies, receipts beside its manifest. Without
+    (an agent that read the store itself, as over MCP): the store's files, receipts in
+    the store's ``.memoryfs/receipts/``, where ``recall`` and ``read`` record theirs.
+    Raises ``MemoryFSError`` for a path that is not a page there.
     """
-    root = Path(sandbox).expanduser().resolve()
+    if sandbox is None:
+        root, where, log = store.root, f"the store {store.root}", local_receipt_dir(store.root)
+    else:
+        root = Path(sandbox).expanduser().resolve()
+        where, log = f"the sandbox {root}", sandbox_receipt_dir(root)
     versions: dict[str, str] = {}
     for rel in paths:
         rel = rel.removeprefix("memory/")
         path = root / "memory" / rel
-        if not is_page(rel) or ".." in rel.split("/") or path.is_symlink():
+        inside = path.resolve().is_relative_to((root / "memory").resolve())
+        if not is_page(rel) or ".." in rel.split("/") or path.is_symlink() or not inside:
             raise MemoryFSError(f"{rel} is not a page (knowledge/, notes/ or sessions/summaries/)")
         try:
             versions[rel] = content_hash(path.read_bytes())
         except OSError:
-            raise MemoryFSError(
-                f"{rel} is not in the sandbox {root}; materialize it first"
-            ) from None
+            hint = "materialize it first" if sandbox is not None else "check the path"
+            raise MemoryFSError(f"{rel} is not in {where}; {hint}") from None
     receipts = _receipts(store, "used", versions, depends=True, outcome=outcome)
-    ReceiptLog(sandbox_receipt_dir(root)).append(receipts)
+    ReceiptLog(log).append(receipts)
     return receipts

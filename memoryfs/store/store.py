@@ -3,7 +3,8 @@
 This module is the only place that creates stores, finds them, resolves paths
 inside them (refusing anything that escapes) and commits through GitPython.
 GitPython is imported by the methods that use it, so a read (``memoryfs search``)
-opens a store without loading it.
+opens a store without loading it. What a program calls on a store (search, recall,
+ingest, ...) ``Store`` inherits from ``memoryfs.api.StoreAPI``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memoryfs.api import StoreAPI
 from memoryfs.errors import LockedError, MemoryFSError, StoreExistsError, StoreNotFoundError
 from memoryfs.receipts.log import ensure_union_merge
 from memoryfs.store.atomic import atomic_write_text
@@ -52,8 +54,11 @@ _STORE_GITIGNORE = ".memoryfs/\n.dream/runs/\n.dream/worktrees/\n"
 
 
 @dataclass(frozen=True)
-class Store:
-    """An opened store. ``root`` holds ``memory.toml``; ``memory`` is ``root/memory``."""
+class Store(StoreAPI):
+    """An opened store. ``root`` holds ``memory.toml``; ``memory`` is ``root/memory``.
+
+    ``Store.open(path)`` opens the store at ``path``; ``memoryfs.open_store`` also finds
+    one the way the commands do. The calls on it are ``memoryfs.api.StoreAPI``'s."""
 
     root: Path
     config: StoreConfig
@@ -85,6 +90,7 @@ class Store:
 
     @classmethod
     def open(cls, path: Path | str) -> Store:
+        """The store whose ``memory.toml`` is in ``path``; ``StoreNotFoundError`` otherwise."""
         root = Path(path).expanduser().resolve()
         cfg_path = root / CONFIG_NAME
         if not cfg_path.is_file():

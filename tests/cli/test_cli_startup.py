@@ -50,6 +50,8 @@ def _under(names: set[str], *packages: str) -> list[str]:
 def test_memoryfs_help_imports_no_dream_and_no_library_work() -> None:
     names = _imported("memoryfs", "--help")
     assert _under(names, "dream") == []
+    # the MCP SDK (an extra) loads when `memoryfs mcp` runs, not with the command tree
+    assert _under(names, "mcp", "cli.mcp_server", "pydantic", "starlette", "uvicorn") == []
     # the help needs the command tree only: no reader, writer, Git or parser
     assert _under(names, "git", "memoryfs.read", "memoryfs.index", "memoryfs.forget") == []
     assert _under(names, "memoryfs.ingest.commit", "memoryfs.ingest.formats.chatgpt") == []
@@ -63,6 +65,7 @@ def test_memoryfs_search_imports_the_search_only(tmp_store: Store) -> None:
     # a read opens the store without GitPython and loads no other command's modules
     assert _under(names, "git", "memoryfs.read.recall", "memoryfs.read.materialize") == []
     assert _under(names, "memoryfs.forget", "memoryfs.ingest.commit", "memoryfs.validate") == []
+    assert _under(names, "mcp", "cli.mcp_server") == []
 
 
 def test_dream_help_imports_no_engine_gate_or_evaluation() -> None:

@@ -70,3 +70,30 @@ def test_record_use_names_the_sandbox_copy_it_relied_on(tmp_path: Path) -> None:
         record_use(store, sandbox, ["sessions/transcripts/x.md"])
     with pytest.raises(MemoryFSError, match="materialize it first"):
         record_use(store, sandbox, ["knowledge/people/nobody.md"])
+
+
+def test_record_use_without_a_sandbox_names_the_store_file_a_read_served(tmp_path: Path) -> None:
+    """An agent that reads the store itself (over MCP) has no sandbox: its ``used``
+    receipt names the store file's version, in the log ``read`` and ``recall`` write."""
+    store = build_store(tmp_path / "store")
+    served = store.read(PAGE)
+    [used] = store.record_use([PAGE], outcome="test:pass")
+    assert (
+        used.depends_on_version
+        == served.version
+        == content_hash((store.memory / PAGE).read_bytes())
+    )
+    log = ReceiptLog(local_receipt_dir(store.root)).read()
+    assert [(r.tier, r.version or r.depends_on_version) for r in log] == [
+        ("recalled", served.version),
+        ("used", served.version),
+    ]
+    assert not store_receipt_dir(store.root).exists()  # the committed log stays untouched
+    with pytest.raises(MemoryFSError, match="not in the store"):
+        store.record_use(["knowledge/people/nobody.md"])
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "mel.md").write_text("---\nid: mel\n---\n", encoding="utf-8")
+    (store.memory / "knowledge" / "people" / "linked").symlink_to(outside)
+    with pytest.raises(MemoryFSError, match="not a page"):
+        store.record_use(["knowledge/people/linked/mel.md"])

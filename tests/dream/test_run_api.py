@@ -1,0 +1,42 @@
+"""``dream.run(store)``: the run as a call, with the embedded engine by default."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from examples import run_examples
+
+import dream.run
+from dream.errors import DreamError
+from memoryfs.store.store import init_store
+
+
+def test_the_run_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert run_examples(dream.run, tmp_path, monkeypatch) >= 5
+
+
+def test_dream_run_is_callable_in_a_fresh_process_either_way_it_is_imported() -> None:
+    code = (
+        "import sys, dream\n"
+        "light = 'dream.run' not in sys.modules\n"
+        "print(light, callable(dream.run), dream.run.run_dream.__name__)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True", "True", "run_dream"]
+    code = "from dream.run import RunOptions\nimport dream\nprint(callable(dream.run))\n"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "True"
+
+
+def test_a_path_an_engine_name_and_unknown_options(tmp_path: Path) -> None:
+    store = init_store(tmp_path / "store", "dana", "atlas")
+    assert dream.run(str(store.root), "embedded", allow_unapproved=True).status == (
+        "nothing-pending"
+    )
+    with pytest.raises(DreamError, match="unknown run option.*dryrun"):
+        dream.run(store, dryrun=True)
+    with pytest.raises(DreamError, match="unknown engine 'nope'"):
+        dream.run(store, "nope")
