@@ -42,7 +42,7 @@ skills_app = typer.Typer(
 
 SkillOpt = Annotated[
     Path | None,
-    typer.Option("--skill", help="Skill file (default: $DREAM_SKILL, else skills/dream/SKILL.md)."),
+    typer.Option("--skill", help="Skill file (default: $DREAM_SKILL, else the packaged one: 'dream skills path')."),
 ]
 
 

@@ -1,7 +1,8 @@
-"""The demo: build a store from ``sample_memory/`` and show what Dream made of it.
+"""The demo: build a store from the sample memory and show what Dream made of it.
 
 Runs the real pipeline an operator would: ``init`` → ``ingest`` → approve the
-dream skill → ``dream run`` → ``validate`` → the prefill and one recall. Nothing
+dream skill → ``dream run`` → ``validate`` → the prefill and one recall. The sample
+ships inside the package (``dream.packaged``). Nothing
 here is special-cased for the sample: point ``sample`` at any folder with a
 ``transcripts/`` subfolder of Markdown transcripts.
 """
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from dream.engines.embedded.engine import EmbeddedEngine
 from dream.errors import DreamError
+from dream.packaged import sample_memory
 from dream.run import RunOptions, RunResult, run_dream
 from dream.skills import approve
 from memoryfs.index.index_md import prompt_index
@@ -44,8 +46,8 @@ class DemoResult:
 
 
 def default_sample() -> Path:
-    """``sample_memory/`` next to the installed packages (the repository checkout)."""
-    return Path(__file__).resolve().parents[1] / "sample_memory"
+    """The packaged sample memory (``dream/data/sample_memory/``)."""
+    return sample_memory()
 
 
 def _scope(transcripts: list[Path]) -> tuple[str, str]:

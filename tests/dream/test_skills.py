@@ -32,11 +32,11 @@ def skill(tmp_path: Path) -> Path:
     return path
 
 
-def test_active_skill_is_the_repo_copy_unless_overridden(
+def test_active_skill_is_the_packaged_copy_unless_overridden(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, skill: Path
 ) -> None:
     monkeypatch.delenv(SKILL_ENV, raising=False)
-    assert active_skill_path() == ROOT / "skills" / "dream" / "SKILL.md"
+    assert active_skill_path() == ROOT / "dream" / "data" / "skills" / "dream" / "SKILL.md"
     monkeypatch.setenv(SKILL_ENV, str(skill))
     assert active_skill_path() == skill
     monkeypatch.setenv(SKILL_ENV, str(tmp_path / "nope.md"))

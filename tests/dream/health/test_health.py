@@ -227,7 +227,7 @@ def test_a_store_without_receipts_is_never_healthy(tmp_store: Store) -> None:
 def _full_lineage(store: Store, now: dt.datetime) -> None:
     sid = "2026-01-05-a"
     version = _transcript(store, sid, ["We chose Polars."])
-    approve(store, by="tester")  # the repo's skills/dream/SKILL.md
+    approve(store, by="tester")  # the packaged skills/dream/SKILL.md
     store.commit("fixture")
     sv = source_version("3f9a2c1e5b7d9e01", "embedded/1")
     at = format_utc(now - dt.timedelta(hours=1))
