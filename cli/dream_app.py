@@ -29,8 +29,7 @@ from cli.dream_engine_cmds import (
     stores_or_fail,
     watch_cmd,
 )
-from cli.output import JsonOpt, StoreOpt, emit, handle_errors, open_store
-from memoryfs import __version__
+from cli.output import JsonOpt, StoreOpt, VersionOpt, emit, handle_errors, open_store, print_version
 
 if TYPE_CHECKING:
     from dream.run import RunResult
@@ -233,10 +232,15 @@ def discard_cmd(run_id: RunArg, store_dir: StoreOpt = None, as_json: JsonOpt = F
 app.command("watch")(watch_cmd)
 
 
+@app.callback()
+def _root(version: VersionOpt = False) -> None:
+    """Dream: consolidate a memoryfs store (summaries, facts, wiki) behind validation gates."""
+
+
 @app.command("version")
 def version_cmd(as_json: JsonOpt = False) -> None:
-    """Print the dream version."""
-    emit({"version": __version__}, __version__, as_json)
+    """Print the version (dream ships with memoryfs) and the commit it was built from."""
+    print_version(as_json)
 
 
 # Commands that live in their own modules register themselves here.

@@ -20,7 +20,9 @@ def demo_cmd(
     ] = None,
     sample: Annotated[
         Path | None,
-        typer.Option("--sample", help="Folder with transcripts/*.md (default: the packaged sample memory)."),
+        typer.Option(
+            "--sample", help="Folder with transcripts/*.md (default: the packaged sample memory)."
+        ),
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:

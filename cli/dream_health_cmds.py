@@ -42,7 +42,10 @@ skills_app = typer.Typer(
 
 SkillOpt = Annotated[
     Path | None,
-    typer.Option("--skill", help="Skill file (default: $DREAM_SKILL, else the packaged one: 'dream skills path')."),
+    typer.Option(
+        "--skill",
+        help="Skill file (default: $DREAM_SKILL, else the packaged one: 'dream skills path').",
+    ),
 ]
 
 

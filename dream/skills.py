@@ -3,8 +3,9 @@
 Which skill is active: the file named by ``$DREAM_SKILL``, else the
 ``skills/dream/SKILL.md`` shipped inside the ``dream`` package (``dream.packaged``:
 ``dream/data/skills/dream/SKILL.md`` in a checkout, the same file in an installed
-wheel). A ``skills/dream/SKILL.md`` copy inside a store is never active: the store holds memory, and letting memory rewrite the procedure that
-writes memory would defeat the approval. If no skill file is found, the active
+wheel). A ``skills/dream/SKILL.md`` copy inside a store is never active: the store
+holds memory, and letting memory rewrite the procedure that writes memory would
+defeat the approval. If no skill file is found, the active
 skill is ``"none"``.
 
 Where approval lives: ``memory.toml`` ``[dream]`` keys ``approved_skill`` (the
