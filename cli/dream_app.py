@@ -121,7 +121,10 @@ def run_cmd(
     ] = None,
     allow_unapproved: Annotated[
         bool,
-        typer.Option("--allow-unapproved", help="Run even if the dream skill is not approved."),
+        typer.Option(
+            "--allow-unapproved",
+            help="Let an engine that follows the dream skill (llm, command) run it unapproved.",
+        ),
     ] = False,
     full_validation: Annotated[
         bool,

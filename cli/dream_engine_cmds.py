@@ -161,7 +161,10 @@ def watch_cmd(
     ] = None,
     allow_unapproved: Annotated[
         bool,
-        typer.Option("--allow-unapproved", help="Run even if the dream skill is not approved."),
+        typer.Option(
+            "--allow-unapproved",
+            help="Let an engine that follows the dream skill (llm, command) run it unapproved.",
+        ),
     ] = False,
     as_json: JsonOpt = False,
 ) -> None:

@@ -128,6 +128,7 @@ def _apply(
         target=target,
         engine=str(old.get("engine", "")),
         skill=str(old.get("skill", "")),
+        source_version=str(old.get("source_version", "")),
         started=started,
     )
     if not changes:

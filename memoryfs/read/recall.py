@@ -159,7 +159,8 @@ def recall(
         if into is not None
         else local_receipt_dir(store.root)
     )
-    record_reads(store, log, "recalled", {p: served[p] for p in files if p in served})
+    config = {"budgetTokens": budget_tokens, "layers": list(layers)}
+    record_reads(store, log, "recalled", {p: served[p] for p in files if p in served}, config)
     return RecallResult(
         question=question,
         items=tuple(items),
