@@ -49,7 +49,7 @@ class Measure:
 def child(store_dir: str, engine_name: str) -> None:
     """Run Dream once on ``store_dir``; print what it cost as one JSON line."""
     from dream.engines import load_engine
-    from dream.run import RunOptions, run_dream
+    from dream.runner import RunOptions, run_dream
 
     store = Store.open(store_dir)
     t0 = time.perf_counter()

@@ -11,7 +11,7 @@ beside this Python) as a user would, each ``--repeat`` times, and reports the me
   project (``memoryfs``, ``dream``, ``cli``).
 
 Commands: ``memoryfs --help``, ``memoryfs search x`` in a small store built from
-``sample_memory/`` (its search cache built by one search first, so every measured
+``dream/data/sample_memory/`` (its search cache built by one search first, so every measured
 search only reads), and ``dream --help``. Given several ``--bin`` (two checkouts'
 virtual environments, say), their runs alternate, so that both see the same load on
 a shared machine. Not a test: the figures depend on the machine and its load, which
@@ -49,7 +49,7 @@ def _small_store(folder: Path, bin_dir: Path) -> Path:
             "ingest",
             "--store",
             str(store),
-            *map(str, sorted(ROOT.glob("sample_memory/transcripts/*.md"))),
+            *map(str, sorted(ROOT.glob("dream/data/sample_memory/transcripts/*.md"))),
         ],
         [mfs, "search", "x", "--store", str(store)],
     ]

@@ -67,7 +67,7 @@ def git(root: Path, *args: str) -> str:
 def dream_run(root: Path) -> str:
     """One Dream run (this checkout's code, embedded engine); the commit it made."""
     from dream.engines import load_engine
-    from dream.run import RunOptions, run_dream
+    from dream.runner import RunOptions, run_dream
     from memoryfs.store.store import Store
 
     store = Store.open(root)

@@ -19,9 +19,12 @@ for c in 26 30 41 42 43; do
   $BIN/memoryfs ingest $WT/../shared/data/locomo/conv-$c.json --format locomo --store "$S" >/dev/null 2>&1
   run_all "$S"; echo "locomo conv-$c $(git -C "$S" rev-parse HEAD:memory)"
 done
+# the sample ships in the package; older checkouts keep it at the top (labels stay the same)
+SAMPLE=dream/data/sample_memory; [ -d "$SAMPLE" ] || SAMPLE=sample_memory
 for d in sample_memory/transcripts sample_memory/chatlogs/logs bench/data/chatlogs-heldout/logs; do
   S=$T/$(echo $d | tr / _); $BIN/memoryfs init "$S" --user alex --assistant atlas >/dev/null 2>&1
-  for f in $d/*.md $d/*.jsonl; do [ -f "$f" ] && [ "$(basename $f)" != README.md ] && $BIN/memoryfs ingest "$f" --store "$S" >/dev/null 2>&1 || true; done
+  src=${d/#sample_memory/$SAMPLE}
+  for f in $src/*.md $src/*.jsonl; do [ -f "$f" ] && [ "$(basename $f)" != README.md ] && $BIN/memoryfs ingest "$f" --store "$S" >/dev/null 2>&1 || true; done
   run_all "$S"; echo "chat $d $(git -C "$S" rev-parse HEAD:memory)"
 done
 S=$T/synthetic

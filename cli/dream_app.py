@@ -1,6 +1,6 @@
 """The ``dream`` command: the consolidation worker's front end.
 
-Each command opens the store, calls one function of ``dream.run`` and prints:
+Each command opens the store, calls one function of ``dream.runner`` and prints:
 results (and the one-line summary) on stdout, progress on stderr, ``--json`` for
 machines. A run that left parts out exits 0 and names them ("left out: ..."); a run
 with nothing valid left to commit exits 1 with the gates' reasons; library errors are
@@ -29,11 +29,10 @@ from cli.dream_engine_cmds import (
     stores_or_fail,
     watch_cmd,
 )
-from cli.output import JsonOpt, StoreOpt, emit, handle_errors, open_store
-from memoryfs import __version__
+from cli.output import JsonOpt, StoreOpt, VersionOpt, emit, handle_errors, open_store, print_version
 
 if TYPE_CHECKING:
-    from dream.run import RunResult
+    from dream.runner import RunResult
 
 __all__ = ["app", "main"]
 
@@ -122,7 +121,10 @@ def run_cmd(
     ] = None,
     allow_unapproved: Annotated[
         bool,
-        typer.Option("--allow-unapproved", help="Run even if the dream skill is not approved."),
+        typer.Option(
+            "--allow-unapproved",
+            help="Let an engine that follows the dream skill (llm, command) run it unapproved.",
+        ),
     ] = False,
     full_validation: Annotated[
         bool,
@@ -131,7 +133,7 @@ def run_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Consolidate pending sessions: stage, check with both gates, then commit to main."""
-    from dream.run import RunOptions, run_dream
+    from dream.runner import RunOptions, run_dream
 
     chosen = make_engine(
         engine, base_url, model, agent_cmd, agent_timeout, max_tokens, price_per_1k
@@ -233,10 +235,15 @@ def discard_cmd(run_id: RunArg, store_dir: StoreOpt = None, as_json: JsonOpt = F
 app.command("watch")(watch_cmd)
 
 
+@app.callback()
+def _root(version: VersionOpt = False) -> None:
+    """Dream: consolidate a memoryfs store (summaries, facts, wiki) behind validation gates."""
+
+
 @app.command("version")
 def version_cmd(as_json: JsonOpt = False) -> None:
-    """Print the dream version."""
-    emit({"version": __version__}, __version__, as_json)
+    """Print the version (dream ships with memoryfs) and the commit it was built from."""
+    print_version(as_json)
 
 
 # Commands that live in their own modules register themselves here.

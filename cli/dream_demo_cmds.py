@@ -20,11 +20,13 @@ def demo_cmd(
     ] = None,
     sample: Annotated[
         Path | None,
-        typer.Option("--sample", help="Folder with transcripts/*.md (default: sample_memory/)."),
+        typer.Option(
+            "--sample", help="Folder with transcripts/*.md (default: the packaged sample memory)."
+        ),
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Build a store from sample_memory/, run Dream, validate, show the index and a recall."""
+    """Build a store from the sample memory, run Dream, validate, show the index and a recall."""
     from dream.demo import default_sample, run_demo
 
     r = run_demo(sample or default_sample(), to, progress=log)

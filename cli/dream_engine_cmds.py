@@ -19,7 +19,7 @@ from cli.output import JsonOpt, StoreOpt, emit, fail, handle_errors, log, open_s
 if TYPE_CHECKING:
     from dream.engines.base import Engine
     from dream.multistore import StoreRun
-    from dream.run import RunOptions, RunResult
+    from dream.runner import RunOptions, RunResult
 
 __all__ = [
     "EngineOpt",
@@ -161,12 +161,15 @@ def watch_cmd(
     ] = None,
     allow_unapproved: Annotated[
         bool,
-        typer.Option("--allow-unapproved", help="Run even if the dream skill is not approved."),
+        typer.Option(
+            "--allow-unapproved",
+            help="Let an engine that follows the dream skill (llm, command) run it unapproved.",
+        ),
     ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Watch the transcripts; run Dream once new sessions have been quiet for a while."""
-    from dream.run import RunOptions, run_dream
+    from dream.runner import RunOptions, run_dream
     from dream.watch import Watcher, parse_quiet_period
 
     store = open_store(store_dir)

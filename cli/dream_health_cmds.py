@@ -42,7 +42,10 @@ skills_app = typer.Typer(
 
 SkillOpt = Annotated[
     Path | None,
-    typer.Option("--skill", help="Skill file (default: $DREAM_SKILL, else skills/dream/SKILL.md)."),
+    typer.Option(
+        "--skill",
+        help="Skill file (default: $DREAM_SKILL, else the packaged one: 'dream skills path').",
+    ),
 ]
 
 
@@ -151,7 +154,10 @@ def canary_cmd(
     max_tokens: MaxTokensOpt = None,
     allow_unapproved: Annotated[
         bool,
-        typer.Option("--allow-unapproved", help="Run even if the dream skill is not approved."),
+        typer.Option(
+            "--allow-unapproved",
+            help="Let an engine that follows the dream skill (llm, command) run it unapproved.",
+        ),
     ] = False,
     keep: Annotated[
         bool, typer.Option("--keep", help="Leave the scratch copy on disk (its path is printed).")

@@ -5,8 +5,7 @@ from __future__ import annotations
 import typer
 
 from cli import forget_cmds, mcp_cmds, read_cmds, store_cmds
-from cli.output import JsonOpt, emit
-from memoryfs import __version__
+from cli.output import JsonOpt, VersionOpt, print_version
 
 __all__ = ["app", "main"]
 
@@ -19,10 +18,15 @@ app = typer.Typer(
 )
 
 
+@app.callback()
+def _root(version: VersionOpt = False) -> None:
+    """Long-term memory for AI agents as Markdown files in Git."""
+
+
 @app.command("version")
 def version_cmd(as_json: JsonOpt = False) -> None:
-    """Print the memoryfs version."""
-    emit({"version": __version__}, __version__, as_json)
+    """Print the memoryfs version and the commit it was built from, when known."""
+    print_version(as_json)
 
 
 for _module in (store_cmds, forget_cmds, read_cmds, mcp_cmds):

@@ -22,7 +22,17 @@ from memoryfs.errors import MemoryFSError, StoreNotFoundError
 if TYPE_CHECKING:
     from memoryfs.store.store import Store
 
-__all__ = ["StoreOpt", "JsonOpt", "open_store", "emit", "fail", "handle_errors", "log"]
+__all__ = [
+    "StoreOpt",
+    "JsonOpt",
+    "VersionOpt",
+    "open_store",
+    "emit",
+    "fail",
+    "handle_errors",
+    "log",
+    "print_version",
+]
 
 StoreOpt = Annotated[
     Path | None,
@@ -32,6 +42,31 @@ StoreOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print results as JSON on stdout.")]
+
+
+def print_version(as_json: bool = False) -> None:
+    """The package version and the commit it was built from, when known."""
+    from memoryfs.version import version_info
+
+    info = version_info()
+    emit(info.to_json(), info.describe(), as_json)
+
+
+def _version_flag(value: bool) -> None:
+    if value:
+        print_version()
+        raise typer.Exit()
+
+
+VersionOpt = Annotated[
+    bool,
+    typer.Option(
+        "--version",
+        callback=_version_flag,
+        is_eager=True,
+        help="Print the version and the commit it was built from, then exit.",
+    ),
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -1,7 +1,8 @@
-"""The demo: build a store from ``sample_memory/`` and show what Dream made of it.
+"""The demo: build a store from the sample memory and show what Dream made of it.
 
-Runs the real pipeline an operator would: ``init`` → ``ingest`` → approve the
-dream skill → ``dream run`` → ``validate`` → the prefill and one recall. Nothing
+Runs the real pipeline an operator would: ``init`` → ``ingest`` → ``dream run`` (the
+embedded engine acts on no skill, so no approval comes first) → ``validate`` → the
+prefill and one recall. The sample ships inside the package (``dream.packaged``). Nothing
 here is special-cased for the sample: point ``sample`` at any folder with a
 ``transcripts/`` subfolder of Markdown transcripts.
 """
@@ -16,8 +17,8 @@ from pathlib import Path
 
 from dream.engines.embedded.engine import EmbeddedEngine
 from dream.errors import DreamError
-from dream.run import RunOptions, RunResult, run_dream
-from dream.skills import approve
+from dream.packaged import sample_memory
+from dream.runner import RunOptions, RunResult, run_dream
 from memoryfs.index.index_md import prompt_index
 from memoryfs.ingest import ingest
 from memoryfs.pages.transcript import parse_transcript
@@ -44,8 +45,8 @@ class DemoResult:
 
 
 def default_sample() -> Path:
-    """``sample_memory/`` next to the installed packages (the repository checkout)."""
-    return Path(__file__).resolve().parents[1] / "sample_memory"
+    """The packaged sample memory (``dream/data/sample_memory/``)."""
+    return sample_memory()
 
 
 def _scope(transcripts: list[Path]) -> tuple[str, str]:
@@ -85,7 +86,6 @@ def run_demo(
     store = init_store(root, user, assistant)
     progress(f"ingest {len(transcripts)} transcripts")
     ingested = ingest(store, transcripts)
-    approve(store, by="memoryfs demo")
     progress("dream run (embedded engine)")
     result = run_dream(store, EmbeddedEngine(), RunOptions())
     store = Store.open(root)

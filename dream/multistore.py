@@ -7,7 +7,7 @@ one (a gate, a missing store, an engine error) is that store's result, never an
 exception for the batch. Results come back in the order the stores were given; the
 ``on_done`` callback sees each as it finishes.
 
-Boundary: scheduling and collecting; the runs themselves are ``dream.run``'s.
+Boundary: scheduling and collecting; the runs themselves are ``dream.runner``'s.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 from dream.engines.base import Engine
 from dream.errors import DreamError
-from dream.run import RunOptions, run_dream
+from dream.runner import RunOptions, run_dream
 from memoryfs.errors import MemoryFSError
 from memoryfs.store.store import find_store
 

@@ -1,10 +1,11 @@
 """Procedural memory: the dream skill, its content hash and the store's approval.
 
-Which skill is active: the ``skills/dream/SKILL.md`` of the checkout this package
-runs from (located relative to the installed ``dream`` package), or the file named
-by ``$DREAM_SKILL``. A ``skills/dream/SKILL.md`` copy inside a store is never
-active: the store holds memory, and letting memory rewrite the procedure that
-writes memory would defeat the approval. If no skill file is found, the active
+Which skill is active: the file named by ``$DREAM_SKILL``, else the
+``skills/dream/SKILL.md`` shipped inside the ``dream`` package (``dream.packaged``:
+``dream/data/skills/dream/SKILL.md`` in a checkout, the same file in an installed
+wheel). A ``skills/dream/SKILL.md`` copy inside a store is never active: the store
+holds memory, and letting memory rewrite the procedure that writes memory would
+defeat the approval. If no skill file is found, the active
 skill is ``"none"``.
 
 Where approval lives: ``memory.toml`` ``[dream]`` keys ``approved_skill`` (the
@@ -24,8 +25,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import dream
 from dream.errors import DreamError, SkillNotApproved
+from dream.packaged import skill_file
 from memoryfs.receipts.records import format_utc
 from memoryfs.store.atomic import atomic_write_text
 from memoryfs.store.config import load_config, render_config
@@ -93,14 +94,15 @@ class SkillStatus:
 
 
 def active_skill_path() -> Path | None:
-    """``$DREAM_SKILL``, else ``skills/dream/SKILL.md`` beside the package; None if absent."""
-    env = os.environ.get(SKILL_ENV)
-    candidate = (
-        Path(env).expanduser()
-        if env
-        else Path(dream.__file__).resolve().parent.parent / "skills" / "dream" / "SKILL.md"
-    )
+    """``$DREAM_SKILL``, else the packaged ``skills/dream/SKILL.md``; None if absent."""
+    candidate = _wanted_skill_path()
     return candidate if candidate.is_file() else None
+
+
+def _wanted_skill_path() -> Path:
+    """Where the active skill should be, whether or not it is there."""
+    env = os.environ.get(SKILL_ENV)
+    return Path(env).expanduser() if env else skill_file("dream")
 
 
 def skill_hash(path: Path | None) -> str:
@@ -139,7 +141,7 @@ def check_skill(
         return status
     how = "review it, then run 'dream skills approve' (or pass --allow-unapproved to run anyway)"
     if status.state == "missing":
-        where = str(skill_path) if skill_path is not None else "skills/dream/SKILL.md"
+        where = skill_path if skill_path is not None else _wanted_skill_path()
         raise SkillNotApproved(
             f"no dream skill found at {where} (set ${SKILL_ENV} to its path, "
             "or pass --allow-unapproved to run without one)"
@@ -163,7 +165,7 @@ def approve(store: Store, skill_path: Path | None = None, by: str = "") -> Appro
     digest = skill_hash(path)
     if digest == NO_SKILL:
         raise DreamError(
-            f"no dream skill to approve at {path or 'skills/dream/SKILL.md'} "
+            f"no dream skill to approve at {path or _wanted_skill_path()} "
             f"(set ${SKILL_ENV} to its path)"
         )
     by = by.strip() or _default_approver(store)

@@ -14,7 +14,7 @@ in the CLI) ends ``serve`` at once between runs, or right after the run in progr
 A run that fails (a gate, an engine error) is reported and the watcher keeps
 watching: the sessions stay pending and the next arrival tries again.
 
-Boundary: when to run; what a run does is ``dream.run``'s.
+Boundary: when to run; what a run does is ``dream.runner``'s.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from watchdog.observers import Observer
 
 from dream.errors import DreamError
 from dream.phases.orient import find_pending, parse_duration, rev, target_branch
-from dream.run import RunResult
+from dream.runner import RunResult
 from memoryfs.errors import LockedError, MemoryFSError
 from memoryfs.store.store import Store
 

@@ -72,7 +72,7 @@ def _under(name: str, prefixes: tuple[str, ...]) -> bool:
 # Above the phases: what runs them (the run, its operations and front ends).
 ABOVE_PHASES = (
     "dream.phases",
-    "dream.run",
+    "dream.runner",
     "dream.health",
     "dream.evaluation",
     "dream.multistore",

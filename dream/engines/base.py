@@ -16,6 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from dream.errors import DreamError
 from dream.records import ConsolidationReport, Fact, PendingSession, SummaryDraft
@@ -49,10 +50,18 @@ class EngineContext:
 
 
 class Engine(ABC):
-    """One way of thinking about sessions. ``name`` goes into the Dream-Engine trailer."""
+    """One way of thinking about sessions. ``name`` goes into the Dream-Engine trailer.
+
+    ``acts_on_skill``: the engine takes the dream skill as its instructions (a model's
+    system prompt, an external agent's brief), so a run refuses a skill the store has not
+    approved (``dream.skills.check_skill``). An engine that does not read it (the
+    embedded one) says False and runs without an approval; an engine that does not say
+    is held to the approval.
+    """
 
     name: str = "engine"
     version: str = "0"
+    acts_on_skill: bool = True
 
     @abstractmethod
     def summarize(self, session: Transcript) -> SummaryDraft:
@@ -71,3 +80,8 @@ class Engine(ABC):
     @property
     def label(self) -> str:
         return f"{self.name}/{self.version}"
+
+    def configuration(self) -> dict[str, Any]:
+        """The settings that change what the engine writes (a model, its temperature; never
+        a secret): receipts pin their hash in ``sourceVersion``."""
+        return {}

@@ -105,6 +105,11 @@ class CommandEngine(Engine):
     def __init__(self, settings: CommandSettings | None = None) -> None:
         self.settings = settings if settings is not None else CommandSettings.from_env()
 
+    def configuration(self) -> dict[str, Any]:
+        # the variables' names only: their values may be keys
+        env = sorted(self.settings.env)
+        return {"cmd": self.settings.cmd, "timeout": self.settings.timeout, "env": env}
+
     def summarize(self, session: Transcript) -> SummaryDraft:
         raise DreamError("the command engine writes the staged tree itself; use consolidate")
 

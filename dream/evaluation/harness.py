@@ -194,7 +194,7 @@ def default_dream(engine: str = "embedded") -> DreamFn:
     store as Dream left it.
     """
     try:
-        module = importlib.import_module("dream.run")
+        module = importlib.import_module("dream.runner")
         engines = importlib.import_module("dream.engines")
         run_dream, load_engine, options = module.run_dream, engines.load_engine, module.RunOptions
     except (ImportError, AttributeError) as exc:

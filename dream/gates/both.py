@@ -1,6 +1,6 @@
 """Both gates on a staged tree: validation, then verification, of what changed.
 
-Shared by a run (``dream.run``), a rebase onto a moved ``main`` and ``dream apply``.
+Shared by a run (``dream.runner``), a rebase onto a moved ``main`` and ``dream apply``.
 """
 
 from __future__ import annotations

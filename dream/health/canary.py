@@ -35,7 +35,7 @@ from dream.health.lineage import CHAINS, PRECEDENCE, LineageVerdict
 from dream.health.verdicts import EXIT_CODES, check_health
 from dream.landing.staging import run_git
 from dream.phases.orient import target_branch
-from dream.run import RunOptions, run_dream
+from dream.runner import RunOptions, run_dream
 from memoryfs.ingest import ingest
 from memoryfs.pages.transcript import Transcript, Turn, render_transcript
 from memoryfs.read.materialize import materialize

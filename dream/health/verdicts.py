@@ -10,8 +10,11 @@ Two memory-type checks sit beside the verdicts:
 
 - ``outcomeless_episode``: a session summary that records no outcome. A warning:
   "none recorded" is honest, so it never changes the exit code.
-- ``unsafe_procedure``: the active dream skill differs from the approved one
-  (or none was approved). It blocks a green exit.
+- ``unsafe_procedure``: the active dream skill differs from the one the store
+  approved, or, where none was approved, a run acted on a skill anyway (its receipts'
+  ``sourceVersion`` names one: an engine that acts on a skill, run with
+  ``--allow-unapproved``). It blocks a green exit. A store that never approved a skill
+  and whose runs acted on none (the embedded engine) has nothing unsafe to report.
 
 Exit codes (``HealthReport.exit_code``): 0 healthy; 3 waiting; 4 uncertain;
 5 promotion_missing; 6 generation_unverified; 7 stale_retrieval;
@@ -37,13 +40,14 @@ from dream.health.lineage import (
     classify_lineage,
 )
 from dream.health.store_facts import gather_store_facts
+from dream.skills import NO_SKILL
 from memoryfs.receipts.log import (
     ReceiptLog,
     local_receipt_dir,
     sandbox_receipt_dir,
     store_receipt_dir,
 )
-from memoryfs.receipts.records import Receipt, format_utc, utc_now
+from memoryfs.receipts.records import Receipt, format_utc, source_parts, utc_now
 from memoryfs.store.store import Store
 
 __all__ = [
@@ -161,15 +165,18 @@ def classify(
     """One verdict per lineage and overall. Pure: reads nothing but its arguments."""
     now = utc_now() if now is None else now
     by_item: dict[str, list[Receipt]] = {}
+    sources: set[str] = set()
     for r in receipts:
         by_item.setdefault(r.item, []).append(r)
+        sources.add(r.source_version)
     items = set(by_item) | set(facts.versions) | set(facts.transcripts)
     items |= {c.item for c in facts.citations_at_risk}
     lineages = tuple(
         classify_lineage(i, by_item.get(i, []), facts, now, max_age, due_after)
         for i in sorted(items)
     )
-    checks = _checks(facts)
+    acted = {source_parts(s).get("skill", NO_SKILL) for s in sources} - {NO_SKILL}
+    checks = _checks(facts, acted)
     overall, layer, item, reason = "healthy", "", "", "every lineage healthy"
     deciding = sorted(lineages, key=lambda lv: PRECEDENCE.index(lv.verdict))
     if deciding and deciding[0].verdict != "healthy":
@@ -198,20 +205,19 @@ def classify(
     )
 
 
-def _checks(facts: StoreFacts) -> tuple[Check, ...]:
+def _checks(facts: StoreFacts, acted: set[str]) -> tuple[Check, ...]:
+    """``acted``: the skills (content hashes) the store's runs acted on, by their receipts."""
     out = [
         Check("outcomeless_episode", i, "session summary records no outcome")
         for i in sorted(facts.outcomeless)
     ]
-    active, approved = facts.active_skill or "none", facts.approved_skill
-    if active != (approved or "none"):
-        out.append(
-            Check(
-                "unsafe_procedure",
-                "",
-                f"active dream skill {active} differs from the approved {approved or 'none'}",
-            )
-        )
+    active, approved = facts.active_skill or NO_SKILL, facts.approved_skill
+    if approved and active != approved:
+        detail = f"active dream skill {active} differs from the approved {approved}"
+        out.append(Check("unsafe_procedure", "", detail))
+    elif not approved and acted:
+        detail = f"runs acted on dream skill {', '.join(sorted(acted))}, never approved"
+        out.append(Check("unsafe_procedure", "", detail))
     return tuple(out)
 
 

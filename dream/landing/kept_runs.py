@@ -35,7 +35,7 @@ from dream.landing.staging import (
 )
 from dream.landing.sync import describe
 from dream.phases.orient import orient, target_branch
-from dream.run import (
+from dream.runner import (
     RunResult,
     land,
     now_utc,
@@ -128,6 +128,7 @@ def _apply(
         target=target,
         engine=str(old.get("engine", "")),
         skill=str(old.get("skill", "")),
+        source_version=str(old.get("source_version", "")),
         started=started,
     )
     if not changes:

@@ -1,7 +1,7 @@
 """Leaving out what the gates reject, so one bad claim never costs the night.
 
 When the gates report problems on a staged tree, a run leaves those parts out of the
-tree and commits the rest (``dream.run``). What goes, by problem:
+tree and commits the rest (``dream.runner``). What goes, by problem:
 
 - a verification problem on a claim the run wrote (a line the base did not hold, with
   a text no claim of the base has, outside ``## Profile``, whose lines mix committed
@@ -40,7 +40,7 @@ what was left out as the engine wrote it: ``dream review`` shows just that, and 
 apply`` lands it once a human fixed it.
 
 Boundary: edits the staged worktree, says what it left out and puts it back after a
-landing; the run's commit, its receipts and moving ``main`` are ``dream.run``'s and
+landing; the run's commit, its receipts and moving ``main`` are ``dream.runner``'s and
 ``dream.landing.sync``'s.
 """
 

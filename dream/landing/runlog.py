@@ -18,6 +18,7 @@ hash, never its text.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import itertools
 import json
@@ -25,7 +26,7 @@ import re
 import secrets
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memoryfs.receipts.log import ReceiptLog, store_receipt_dir
 from memoryfs.receipts.records import (
@@ -37,7 +38,12 @@ from memoryfs.receipts.records import (
     source_version,
 )
 from memoryfs.store.atomic import atomic_write_chunks
+from memoryfs.store.config import Budgets
 from memoryfs.store.store import Store
+
+if TYPE_CHECKING:
+    from dream.engines.base import Engine
+    from dream.gates.judge import Judge
 
 __all__ = [
     "new_run_id",
@@ -46,6 +52,7 @@ __all__ = [
     "read_record",
     "recent_records",
     "write_receipts",
+    "run_config",
     "run_source",
 ]
 
@@ -146,9 +153,35 @@ def write_receipts(
     return ReceiptLog(store_receipt_dir(root)).append(receipts())
 
 
-def run_source(skill: str, engine: str) -> str:
-    """The ``sourceVersion`` of a run (an engine label receipts cannot carry is left out)."""
-    try:
-        return source_version(skill=skill, engine=engine)
-    except ReceiptError:
-        return source_version(skill=skill)
+def run_config(
+    engine: Engine, budgets: Budgets, judge: Judge | None, full_validation: bool
+) -> dict[str, Any]:
+    """What a run's output depends on besides the code, the skill and the sessions: the
+    engine and its settings, the store's budgets, the model judge (which claims land) and
+    how much the validation gate reads. Stop conditions (max sessions, deadline) decide
+    how much a run does, not how, and are left out."""
+    return {
+        "engine": engine.label,
+        "engineSettings": engine.configuration(),
+        "budgets": dataclasses.asdict(budgets),
+        "judge": None
+        if judge is None
+        else {
+            "model": judge.settings.model,
+            "baseUrl": judge.settings.base_url,
+            "batch": judge.batch,
+        },
+        "fullValidation": full_validation,
+    }
+
+
+def run_source(skill: str, engine: str, config: Mapping[str, Any] | None = None) -> str:
+    """The ``sourceVersion`` of a run. An engine label receipts cannot carry (a model's name
+    after ``llm/1:``) is cut to its ``name/version``, or left out; ``config`` (``run_config``)
+    still tells such runs apart."""
+    for label in (engine, engine.split(":", 1)[0], "none"):
+        try:
+            return source_version(skill=skill, engine=label, config=config)
+        except ReceiptError:
+            continue
+    return source_version(skill=skill, config=config)

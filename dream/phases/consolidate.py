@@ -3,7 +3,7 @@
 Job: build the run's ``Workset`` on the staged tree and run the phase modules in pipeline
 order, each handing the next what it made: summarize returns the sessions and their facts
 (``Summarized``), attach the subjects and filings (``Attached``), and wiki files them. The
-result is a ``ConsolidationReport`` of what changed; staging, gates and sync (``dream.run``)
+result is a ``ConsolidationReport`` of what changed; staging, gates and sync (``dream.runner``)
 decide what happens to it. The run hands this function to the engine as ``ctx.phases``, so
 engines never import a phase. Deterministic: the same staged tree and pending list give the
 same bytes (no clock, no randomness; dates come from the sessions).

@@ -20,6 +20,7 @@ changed are found by comparing with HEAD.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as _dt
 import json
 import os
@@ -290,7 +291,9 @@ def _receipts(store: Store, plan: _Plan) -> list[str]:
     if not versions and not store_receipt_dir(store.root).is_dir():
         return []
     run_id = f"forget-{secrets.token_hex(4)}"
-    return record_ingested(store.root, store.config.user, store.config.assistant, versions, run_id)
+    cfg = store.config
+    config = {"budgets": dataclasses.asdict(cfg.budgets)}
+    return record_ingested(store.root, cfg.user, cfg.assistant, versions, run_id, config)
 
 
 def _committable(store: Store, paths: set[str]) -> list[str]:

@@ -10,6 +10,7 @@ content) committed with the transcripts.
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -189,7 +190,8 @@ def _receipts(store: Store, changes: list[SessionChange]) -> list[str]:
         return []  # nothing to record, nothing a killed ingest left to commit
     cfg = store.config
     run_id = f"ingest-{secrets.token_hex(4)}"
-    return record_ingested(store.root, cfg.user, cfg.assistant, versions, run_id)
+    config = {"budgets": dataclasses.asdict(cfg.budgets)}
+    return record_ingested(store.root, cfg.user, cfg.assistant, versions, run_id, config)
 
 
 def _uncommitted_transcripts(store: Store) -> dict[str, SessionChange]:

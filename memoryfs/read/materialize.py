@@ -259,7 +259,9 @@ def _sync(
         _remove(root, path)
     _write_manifest(root, store, commit, budget, entries, [])
     copied = list(writes)
-    record_reads(store, sandbox_receipt_dir(root), "materialized", versions)
+    record_reads(
+        store, sandbox_receipt_dir(root), "materialized", versions, {"budgetBytes": budget}
+    )
     return MaterializeResult(
         sandbox=str(root),
         commit=commit,

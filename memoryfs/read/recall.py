@@ -170,7 +170,8 @@ def recall(
         add_files(store, into, list(files), reason="recall")
     sandbox = Path(into).expanduser().resolve() if into is not None else None
     log = sandbox_receipt_dir(sandbox) if sandbox is not None else local_receipt_dir(store.root)
-    record_reads(store, log, "recalled", {p: served[p] for p in files if p in served})
+    config = {"budgetTokens": budget_tokens, "layers": list(layers)}
+    record_reads(store, log, "recalled", {p: served[p] for p in files if p in served}, config)
     return RecallResult(
         question=question,
         items=tuple(items),

@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from memoryfs.receipts.records import (
     UNION_MERGE,
@@ -244,14 +244,20 @@ def ensure_union_merge(root: Path) -> bool:
 
 
 def record_ingested(
-    root: Path, user: str, assistant: str, versions: Mapping[str, str], run_id: str
+    root: Path,
+    user: str,
+    assistant: str,
+    versions: Mapping[str, str],
+    run_id: str,
+    config: Mapping[str, Any] | None = None,
 ) -> list[str]:
     """Append an ``ingested`` receipt per session (id -> transcript content hash) to the
     store's log at ``root``; returns the paths (relative to ``root``) to commit with them.
+    ``config``: the effective configuration its ``sourceVersion`` pins (``config_hash``).
 
     The folder is returned whole, so lines a killed writer appended are committed too.
     """
-    at, source = format_utc(), source_version()
+    at, source = format_utc(), source_version(config=config)
     scope = scope_ids(user, assistant)
     ReceiptLog(store_receipt_dir(root)).append(
         Receipt(run_id, *scope, session_item(sid), "ingested", version, source, "committed", at)

@@ -24,9 +24,11 @@ receipt could not be written: the gap shows in health as missing evidence.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import secrets
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from memoryfs.errors import MemoryFSError
 from memoryfs.receipts.log import ReceiptLog, local_receipt_dir, sandbox_receipt_dir
@@ -46,11 +48,18 @@ def is_page(rel: str) -> bool:
 
 
 def _receipts(
-    store: Store, tier: str, versions: Mapping[str, str], depends: bool, outcome: str = ""
+    store: Store,
+    tier: str,
+    versions: Mapping[str, str],
+    depends: bool,
+    outcome: str = "",
+    config: Mapping[str, Any] | None = None,
 ) -> list[Receipt]:
     run_id = f"{_RUN_PREFIX[tier]}-{secrets.token_hex(4)}"
     scope = scope_ids(store.config.user, store.config.assistant)
-    at, source = format_utc(), source_version()
+    # what the read ran with: the store's budgets and the call's own (a recall's tokens)
+    effective = {"budgets": dataclasses.asdict(store.config.budgets), **(config or {})}
+    at, source = format_utc(), source_version(config=effective)
     return [
         Receipt(
             run_id, *scope, page_item(rel), tier, version, source,
@@ -62,13 +71,21 @@ def _receipts(
     ]  # fmt: skip
 
 
-def record_reads(store: Store, folder: Path, tier: str, versions: Mapping[str, str]) -> int:
+def record_reads(
+    store: Store,
+    folder: Path,
+    tier: str,
+    versions: Mapping[str, str],
+    config: Mapping[str, Any] | None = None,
+) -> int:
     """Append a ``tier`` receipt (``materialized`` or ``recalled``) per page of ``versions``
     (path relative to ``memory/`` -> content hash) to ``folder``; the number written.
+    ``config``: the read's own settings (its budget), pinned with the store's budgets
+    in the receipts' ``sourceVersion``.
 
     Never raises on I/O: the read already happened.
     """
-    receipts = _receipts(store, tier, versions, depends=False)
+    receipts = _receipts(store, tier, versions, depends=False, config=config)
     with contextlib.suppress(OSError, MemoryFSError):
         ReceiptLog(folder).append(receipts)
         return len(receipts)

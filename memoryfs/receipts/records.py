@@ -11,7 +11,12 @@ that on every receipt built, read or appended, so text can never slip in:
 - ``runId`` is a slug whose alphabetic runs of 4+ letters are hex or words of
   ``ID_WORDS`` (so a session slug like ``2026-01-12-lisbon-prep`` is refused);
 - ``sourceVersion`` is ``memoryfs=<pkg>;skill=<hash|none>;engine=<name/ver|none>``
-  made by ``source_version``;
+  and, on receipts written since it was added, ``;config=<12 hex>``, made by
+  ``source_version``: ``<pkg>`` is the version with the commit it was built from when
+  known (``0.1.0+1320913abcde``, ``.dirty`` for uncommitted changes: ``memoryfs.version``),
+  ``config`` a hash of the effective configuration (``config_hash``: for a Dream run the
+  engine and its settings, the store's budgets and the model judge), so two differently
+  configured runs of one build stay apart;
 - ``version`` / ``dependsOnVersion`` are hex (a content hash or a commit);
 - ``outcomeReceipt`` is ``file:<hex>``, ``commit:<hex>`` or ``test:pass|fail``;
 - ``reason`` (optional) is the stable code of the gate finding that made a step
@@ -45,8 +50,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from memoryfs import __version__
 from memoryfs.errors import MemoryFSError
+from memoryfs.version import version_info
 
 __all__ = [
     "ID_WORDS",
@@ -59,6 +64,7 @@ __all__ = [
     "UNION_MERGE",
     "Receipt",
     "ReceiptError",
+    "config_hash",
     "format_utc",
     "guard_content_free",
     "opaque_item",
@@ -67,6 +73,7 @@ __all__ = [
     "scope_id",
     "scope_ids",
     "session_item",
+    "source_parts",
     "source_version",
     "utc_now",
 ]
@@ -85,7 +92,7 @@ ID_WORDS = frozenset(
         "dream", "canary", "ingest", "forget", "recall", "materialize", "manual", "test", "fixture",
         "local", "none", "memoryfs", "skill", "engine", "embedded", "extractive", "default",
         "openai", "agent", "external", "endpoint", "command", "chat", "model", "stub", "fake",
-        "mock", "noop",
+        "mock", "noop", "config", "dirty",
     }
 )  # fmt: skip
 _KEYS = (  # JSON names, in the order of Receipt's fields
@@ -107,8 +114,11 @@ _HEX_RE = re.compile(r"^[0-9a-f]{7,64}$")
 _TIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
 _ENGINE = r"(none|[a-z][a-z0-9_-]{0,31}/[0-9A-Za-z][0-9A-Za-z.+-]{0,31})"
 _SOURCE_RE = re.compile(
-    r"^memoryfs=[0-9][0-9A-Za-z.+!-]{0,31};skill=(none|[0-9a-f]{8,64});engine=" + _ENGINE + "$"
+    r"^memoryfs=[0-9][0-9A-Za-z.+!-]{0,31};skill=(none|[0-9a-f]{8,64});engine="
+    + _ENGINE
+    + r"(;config=[0-9a-f]{8,64})?$"
 )
+_CONFIG_HASH_LEN = 12
 _OUTCOME_RE = re.compile(r"^((file|commit):[0-9a-f]{7,64}|test:(pass|fail))$")
 _REASON_RE = re.compile(
     r"^[A-Z]{2}[0-9]{3}$"
@@ -287,15 +297,39 @@ def page_item(path: str, key: bytes = b"") -> str:
     return opaque_item("page", path.lstrip("/"), key)
 
 
-def source_version(skill: str = "none", engine: str = "none", package: str = __version__) -> str:
-    """The implementation version: package version, skill content hash, engine label."""
+def source_version(
+    skill: str = "none",
+    engine: str = "none",
+    package: str | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> str:
+    """The implementation version: package version (``None``: this build's, with its
+    commit), skill content hash, engine label and, given ``config``, its ``config_hash``."""
+    package = version_info().pinned if package is None else package
     value = f"memoryfs={package};skill={skill or 'none'};engine={engine or 'none'}"
+    if config is not None:
+        value += f";config={config_hash(config)}"
     if not (_SOURCE_RE.match(value) and _words_ok(value)):
         raise ReceiptError(
             f"source version {value!r} is malformed (skill: hex or 'none'; engine: "
             "'name/version' with a name from memoryfs.receipts.records.ID_WORDS, or 'none')"
         )
     return value
+
+
+def config_hash(config: Mapping[str, Any]) -> str:
+    """12 hex digits naming a configuration: the hash of its canonical JSON (keys sorted),
+    so equal settings give equal hashes in any order and nothing of them is readable."""
+    text = json.dumps(config, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(b"memoryfs-config\0" + text.encode()).hexdigest()[:_CONFIG_HASH_LEN]
+
+
+def source_parts(value: str) -> dict[str, str]:
+    """``{"memoryfs": ..., "skill": ..., "engine": ..., "config": ...}`` of a source version
+    (the keys it has); empty for "" or a malformed value."""
+    if not value or not _SOURCE_RE.match(value):
+        return {}
+    return dict(part.split("=", 1) for part in value.split(";"))
 
 
 def utc_now() -> dt.datetime:

@@ -71,7 +71,7 @@ def test_memoryfs_search_imports_the_search_only(tmp_store: Store) -> None:
 def test_dream_help_imports_no_engine_gate_or_evaluation() -> None:
     names = _imported("dream", "--help")
     assert _under(names, "dream.engines", "dream.gates", "dream.evaluation") == []
-    assert _under(names, "dream.run", "dream.phases", "dream.health", "git") == []
+    assert _under(names, "dream.runner", "dream.phases", "dream.health", "git") == []
 
 
 @pytest.mark.parametrize("argv", [["dream", "eval", "--help"], ["dream", "health", "--help"]])

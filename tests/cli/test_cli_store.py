@@ -7,12 +7,12 @@ from pathlib import Path
 
 import git
 import pytest
-from paths import ROOT
+from paths import SAMPLE_MEMORY
 from typer.testing import CliRunner
 
 from cli.memoryfs_app import app
 
-SAMPLE = sorted((ROOT / "sample_memory" / "transcripts").glob("*.md"))
+SAMPLE = sorted((SAMPLE_MEMORY / "transcripts").glob("*.md"))
 
 
 @pytest.fixture

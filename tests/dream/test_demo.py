@@ -1,4 +1,4 @@
-"""The Quickstart's main job: `dream demo` builds a valid store from sample_memory/."""
+"""The Quickstart's main job: `dream demo` builds a valid store from the packaged sample memory."""
 
 from __future__ import annotations
 

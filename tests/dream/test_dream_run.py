@@ -24,7 +24,7 @@ from dream.landing.kept_runs import apply_run, discard_run, dream_status, review
 from dream.landing.staging import Stage, kept_runs
 from dream.phases.orient import CACHE_NAME, find_pending, orient
 from dream.records import ConsolidationReport
-from dream.run import RunOptions, run_dream
+from dream.runner import RunOptions, run_dream
 from dream.skills import approve
 from memoryfs.ingest import ingest
 from memoryfs.pages.transcript import Transcript
@@ -731,14 +731,14 @@ def test_the_gates_parse_each_staged_page_once(
     """Validation's plan, its checks, the keys it learns and verification share one parse
     of each changed page (the page memo, ``memoryfs.pages.page``); a page that does not
     parse is reported all the same."""
-    import dream.run
+    import dream.runner
     import memoryfs.pages.page as page_mod
 
     pages = {"knowledge/people/ana.md": ANA, "knowledge/people/ben.md": BEN}
     add_sessions(store, tmp_path / "in", [S1])
     assert run_dream(store, ScriptedEngine(page=_writes(pages))).status == "committed"
     calls: dict[tuple[str, str], int] = {}
-    parse, gates = page_mod._parse_page, dream.run.run_gates
+    parse, gates = page_mod._parse_page, dream.runner.run_gates
     gating = False
 
     def counting(text: str, path: str) -> object:
@@ -756,7 +756,7 @@ def test_the_gates_parse_each_staged_page_once(
             gating = False
 
     monkeypatch.setattr(page_mod, "_parse_page", counting)
-    monkeypatch.setattr(dream.run, "run_gates", run_gates)
+    monkeypatch.setattr(dream.runner, "run_gates", run_gates)
     add_sessions(store, tmp_path / "in2", [S2])
     changed = {"knowledge/people/ben.md": BEN.replace("See also:", "Related:")}
     assert run_dream(store, ScriptedEngine(page=_writes(changed))).status == "committed"

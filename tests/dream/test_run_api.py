@@ -9,24 +9,24 @@ from pathlib import Path
 import pytest
 from examples import run_examples
 
-import dream.run
+import dream.runner
 from dream.errors import DreamError
 from memoryfs.store.store import init_store
 
 
 def test_the_run_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert run_examples(dream.run, tmp_path, monkeypatch) >= 5
+    assert run_examples(dream.runner, tmp_path, monkeypatch) >= 5
 
 
 def test_dream_run_is_callable_in_a_fresh_process_either_way_it_is_imported() -> None:
     code = (
         "import sys, dream\n"
-        "light = 'dream.run' not in sys.modules\n"
-        "print(light, callable(dream.run), dream.run.run_dream.__name__)\n"
+        "light = 'dream.runner' not in sys.modules\n"
+        "print(light, callable(dream.runner), dream.runner.run_dream.__name__)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["True", "True", "run_dream"]
-    code = "from dream.run import RunOptions\nimport dream\nprint(callable(dream.run))\n"
+    code = "from dream.runner import RunOptions\nimport dream\nprint(callable(dream.runner))\n"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "True"
 

@@ -16,7 +16,7 @@ from dream_fixtures import add_sessions
 from paths import SUPPORT
 
 from dream.errors import DreamError
-from dream.run import RunResult
+from dream.runner import RunResult
 from dream.skills import approve
 from dream.watch import Watcher, parse_quiet_period
 from memoryfs.store.store import Store, init_store

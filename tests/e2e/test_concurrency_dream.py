@@ -37,7 +37,7 @@ from paths import SAMPLE
 from cli.dream_app import app as dream_app
 from dream.engines import load_engine
 from dream.phases.orient import find_pending
-from dream.run import run_dream
+from dream.runner import run_dream
 from dream.skills import approve
 from memoryfs.ingest import ingest
 from memoryfs.pages.transcript import Turn, parse_transcript, render_transcript

@@ -43,7 +43,7 @@ from cli.dream_app import app as dream_app
 from dream.engines import load_engine
 from dream.errors import DreamError
 from dream.landing.staging import kept_runs
-from dream.run import RunOptions, run_dream
+from dream.runner import RunOptions, run_dream
 from dream.skills import approve
 from memoryfs.ingest import ingest
 from memoryfs.pages.transcript import Turn, parse_transcript, render_transcript

@@ -33,7 +33,7 @@ from killpoints import KillPoint, copy_store, in_two_processes, kill_when
 from paths import SAMPLE
 
 from dream.engines import load_engine
-from dream.run import run_dream
+from dream.runner import run_dream
 from dream.skills import approve
 from memoryfs.ingest import ingest
 from memoryfs.read.materialize import MANIFEST, blob_hash, materialize

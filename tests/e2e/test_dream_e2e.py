@@ -13,7 +13,7 @@ from cli.dream_app import app as dream_app
 from cli.memoryfs_app import app as memoryfs_app
 from dream.engines import load_engine
 from dream.phases.orient import find_pending
-from dream.run import RunOptions, run_dream
+from dream.runner import RunOptions, run_dream
 from memoryfs.ingest import ingest
 from memoryfs.pages.transcript import Turn, parse_transcript, render_transcript
 from memoryfs.store.store import Store, init_store

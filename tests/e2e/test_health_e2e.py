@@ -19,7 +19,7 @@ from dream.engines import load_engine
 from dream.health.lineage import CHAINS
 from dream.health.verdicts import check_health
 from dream.phases.recheck import UNSUPPORTED
-from dream.run import RunOptions, run_dream
+from dream.runner import RunOptions, run_dream
 from dream.skills import approve
 from memoryfs.ingest import ingest
 from memoryfs.pages.page import parse_page
@@ -131,18 +131,21 @@ def test_canary_is_healthy_and_leaves_the_store_as_it_was(dreamed: Store) -> Non
     assert data["session"] not in git(dreamed.root, "log", "--all", "--format=%B")
 
 
-def test_canary_refuses_a_changed_skill(
+def test_canary_refuses_a_changed_skill_to_an_engine_that_acts_on_it(
     dreamed: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     other = tmp_path / "skill.md"
     other.write_text("# a changed dream skill\n")
     monkeypatch.setenv("DREAM_SKILL", str(other))
-    r = CliRunner().invoke(dream_app, ["canary", "--store", str(dreamed.root)])
+    canary = ["canary", "--store", str(dreamed.root)]
+    acting = ["--engine", "dream_fixtures:ScriptedEngine"]  # follows the skill, as llm does
+    r = CliRunner().invoke(dream_app, [*canary, *acting])
     assert r.exit_code == 1 and "changed since it was approved" in r.stderr
-    ok = CliRunner().invoke(
-        dream_app, ["canary", "--store", str(dreamed.root), "--allow-unapproved"]
-    )
+    ok = CliRunner().invoke(dream_app, [*canary, *acting, "--allow-unapproved"])
     assert ok.exit_code == 0, ok.output
+    # the embedded engine reads no skill: the changed one does not stop it
+    embedded = CliRunner().invoke(dream_app, canary)
+    assert embedded.exit_code == 0, embedded.output
 
 
 # -- forced faults ------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 ``consolidate`` runs the embedded engine on the pending sessions of a committed store,
 using the store's own tree as the staged tree (no worktree, no gates: those are
-``dream.run``'s and have their own tests), then commits the result so the next call
+``dream.runner``'s and have their own tests), then commits the result so the next call
 sees it as the base.
 """
 

@@ -9,6 +9,6 @@ ROOT = Path(__file__).resolve().parents[2]  # tests/support/paths.py -> the repo
 TESTS = ROOT / "tests"
 SUPPORT = TESTS / "support"  # the shared helpers, importable by name (pyproject's pythonpath)
 FIXTURES = TESTS / "fixtures"  # golden inputs and trees
-SAMPLE_MEMORY = ROOT / "sample_memory"
+SAMPLE_MEMORY = ROOT / "dream" / "data" / "sample_memory"  # shipped in the wheel
 SAMPLE = SAMPLE_MEMORY / "transcripts"
 LOCOMO = ROOT.parent / "shared" / "data" / "locomo"  # the shared LoCoMo data, beside the checkout

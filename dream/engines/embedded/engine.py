@@ -21,6 +21,7 @@ __all__ = ["EmbeddedEngine"]
 class EmbeddedEngine(Engine):
     name = "embedded"
     version = "1"
+    acts_on_skill = False  # rules in code, no instructions read: no approval to ask for
 
     def summarize(self, session: Transcript) -> SummaryDraft:
         return summarize_session(session)

@@ -33,6 +33,7 @@ import datetime as dt
 import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from dream.engines.base import Engine, EngineContext
 from dream.engines.llm.client import ChatClient, Completion, EndpointError, LLMSettings
@@ -86,6 +87,17 @@ class LLMEngine(Engine):
     def label(self) -> str:
         model = self.settings.model
         return f"{self.name}/{self.version}:{model}" if model else super().label
+
+    def configuration(self) -> dict[str, Any]:
+        s = self.settings
+        return {
+            "model": s.model,
+            "baseUrl": s.base_url,
+            "temperature": s.temperature,
+            "jsonMode": s.json_mode,
+            "jsonRetries": s.json_retries,
+            "maxTokens": s.max_tokens,
+        }
 
     # -- the shared phases call these, per session, after ``consolidate`` verified them
 

@@ -23,7 +23,7 @@ from dream.engines.command import CommandEngine, CommandSettings
 from dream.errors import DreamError
 from dream.landing.staging import STAGE_INDEX_CACHE, kept_runs
 from dream.phases.orient import find_pending
-from dream.run import run_dream
+from dream.runner import run_dream
 from dream.skills import active_skill_path
 from memoryfs.store.store import Store
 from memoryfs.validate.rules import validate_store

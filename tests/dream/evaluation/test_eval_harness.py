@@ -410,7 +410,7 @@ def test_cli_missing_or_bad_file(tmp_path: Path) -> None:
 def test_real_pipeline_on_a_shared_conversation(tmp_path: Path) -> None:
     """import -> dream run -> recall on conv-30, every arm; structure only, no quality targets."""
     pytest.importorskip("memoryfs.read.recall")
-    pytest.importorskip("dream.run")
+    pytest.importorskip("dream.runner")
     pytest.importorskip("dream.engines.embedded.engine")
     path = LOCOMO / "conv-30.json"
     if not path.is_file():

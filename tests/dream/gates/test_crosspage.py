@@ -21,7 +21,7 @@ from dream.gates import crosspage
 from dream.gates.slots import opening_name, slot_of
 from dream.gates.verification import verify_stage
 from dream.landing.staging import Change
-from dream.run import RunOptions, run_dream
+from dream.runner import RunOptions, run_dream
 from dream.skills import approve
 from dream.wiki.subject_page import Retired, WikiPage
 from dream.wiki.subjects import Subject

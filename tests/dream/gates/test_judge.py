@@ -39,7 +39,7 @@ from dream.gates.judge import (
 )
 from dream.gates.verification import verify_stage
 from dream.landing.staging import Change
-from dream.run import run_dream
+from dream.runner import run_dream
 from dream.skills import approve
 from memoryfs.errors import MemoryFSError
 from memoryfs.store.config import VerifySettings, load_config

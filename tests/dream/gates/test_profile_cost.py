@@ -18,7 +18,7 @@ from gate_fixtures import JOB, JOB_TURNS, PATH, one_session_store, write_job_pag
 from dream.engines import load_engine
 from dream.gates.verification import verify_stage
 from dream.landing.staging import Change
-from dream.run import RunOptions, run_dream
+from dream.runner import RunOptions, run_dream
 from dream.wiki.cited_names import CitedNames
 from memoryfs.pages.transcript import Transcript, Turn, render_transcript
 from memoryfs.store.store import Store

@@ -15,7 +15,7 @@ from dream_fixtures import add_sessions
 from dream.engines.command import CommandEngine, CommandSettings
 from dream.gates.frontmatter import claims_support, frontmatter_problems
 from dream.landing.staging import kept_runs
-from dream.run import run_dream
+from dream.runner import run_dream
 from dream.skills import approve
 from memoryfs.pages.claims import extract_claims
 from memoryfs.pages.factlines import uncited_lines

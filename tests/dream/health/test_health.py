@@ -9,6 +9,7 @@ from pathlib import Path
 import paths
 import pytest
 import typer
+from dream_fixtures import ScriptedEngine
 from typer.testing import CliRunner
 
 import dream.health.lineage
@@ -18,7 +19,7 @@ from dream.errors import DreamError
 from dream.health.lineage import PRECEDENCE, StoreFacts
 from dream.health.store_facts import gather_store_facts, summary_outcome
 from dream.health.verdicts import EXIT_CODES, check_health, classify, parse_age
-from dream.run import run_dream
+from dream.runner import RunOptions, run_dream
 from dream.skills import SKILL_ENV, approve
 from memoryfs.ingest import ingest
 from memoryfs.pages.page import parse_page
@@ -227,7 +228,7 @@ def test_a_store_without_receipts_is_never_healthy(tmp_store: Store) -> None:
 def _full_lineage(store: Store, now: dt.datetime) -> None:
     sid = "2026-01-05-a"
     version = _transcript(store, sid, ["We chose Polars."])
-    approve(store, by="tester")  # the repo's skills/dream/SKILL.md
+    approve(store, by="tester")  # the packaged skills/dream/SKILL.md
     store.commit("fixture")
     sv = source_version("3f9a2c1e5b7d9e01", "embedded/1")
     at = format_utc(now - dt.timedelta(hours=1))
@@ -332,3 +333,27 @@ def test_a_dreamed_session_with_no_outcome_is_an_outcomeless_episode_not_a_faile
     assert f"check outcomeless_episode  {session_item(chatted)}: " in human.stdout
     assert lines[-1].startswith("overall: healthy")
     assert chatted not in human.stdout  # the check names the opaque item, not the session
+
+
+def test_a_skill_never_approved_is_unsafe_only_once_a_run_acted_on_it(
+    tmp_store: Store, tmp_path: Path
+) -> None:
+    """The embedded engine needs no approval, so a store that never approved the skill and
+    only ran it is healthy; a run of an engine that follows the skill, let through with
+    ``allow_unapproved``, makes it ``unsafe_procedure`` (its receipts name the skill)."""
+    said = ("2026-01-05-stack", "We decided to go with Polars.", "Good, Polars it is.")
+    ingest(tmp_store, [_chat(tmp_path, *said)])
+    assert run_dream(tmp_store, load_engine()).status == "committed"
+    report = check_health(tmp_store)
+    assert "unsafe_procedure" not in {c.kind for c in report.checks}
+    assert report.exit_code == 0, report.to_json()
+
+    acting = ScriptedEngine()  # follows the skill (Engine.acts_on_skill), as llm does
+    ingest(tmp_store, [_chat(tmp_path, "2026-01-06-tea", "I drink green tea.", "Noted.")])
+    assert run_dream(tmp_store, acting, RunOptions(allow_unapproved=True)).status == "committed"
+    report = check_health(tmp_store)
+    (check,) = [c for c in report.checks if c.kind == "unsafe_procedure"]
+    assert "never approved" in check.detail and report.exit_code == 10
+    # approving the skill it acted on settles it
+    approve(tmp_store, by="tester")
+    assert "unsafe_procedure" not in {c.kind for c in check_health(tmp_store).checks}

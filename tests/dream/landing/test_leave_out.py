@@ -36,7 +36,7 @@ from dream.landing.runlog import read_record
 from dream.landing.staging import Stage, kept_runs
 from dream.landing.sync import ChangeSummary, commit_message
 from dream.phases.orient import orient
-from dream.run import RunOptions, run_dream
+from dream.runner import RunOptions, run_dream
 from dream.skills import approve
 from memoryfs.pages.transcript import Transcript
 from memoryfs.receipts.records import opaque_item, page_item

@@ -14,7 +14,7 @@ from dream_fixtures import ScriptedEngine, add_sessions, git_out
 from dream.engines.base import EngineContext
 from dream.landing.staging import STAGE_INDEX_CACHE, Stage
 from dream.records import ConsolidationReport
-from dream.run import RunOptions, run_dream
+from dream.runner import RunOptions, run_dream
 from memoryfs.index import facts_cache
 from memoryfs.index.index_md import write_indexes
 from memoryfs.store.store import Store, init_store

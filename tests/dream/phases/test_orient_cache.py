@@ -17,7 +17,7 @@ from dream.errors import DreamError
 from dream.landing.staging import Stage
 from dream.phases import orient as orient_module
 from dream.phases.orient import CACHE_NAME, find_pending
-from dream.run import RunOptions, run_dream
+from dream.runner import RunOptions, run_dream
 from dream.skills import approve
 from memoryfs.pages.page import parse_page
 from memoryfs.pages.transcript import parse_transcript

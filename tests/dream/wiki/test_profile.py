@@ -13,7 +13,7 @@ from read_fixtures import S2, build_store, write_page
 
 from dream.engines import load_engine
 from dream.records import Evidence, Fact
-from dream.run import RunOptions, run_dream
+from dream.runner import RunOptions, run_dream
 from dream.wiki import rollover
 from dream.wiki.cited_names import turn_keys
 from dream.wiki.profile import CITES, PROFILE

@@ -19,7 +19,7 @@ from dream.engines import load_engine
 from dream.engines.embedded.extract import extract_facts
 from dream.gates.slots import slot_of
 from dream.language.cues import claim_slot
-from dream.run import RunOptions, run_dream
+from dream.runner import RunOptions, run_dream
 from memoryfs.ingest import ingest
 from memoryfs.pages.claims import Claim, extract_claims
 from memoryfs.pages.page import parse_page

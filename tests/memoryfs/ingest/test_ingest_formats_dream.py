@@ -10,7 +10,7 @@ import paths
 import pytest
 
 from dream.engines import load_engine
-from dream.run import RunOptions, run_dream
+from dream.runner import RunOptions, run_dream
 from dream.skills import approve
 from memoryfs.ingest import FORMATS, ingest
 from memoryfs.pages.page import parse_page

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from paths import ROOT
+from paths import SAMPLE_MEMORY
 from read_fixtures import S1, S2, build_store
 from typer.testing import CliRunner
 
@@ -196,11 +196,11 @@ def test_into_materializes_supporting_files(shared: Store, tmp_path: Path) -> No
 
 def test_sample_store_returns_the_evidence_turn(tmp_path: Path) -> None:
     store = init_store(tmp_path / "sample", "dana", "atlas")
-    for path in sorted((ROOT / "sample_memory" / "transcripts").glob("*.md")):
+    for path in sorted((SAMPLE_MEMORY / "transcripts").glob("*.md")):
         shutil.copy(path, store.memory / "sessions" / "transcripts" / path.name)
     questions = [
         json.loads(line)
-        for line in (ROOT / "sample_memory" / "questions.jsonl").read_text().splitlines()
+        for line in (SAMPLE_MEMORY / "questions.jsonl").read_text().splitlines()
         if line.strip()
     ]
     found = 0

@@ -26,6 +26,7 @@ from memoryfs.receipts.records import (
     UNION_MERGE,
     Receipt,
     ReceiptError,
+    config_hash,
     format_utc,
     guard_content_free,
     opaque_item,
@@ -33,8 +34,10 @@ from memoryfs.receipts.records import (
     scope_id,
     scope_ids,
     session_item,
+    source_parts,
     source_version,
 )
+from memoryfs.version import version_info
 
 SV = source_version("3f9a2c1e5b7d9e01", "embedded/1", "0.1.0")
 
@@ -125,14 +128,36 @@ def test_opaque_item_hides_the_id_and_depends_on_kind_and_key() -> None:
 
 
 def test_source_version_and_times() -> None:
-    assert (
-        source_version() == f"memoryfs={__import__('memoryfs').__version__};skill=none;engine=none"
-    )
+    assert source_version() == f"memoryfs={version_info().pinned};skill=none;engine=none"
     with pytest.raises(ReceiptError):
         source_version("3f9a2c1e", "lisbon/1")
     assert format_utc(dt.datetime(2026, 1, 18, 23, 10, tzinfo=dt.UTC)) == "2026-01-18T23:10:00Z"
     with pytest.raises(ReceiptError):
         format_utc(dt.datetime(2026, 1, 18))
+
+
+def test_source_version_pins_the_build_and_a_hash_of_the_configuration() -> None:
+    run = {"engine": "embedded/1", "budgets": {"index_tokens": 1500}, "judge": None}
+    reordered = {"judge": None, "budgets": {"index_tokens": 1500}, "engine": "embedded/1"}
+    assert config_hash(run) == config_hash(reordered) and len(config_hash(run)) == 12
+    other = {**run, "budgets": {"index_tokens": 800}}
+    a = source_version("3f9a2c1e", "embedded/1", "0.1.0+1320913abcde.dirty", run)
+    b = source_version("3f9a2c1e", "embedded/1", "0.1.0+1320913abcde.dirty", other)
+    assert a != b and a.endswith(f";config={config_hash(run)}")
+    assert source_parts(a) == {
+        "memoryfs": "0.1.0+1320913abcde.dirty",
+        "skill": "3f9a2c1e",
+        "engine": "embedded/1",
+        "config": config_hash(run),
+    }
+    # the settings are hashed, never written: a model named after a person stays out
+    named = source_version(config={"engineSettings": {"model": "marta-lisbon-7b"}})
+    assert "marta" not in named and "lisbon" not in named
+    for value in (a, b, named, "memoryfs=0.1.0;skill=none;engine=none"):  # old logs still read
+        guard_content_free({**_r().to_json(), "sourceVersion": value})
+    assert source_parts("") == {} and source_parts("the summary said so") == {}
+    with pytest.raises(ReceiptError):
+        guard_content_free({**_r().to_json(), "sourceVersion": a + "x"})
 
 
 def test_log_appends_by_day_and_reads_oldest_first(tmp_path: Path) -> None:

@@ -250,7 +250,7 @@ def test_dream_commits_every_users_chat_logs(meta: Path, tmp_path: Path) -> None
     """Eight users no one here tuned for (terse, rambling, non-native, a coder, ...): every
     night commits, and no claim about the user is rejected for the user's name."""
     from dream.engines.embedded.engine import EmbeddedEngine
-    from dream.run import RunOptions, run_dream
+    from dream.runner import RunOptions, run_dream
     from memoryfs.ingest import ingest
 
     who = json.loads(meta.read_text(encoding="utf-8"))

@@ -77,7 +77,7 @@ def test_chat_log_sample_through_the_gates(tmp_path: Path) -> None:
     """The whole night through both gates: it commits, no claim about the user is rejected
     for the user's name, and "where do I live now?" finds the move."""
     from dream.engines.embedded.engine import EmbeddedEngine
-    from dream.run import RunOptions, run_dream
+    from dream.runner import RunOptions, run_dream
     from memoryfs.read.recall import recall
 
     store = chatlog_store(tmp_path)

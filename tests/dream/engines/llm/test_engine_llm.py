@@ -25,7 +25,7 @@ from dream.engines.llm.engine import LLMEngine
 from dream.engines.llm.schema import Malformed, parse_answer
 from dream.errors import DreamError
 from dream.phases.orient import find_pending
-from dream.run import run_dream
+from dream.runner import run_dream
 from dream.skills import active_skill_path, approve
 from memoryfs.store.store import Store, init_store
 from memoryfs.validate.rules import validate_store

@@ -1,7 +1,7 @@
 """One Dream run: orient -> consolidate (the engine) -> gates -> sync.
 
 ``run_dream`` is what ``dream run`` calls (``dream.landing.kept_runs`` serves review, apply and
-discard of kept runs); ``run`` (also ``dream.run(store)``: this module is callable) is the
+discard of kept runs); ``run`` (also ``dream.run(store)``) is the
 same call for a program, with the embedded engine by default. Everything that changes a
 store holds its ``dream`` lock (an ``flock``: a crashed run never leaves it stuck), so a
 second run exits at once with a clear message.
@@ -27,9 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import sys
 import time
-import types
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -42,7 +40,13 @@ from dream.gates.both import problems_of, run_gates
 from dream.gates.judge import Judge, judge_for
 from dream.landing.crashed import cleanup_stale
 from dream.landing.leaveout import LeftOut, put_back, reduce_stage
-from dream.landing.runlog import new_run_id, run_source, write_receipts, write_record
+from dream.landing.runlog import (
+    new_run_id,
+    run_config,
+    run_source,
+    write_receipts,
+    write_record,
+)
 from dream.landing.staging import (
     Stage,
     commit_stage,
@@ -65,7 +69,7 @@ from dream.phases.consolidate import consolidate_with
 from dream.phases.orient import find_pending, orient, stop_conditions, target_branch
 from dream.phases.recheck import recite_stage
 from dream.records import PendingSession
-from dream.skills import check_skill
+from dream.skills import NO_SKILL, check_skill
 from memoryfs.errors import LockedError
 from memoryfs.pages.page import clear_parse_cache as clear_page_cache
 from memoryfs.receipts.log import ensure_union_merge
@@ -99,7 +103,7 @@ class RunOptions:
     # it would land: parts the gates rejected are left out of it and listed, not kept)
     max_sessions: int | None = None  # None: memory.toml [dream] max_sessions
     deadline: str | None = None  # "20m"; None: memory.toml [dream] deadline
-    allow_unapproved: bool = False  # run with a skill the store has not approved
+    allow_unapproved: bool = False  # run an engine that acts on a skill the store has not approved
     full_validation: bool = False  # validate the whole staged tree, not just what changed
 
 
@@ -117,7 +121,8 @@ class RunResult:
     branch: str = ""  # the kept branch, "" when none is kept
     target: str = ""
     engine: str = ""
-    skill: str = ""
+    skill: str = ""  # the dream skill the engine acted on (content hash), "none" if none
+    source_version: str = ""  # what its receipts pin: build, skill, engine, config hash
     sessions: tuple[str, ...] = ()
     pages_created: tuple[str, ...] = ()
     pages_updated: tuple[str, ...] = ()
@@ -248,7 +253,7 @@ def stage_receipts(
                 yield rel, content_hash((memory / rel).read_bytes())
 
     scope = scope_ids(store.config.user, store.config.assistant)
-    source = run_source(result.skill, result.engine)
+    source = result.source_version or run_source(result.skill, result.engine)
     left = [(i.item, i.version, i.code) for i in left_out]
     write_receipts(stage.path, result.run_id, scope, source, done, pages(), passed, left)
     ensure_union_merge(stage.path)
@@ -271,9 +276,14 @@ def run_dream(
     started, t0 = now_utc(), time.monotonic()
     tick = progress or (lambda phase, done, total: None)
     with run_lock(store):
-        skill = check_skill(store, allow_unapproved=options.allow_unapproved).active
+        # Approval guards the procedure an engine follows; an engine that reads no skill
+        # follows none, and its runs name none.
+        skill = NO_SKILL
+        if engine.acts_on_skill:
+            skill = check_skill(store, allow_unapproved=options.allow_unapproved).active
         stops = stop_conditions(store, options.max_sessions, options.deadline)
         judge = judge_for(store, engine)
+        config = run_config(engine, store.config.budgets, judge, options.full_validation)
         deadline = t0 + stops.deadline_seconds if stops.deadline_seconds is not None else None
         target = target_branch(store)
         cleanup_stale(store, target)
@@ -284,6 +294,7 @@ def run_dream(
             target=target,
             engine=engine.label,
             skill=skill,
+            source_version=run_source(skill, engine.label, config),
             started=started,
         )
         attempt = _Attempt(
@@ -563,21 +574,3 @@ def run(
             f"unknown run option(s) {', '.join(unknown)} (use {', '.join(sorted(known))})"
         )
     return run_dream(opened, chosen, RunOptions(**options), progress)
-
-
-class _CallableModule(types.ModuleType):
-    """This module, callable: ``import dream; dream.run(store)`` is ``run(store)``, while
-    ``from dream.run import run_dream`` goes on naming the module's parts."""
-
-    def __call__(
-        self,
-        store: Store | Path | str,
-        engine: Engine | str = "embedded",
-        *,
-        progress: Progress | None = None,
-        **options: Any,
-    ) -> RunResult:
-        return run(store, engine, progress=progress, **options)
-
-
-sys.modules[__name__].__class__ = _CallableModule
