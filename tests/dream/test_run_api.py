@@ -18,15 +18,19 @@ def test_the_run_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert run_examples(dream.runner, tmp_path, monkeypatch) >= 5
 
 
-def test_dream_run_is_callable_in_a_fresh_process_either_way_it_is_imported() -> None:
+def test_dream_run_is_the_function_in_a_fresh_process_either_way_it_is_imported() -> None:
+    """``import dream`` loads no run module; ``dream.run`` stays the function after the
+    run's module (``dream.runner``) is imported, before or after ``dream``."""
     code = (
-        "import sys, dream\n"
+        "import sys, types, dream\n"
         "light = 'dream.runner' not in sys.modules\n"
-        "print(light, callable(dream.runner), dream.runner.run_dream.__name__)\n"
+        "from dream.runner import run_dream\n"
+        "print(light, isinstance(dream.run, types.FunctionType), run_dream.__name__)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["True", "True", "run_dream"]
-    code = "from dream.runner import RunOptions\nimport dream\nprint(callable(dream.runner))\n"
+    code = "from dream.runner import RunOptions\nimport dream, types\n"
+    code += "print(isinstance(dream.run, types.FunctionType))\n"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "True"
 
