@@ -20,6 +20,7 @@ from cli.dream_engine_cmds import (
     AgentCmdOpt,
     AgentTimeoutOpt,
     BaseUrlOpt,
+    DeadlineCheck,
     EngineOpt,
     MaxTokensOpt,
     ModelOpt,
@@ -29,7 +30,17 @@ from cli.dream_engine_cmds import (
     stores_or_fail,
     watch_cmd,
 )
-from cli.output import JsonOpt, StoreOpt, VersionOpt, emit, handle_errors, open_store, print_version
+from cli.output import (
+    HELP_SETTINGS,
+    CliGroup,
+    JsonOpt,
+    StoreOpt,
+    VersionOpt,
+    emit,
+    handle_errors,
+    open_store,
+    print_version,
+)
 
 if TYPE_CHECKING:
     from dream.runner import RunResult
@@ -42,6 +53,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=CliGroup,
+    context_settings=HELP_SETTINGS,
 )
 
 RunArg = Annotated[str, typer.Argument(metavar="RUN", help="Run id (see 'dream status').")]
@@ -102,7 +115,11 @@ def run_cmd(
     ] = None,
     deadline: Annotated[
         str | None,
-        typer.Option("--deadline", help="Stop cleanly after this long, e.g. 20m, 1h30m."),
+        typer.Option(
+            "--deadline",
+            callback=DeadlineCheck,
+            help="Stop cleanly after this long, e.g. 20m, 1h30m.",
+        ),
     ] = None,
     engine: EngineOpt = "embedded",
     base_url: BaseUrlOpt = None,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from cli.output import JsonOpt, StoreOpt, emit, handle_errors, log, open_store
+from cli.output import JsonOpt, StoreOpt, emit, handle_errors, log, non_blank, open_store
 from memoryfs.store.store import LAYERS
 
 if TYPE_CHECKING:
@@ -23,9 +23,22 @@ __all__ = ["register"]
 
 _PROGRESS_MIN = 500  # files to (re-)index before progress is worth printing
 
+
+def _known_layers(values: list[str] | None) -> list[str] | None:
+    """A ``--layer`` / ``--exclude-layer`` callback: only the store's layers."""
+    bad = sorted(set(values or ()) - set(LAYERS))
+    if bad:
+        raise typer.BadParameter(f"unknown layer(s) {', '.join(bad)} (use {', '.join(LAYERS)})")
+    return values
+
+
 LayerOpt = Annotated[
     list[str] | None,
-    typer.Option("--layer", help=f"Only these layers ({', '.join(LAYERS)}); repeatable."),
+    typer.Option(
+        "--layer",
+        callback=_known_layers,
+        help=f"Only these layers ({', '.join(LAYERS)}); repeatable.",
+    ),
 ]
 
 
@@ -48,7 +61,10 @@ def _refreshed(store: Store) -> SearchIndex:
 @handle_errors
 def search_cmd(
     query: Annotated[
-        str, typer.Argument(help="Words or a question; FTS syntax is taken literally.")
+        str,
+        typer.Argument(
+            callback=non_blank, help="Words or a question; FTS syntax is taken literally."
+        ),
     ],
     k: Annotated[int, typer.Option("-k", "--limit", min=1, max=1000, help="Number of hits.")] = 10,
     layer: LayerOpt = None,
@@ -67,7 +83,9 @@ def search_cmd(
 
 @handle_errors
 def recall_cmd(
-    question: Annotated[str, typer.Argument(help="A question in plain language.")],
+    question: Annotated[
+        str, typer.Argument(callback=non_blank, help="A question in plain language.")
+    ],
     into: Annotated[
         Path | None,
         typer.Option("--into", help="Sandbox folder to materialize the supporting files into."),
@@ -78,7 +96,11 @@ def recall_cmd(
     ] = None,
     exclude_layer: Annotated[
         list[str] | None,
-        typer.Option("--exclude-layer", help="Leave a layer out (e.g. knowledge); repeatable."),
+        typer.Option(
+            "--exclude-layer",
+            callback=_known_layers,
+            help="Leave a layer out (e.g. knowledge); repeatable.",
+        ),
     ] = None,
     store_dir: StoreOpt = None,
     as_json: JsonOpt = False,

@@ -14,6 +14,13 @@ from memoryfs.ingest.formats import FORMATS
 __all__ = ["register"]
 
 
+def _known_format(fmt: str | None) -> str | None:
+    """The ``--format`` callback: one of the importers' names."""
+    if fmt is not None and fmt not in FORMATS:
+        raise typer.BadParameter(f"unknown format {fmt!r} (use one of: {', '.join(FORMATS)})")
+    return fmt
+
+
 @handle_errors
 def init_cmd(
     directory: Annotated[Path, typer.Argument(help="Folder for the new store (new or empty).")],
@@ -67,6 +74,7 @@ def ingest_cmd(
         str | None,
         typer.Option(
             "--format",
+            callback=_known_format,
             help=f"Input format: {', '.join(FORMATS)} (default: by name, else by content).",
         ),
     ] = None,
