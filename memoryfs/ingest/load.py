@@ -59,8 +59,8 @@ def read_inputs(
         for imp in loader(detect(src, fmt))(src, scope):
             if not imp.transcript.id and session_id is None:
                 raise IngestError(
-                    f"{src.label}: the messages carry no times to name the session by; "
-                    "pass --session-id"
+                    f"{src.label}: nothing names the session (no id, file name or message "
+                    "times); pass --session-id ID"
                 )
             found.append((src.label, imp))
     if session_id is not None:
