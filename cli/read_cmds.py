@@ -12,7 +12,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from cli.output import JsonOpt, StoreOpt, emit, handle_errors, log, non_blank, open_store
+from cli.output import (
+    JsonOpt,
+    StoreOpt,
+    emit,
+    handle_errors,
+    log,
+    non_blank,
+    open_store,
+    usage_check,
+)
 from memoryfs.store.store import LAYERS
 
 if TYPE_CHECKING:
@@ -138,6 +147,12 @@ def materialize_cmd(
     emit(result.to_json(), human, as_json)
 
 
+def _check_outcome(outcome: str) -> None:
+    from memoryfs.receipts.records import check_outcome
+
+    check_outcome(outcome)
+
+
 @handle_errors
 def used_cmd(
     pages: Annotated[
@@ -146,15 +161,28 @@ def used_cmd(
     sandbox: Annotated[Path, typer.Option("--sandbox", help="The sandbox the agent read.")],
     outcome: Annotated[
         str,
-        typer.Option("--outcome", help="A deterministic check: file:HEX, commit:HEX, test:pass."),
+        typer.Option(
+            "--outcome",
+            callback=usage_check(_check_outcome),
+            help="A deterministic check: file:HEX, commit:HEX, test:pass or test:fail.",
+        ),
     ] = "",
     store_dir: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Record that an agent relied on these sandbox pages (a 'used' receipt per page)."""
+    from memoryfs.receipts.records import page_item
+
     receipts = open_store(store_dir).record_use(pages, outcome, sandbox=sandbox)
-    data = {"receipts": [r.to_json() for r in receipts]}
-    human = "\n".join(f"used {r.item} at {r.depends_on_version}" for r in receipts)
+    # a receipt names its page by a hash only (receipts carry no content): the paths
+    # given name them here
+    named = {page_item(p.removeprefix("memory/")): p.removeprefix("memory/") for p in pages}
+    used = [(named[r.item], r) for r in receipts]
+    data = {
+        "pages": [path for path, _ in used],
+        "receipts": [r.to_json() for _, r in used],
+    }
+    human = "\n".join(f"used {path} ({r.depends_on_version})" for path, r in used)
     emit(data, human, as_json)
 
 
