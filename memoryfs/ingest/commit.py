@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import secrets
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import git
@@ -45,6 +45,14 @@ class SessionChange:
     turns_added: int
     turns_total: int
 
+    def to_json(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "status": self.status,
+            "turnsAdded": self.turns_added,
+            "turnsTotal": self.turns_total,
+        }
+
 
 @dataclass(frozen=True)
 class IngestResult:
@@ -59,7 +67,7 @@ class IngestResult:
     def to_json(self) -> dict[str, object]:
         """The result as ``memoryfs ingest --json`` prints it."""
         return {
-            "sessions": [asdict(s) for s in self.sessions],
+            "sessions": [s.to_json() for s in self.sessions],
             "changed": self.changed,
             "turnsAdded": self.turns_added,
             "commit": self.commit,
