@@ -157,8 +157,12 @@ def _camel(name: str) -> str:
 
 def record_json(rec: Mapping[str, Any]) -> dict[str, Any]:
     """A run record (``run_id``, as ``.dream/runs/`` stores it) with the camelCase keys
-    of every ``--json`` output (``runId``; docs/formats.md)."""
-    return {_camel(k): v for k, v in rec.items()}
+    of every ``--json`` output (``runId``; docs/formats.md); the judge's counts too
+    (``claimsJudged``)."""
+    out = {_camel(k): v for k, v in rec.items()}
+    if isinstance(out.get("judge"), dict):
+        out["judge"] = {_camel(k): v for k, v in out["judge"].items()}
+    return out
 
 
 def record(result: RunResult) -> dict[str, Any]:
