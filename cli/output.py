@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 __all__ = [
     "StoreOpt",
     "JsonOpt",
+    "QuietOpt",
+    "ProgressBar",
     "VersionOpt",
     "open_store",
     "emit",
@@ -81,7 +83,47 @@ VersionOpt = Annotated[
     ),
 ]
 
+QuietOpt = Annotated[
+    bool, typer.Option("-q", "--quiet", help="No progress on stderr (only errors).")
+]
+
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class ProgressBar:
+    """A one-line progress bar on stderr for long work (``phase done/total``), drawn only
+    when stderr is a terminal and the command is not ``--quiet``: piped or logged stderr
+    gets no control characters. Called as a library ``progress(phase, done, total)``."""
+
+    WIDTH = 24
+
+    def __init__(self, quiet: bool = False) -> None:
+        self.enabled = not quiet and sys.stderr.isatty()
+        self.drawn = False
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if total > 0:
+            filled = min(self.WIDTH, self.WIDTH * done // total)
+            bar = "#" * filled + "." * (self.WIDTH - filled)
+            line = f"{phase:<12} [{bar}] {done}/{total}"
+        else:
+            line = f"{phase:<12}"
+        sys.stderr.write("\r\x1b[2K" + line)
+        sys.stderr.flush()
+        self.drawn = True
+
+    def __enter__(self) -> ProgressBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.drawn:
+            sys.stderr.write("\r\x1b[2K")
+            sys.stderr.flush()
 
 
 def open_store(path: Path | None) -> Store:
