@@ -9,7 +9,6 @@ one line on stderr and a non-zero exit (``cli.output.handle_errors``).
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -20,6 +19,7 @@ from cli.dream_engine_cmds import (
     AgentCmdOpt,
     AgentTimeoutOpt,
     BaseUrlOpt,
+    DeadlineCheck,
     EngineOpt,
     MaxTokensOpt,
     ModelOpt,
@@ -29,7 +29,19 @@ from cli.dream_engine_cmds import (
     stores_or_fail,
     watch_cmd,
 )
-from cli.output import JsonOpt, StoreOpt, VersionOpt, emit, handle_errors, open_store, print_version
+from cli.output import (
+    HELP_SETTINGS,
+    CliGroup,
+    JsonOpt,
+    ProgressBar,
+    QuietOpt,
+    StoreOpt,
+    VersionOpt,
+    emit,
+    handle_errors,
+    open_store,
+    print_version,
+)
 
 if TYPE_CHECKING:
     from dream.runner import RunResult
@@ -42,37 +54,11 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=CliGroup,
+    context_settings=HELP_SETTINGS,
 )
 
 RunArg = Annotated[str, typer.Argument(metavar="RUN", help="Run id (see 'dream status').")]
-
-
-class _Progress:
-    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
-
-    WIDTH = 24
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self.drawn = False
-
-    def __call__(self, phase: str, done: int, total: int) -> None:
-        if not self.enabled:
-            return
-        if total > 0:
-            filled = min(self.WIDTH, self.WIDTH * done // total)
-            bar = "#" * filled + "." * (self.WIDTH - filled)
-            line = f"{phase:<12} [{bar}] {done}/{total}"
-        else:
-            line = f"{phase:<12}"
-        sys.stderr.write("\r\x1b[2K" + line)
-        sys.stderr.flush()
-        self.drawn = True
-
-    def close(self) -> None:
-        if self.drawn:
-            sys.stderr.write("\r\x1b[2K")
-            sys.stderr.flush()
 
 
 def _emit_result(result: RunResult, as_json: bool) -> None:
@@ -102,7 +88,11 @@ def run_cmd(
     ] = None,
     deadline: Annotated[
         str | None,
-        typer.Option("--deadline", help="Stop cleanly after this long, e.g. 20m, 1h30m."),
+        typer.Option(
+            "--deadline",
+            callback=DeadlineCheck,
+            help="Stop cleanly after this long, e.g. 20m, 1h30m.",
+        ),
     ] = None,
     engine: EngineOpt = "embedded",
     base_url: BaseUrlOpt = None,
@@ -130,6 +120,7 @@ def run_cmd(
         bool,
         typer.Option("--full-validation", help="Validate the whole staged tree, not just changes."),
     ] = False,
+    quiet: QuietOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Consolidate pending sessions: stage, check with both gates, then commit to main."""
@@ -151,11 +142,8 @@ def run_cmd(
         run_many(paths, jobs, chosen, options, as_json)
         return
     store = open_store(store_dir)
-    bar = _Progress(sys.stderr.isatty() and not as_json)
-    try:
+    with ProgressBar(quiet) as bar:
         result = run_dream(store, chosen, options, progress=bar)
-    finally:
-        bar.close()
     _emit_result(result, as_json)
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shlex
+import shutil
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -9,7 +12,20 @@ import typer
 
 from cli.output import JsonOpt, emit, handle_errors, log
 
-__all__ = ["register"]
+__all__ = ["memoryfs_command", "register"]
+
+
+def memoryfs_command() -> str:
+    """How to run ``memoryfs`` from the user's shell: the bare name when it is on PATH,
+    else the full path of the console script installed beside this ``dream`` (a venv
+    that is not activated)."""
+    beside = [Path(sys.argv[0]).absolute().with_name("memoryfs")]
+    beside.append(Path(sys.executable).with_name("memoryfs"))
+    installed = [p for p in beside if p.is_file()]
+    found = shutil.which("memoryfs")
+    if found and (not installed or any(Path(found).samefile(p) for p in installed)):
+        return "memoryfs"
+    return shlex.quote(str(installed[0])) if installed else "memoryfs"
 
 
 @handle_errors
@@ -46,7 +62,7 @@ def demo_cmd(
         [
             f"store:     {r.store}",
             f"ingested:  {r.sessions} sessions, {r.turns} turns",
-            f"dream:     {r.run.message}",
+            f"dream:     {r.run.message.removeprefix('dream: ')}",
             f"memory:    {r.summaries} session summaries, {r.knowledge_pages} knowledge pages, "
             f"{r.notes} notes",
             f"validate:  {'clean' if r.findings == 0 else f'{r.findings} findings'}",
@@ -57,7 +73,8 @@ def demo_cmd(
             f"--- memoryfs recall {r.question!r} (300 tokens) ---",
             r.recall.text.rstrip(),
             "",
-            f"Explore: cd {r.store} && git log --stat && memoryfs search 'release checklist'",
+            f"Explore: cd {shlex.quote(str(r.store))} && git log --stat && "
+            f"{memoryfs_command()} search 'release checklist'",
         ]
     )
     emit(data, human, as_json)

@@ -14,7 +14,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cli.output import JsonOpt, StoreOpt, emit, fail, handle_errors, log, open_store
+from cli.output import (
+    JsonOpt,
+    StoreOpt,
+    emit,
+    fail,
+    handle_errors,
+    log,
+    open_store,
+    usage_check,
+)
 
 if TYPE_CHECKING:
     from dream.engines.base import Engine
@@ -23,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EngineOpt",
+    "DeadlineCheck",
     "BaseUrlOpt",
     "ModelOpt",
     "AgentCmdOpt",
@@ -35,10 +45,32 @@ __all__ = [
     "watch_cmd",
 ]
 
+
+def _check_engine(name: str) -> None:
+    """The engine name's shape (a known name or ``package.module:Class``), before any work."""
+    from dream.engines import ENGINES
+
+    if not ENGINES.get(name, name).partition(":")[2]:
+        raise typer.BadParameter(
+            f"unknown engine {name!r} (use {', '.join(ENGINES)} or package.module:Class)"
+        )
+
+
+def _check_deadline(text: str) -> None:
+    from dream.phases.orient import parse_duration
+
+    parse_duration(text)
+
+
 EngineOpt = Annotated[
     str,
-    typer.Option("--engine", help="embedded, llm, command, or package.module:Class."),
+    typer.Option(
+        "--engine",
+        callback=usage_check(_check_engine),
+        help="embedded, llm, command, or package.module:Class.",
+    ),
 ]
+DeadlineCheck = usage_check(_check_deadline)  # the --deadline callback of run and watch
 BaseUrlOpt = Annotated[
     str | None,
     typer.Option("--base-url", help="llm: OpenAI-compatible endpoint ($MEMORYFS_LLM_BASE_URL)."),
@@ -157,7 +189,10 @@ def watch_cmd(
         typer.Option("--max-sessions", min=0, help="Stop each run after N sessions (0: no limit)."),
     ] = None,
     deadline: Annotated[
-        str | None, typer.Option("--deadline", help="Stop each run cleanly after this long.")
+        str | None,
+        typer.Option(
+            "--deadline", callback=DeadlineCheck, help="Stop each run cleanly after this long."
+        ),
     ] = None,
     allow_unapproved: Annotated[
         bool,

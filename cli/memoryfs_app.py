@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from cli import forget_cmds, mcp_cmds, read_cmds, store_cmds
-from cli.output import JsonOpt, VersionOpt, print_version
+from cli.output import HELP_SETTINGS, CliGroup, JsonOpt, VersionOpt, print_version
 
 __all__ = ["app", "main"]
 
@@ -15,6 +15,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=CliGroup,
+    context_settings=HELP_SETTINGS,
 )
 
 

@@ -12,7 +12,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from cli.output import JsonOpt, StoreOpt, emit, handle_errors, log, open_store
+from cli.output import (
+    JsonOpt,
+    StoreOpt,
+    emit,
+    handle_errors,
+    log,
+    non_blank,
+    open_store,
+    usage_check,
+)
 from memoryfs.store.store import LAYERS
 
 if TYPE_CHECKING:
@@ -23,9 +32,22 @@ __all__ = ["register"]
 
 _PROGRESS_MIN = 500  # files to (re-)index before progress is worth printing
 
+
+def _known_layers(values: list[str] | None) -> list[str] | None:
+    """A ``--layer`` / ``--exclude-layer`` callback: only the store's layers."""
+    bad = sorted(set(values or ()) - set(LAYERS))
+    if bad:
+        raise typer.BadParameter(f"unknown layer(s) {', '.join(bad)} (use {', '.join(LAYERS)})")
+    return values
+
+
 LayerOpt = Annotated[
     list[str] | None,
-    typer.Option("--layer", help=f"Only these layers ({', '.join(LAYERS)}); repeatable."),
+    typer.Option(
+        "--layer",
+        callback=_known_layers,
+        help=f"Only these layers ({', '.join(LAYERS)}); repeatable.",
+    ),
 ]
 
 
@@ -48,7 +70,10 @@ def _refreshed(store: Store) -> SearchIndex:
 @handle_errors
 def search_cmd(
     query: Annotated[
-        str, typer.Argument(help="Words or a question; FTS syntax is taken literally.")
+        str,
+        typer.Argument(
+            callback=non_blank, help="Words or a question; FTS syntax is taken literally."
+        ),
     ],
     k: Annotated[int, typer.Option("-k", "--limit", min=1, max=1000, help="Number of hits.")] = 10,
     layer: LayerOpt = None,
@@ -67,7 +92,9 @@ def search_cmd(
 
 @handle_errors
 def recall_cmd(
-    question: Annotated[str, typer.Argument(help="A question in plain language.")],
+    question: Annotated[
+        str, typer.Argument(callback=non_blank, help="A question in plain language.")
+    ],
     into: Annotated[
         Path | None,
         typer.Option("--into", help="Sandbox folder to materialize the supporting files into."),
@@ -78,7 +105,11 @@ def recall_cmd(
     ] = None,
     exclude_layer: Annotated[
         list[str] | None,
-        typer.Option("--exclude-layer", help="Leave a layer out (e.g. knowledge); repeatable."),
+        typer.Option(
+            "--exclude-layer",
+            callback=_known_layers,
+            help="Leave a layer out (e.g. knowledge); repeatable.",
+        ),
     ] = None,
     store_dir: StoreOpt = None,
     as_json: JsonOpt = False,
@@ -116,6 +147,12 @@ def materialize_cmd(
     emit(result.to_json(), human, as_json)
 
 
+def _check_outcome(outcome: str) -> None:
+    from memoryfs.receipts.records import check_outcome
+
+    check_outcome(outcome)
+
+
 @handle_errors
 def used_cmd(
     pages: Annotated[
@@ -124,15 +161,28 @@ def used_cmd(
     sandbox: Annotated[Path, typer.Option("--sandbox", help="The sandbox the agent read.")],
     outcome: Annotated[
         str,
-        typer.Option("--outcome", help="A deterministic check: file:HEX, commit:HEX, test:pass."),
+        typer.Option(
+            "--outcome",
+            callback=usage_check(_check_outcome),
+            help="A deterministic check: file:HEX, commit:HEX, test:pass or test:fail.",
+        ),
     ] = "",
     store_dir: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Record that an agent relied on these sandbox pages (a 'used' receipt per page)."""
+    from memoryfs.receipts.records import page_item
+
     receipts = open_store(store_dir).record_use(pages, outcome, sandbox=sandbox)
-    data = {"receipts": [r.to_json() for r in receipts]}
-    human = "\n".join(f"used {r.item} at {r.depends_on_version}" for r in receipts)
+    # a receipt names its page by a hash only (receipts carry no content): the paths
+    # given name them here
+    named = {page_item(p.removeprefix("memory/")): p.removeprefix("memory/") for p in pages}
+    used = [(named[r.item], r) for r in receipts]
+    data = {
+        "pages": [path for path, _ in used],
+        "receipts": [r.to_json() for _, r in used],
+    }
+    human = "\n".join(f"used {path} ({r.depends_on_version})" for path, r in used)
     emit(data, human, as_json)
 
 

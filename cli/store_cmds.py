@@ -8,10 +8,29 @@ from typing import Annotated
 
 import typer
 
-from cli.output import JsonOpt, StoreOpt, emit, fail, handle_errors, log, open_store
+from cli.output import (
+    JsonOpt,
+    ProgressBar,
+    QuietOpt,
+    StoreOpt,
+    emit,
+    fail,
+    handle_errors,
+    log,
+    open_store,
+)
 from memoryfs.ingest.formats import FORMATS
 
 __all__ = ["register"]
+
+_PROGRESS_MIN = 20  # inputs before an ingest is long enough to show progress
+
+
+def _known_format(fmt: str | None) -> str | None:
+    """The ``--format`` callback: one of the importers' names."""
+    if fmt is not None and fmt not in FORMATS:
+        raise typer.BadParameter(f"unknown format {fmt!r} (use one of: {', '.join(FORMATS)})")
+    return fmt
 
 
 @handle_errors
@@ -67,6 +86,7 @@ def ingest_cmd(
         str | None,
         typer.Option(
             "--format",
+            callback=_known_format,
             help=f"Input format: {', '.join(FORMATS)} (default: by name, else by content).",
         ),
     ] = None,
@@ -78,6 +98,7 @@ def ingest_cmd(
         ),
     ] = None,
     store_dir: StoreOpt = None,
+    quiet: QuietOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Write sessions into memory/sessions/transcripts/ (append-only) and commit."""
@@ -91,7 +112,8 @@ def ingest_cmd(
         Source.from_stdin(sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)) if str(f) == "-" else f
         for f in files
     ]
-    result = store.ingest(inputs, fmt, session_id)
+    with ProgressBar(quiet or len(inputs) < _PROGRESS_MIN) as bar:
+        result = store.ingest(inputs, fmt, session_id, progress=bar)
     human = (
         f"ingest: {result.changed} sessions, {result.turns_added} turns ({result.commit[:10]})"
         if result.commit

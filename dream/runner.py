@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -147,12 +147,22 @@ class RunResult:
         return 1 if self.status == "gate-failed" else 0
 
     def to_json(self) -> dict[str, Any]:
-        return {_camel(k): v for k, v in record(self).items()}
+        return record_json(record(self))
 
 
 def _camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(part.capitalize() for part in rest)
+
+
+def record_json(rec: Mapping[str, Any]) -> dict[str, Any]:
+    """A run record (``run_id``, as ``.dream/runs/`` stores it) with the camelCase keys
+    of every ``--json`` output (``runId``; docs/formats.md); the judge's counts too
+    (``claimsJudged``)."""
+    out = {_camel(k): v for k, v in rec.items()}
+    if isinstance(out.get("judge"), dict):
+        out["judge"] = {_camel(k): v for k, v in out["judge"].items()}
+    return out
 
 
 def record(result: RunResult) -> dict[str, Any]:

@@ -29,7 +29,7 @@ materialize``) and ``record_use`` (``memoryfs used``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -165,14 +165,19 @@ class StoreAPI:
         return prompt_index(store, budget)
 
     def ingest(
-        self, inputs: Inputs, fmt: str | None = None, session_id: str | None = None
+        self,
+        inputs: Inputs,
+        fmt: str | None = None,
+        session_id: str | None = None,
+        progress: Callable[[str, int, int], None] | None = None,
     ) -> IngestResult:
         """Append sessions to ``memory/sessions/transcripts/`` and commit, for the next
         Dream run. ``inputs``: a path, a list of paths (chat logs, transcripts, exports:
         ``fmt`` names the format when the name and content do not), or a list of
         messages ``{"role", "content", "ts"}`` (``ts`` optional). ``session_id`` names
         the one session the input holds. Transcripts only grow: the same input again
-        changes nothing.
+        changes nothing. ``progress(phase, done, total)``: inputs read, transcripts
+        written.
 
         >>> again = store.ingest(chat, session_id="2026-03-02-moving")
         >>> again.changed, again.commit
@@ -189,7 +194,7 @@ class StoreAPI:
             fmt = fmt or "openai"
         else:
             items = list(inputs)  # type: ignore[arg-type]
-        return ingest(_store(self), items, fmt, session_id)
+        return ingest(_store(self), items, fmt, session_id, progress)
 
     def materialize(self, to: Path | str, budget_bytes: int | None = None) -> MaterializeResult:
         """Lay ``INDEX.md`` and the most useful pages within ``budget_bytes`` (default:

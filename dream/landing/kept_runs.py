@@ -41,6 +41,7 @@ from dream.runner import (
     now_utc,
     problems_of,
     record,
+    record_json,
     run_gates,
     run_lock,
     stage_receipts,
@@ -276,7 +277,7 @@ class StatusReport:
             "head": self.head,
             "sessions": self.sessions,
             "pending": list(self.pending),
-            "runs": list(self.runs),
+            "runs": [record_json(r) for r in self.runs],
             "kept": list(self.kept),
         }
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import secrets
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import git
@@ -21,7 +21,7 @@ import git
 from memoryfs.errors import IngestError, MemoryFSError, PageError
 from memoryfs.forget.deletions import load_deletions
 from memoryfs.forget.redact import scrub_incoming
-from memoryfs.ingest.load import Input, read_inputs, settle
+from memoryfs.ingest.load import Input, Progress, read_inputs, settle
 from memoryfs.pages.transcript import (
     Transcript,
     Turn,
@@ -45,6 +45,14 @@ class SessionChange:
     turns_added: int
     turns_total: int
 
+    def to_json(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "status": self.status,
+            "turnsAdded": self.turns_added,
+            "turnsTotal": self.turns_total,
+        }
+
 
 @dataclass(frozen=True)
 class IngestResult:
@@ -59,7 +67,7 @@ class IngestResult:
     def to_json(self) -> dict[str, object]:
         """The result as ``memoryfs ingest --json`` prints it."""
         return {
-            "sessions": [asdict(s) for s in self.sessions],
+            "sessions": [s.to_json() for s in self.sessions],
             "changed": self.changed,
             "turnsAdded": self.turns_added,
             "commit": self.commit,
@@ -126,6 +134,7 @@ def ingest(
     paths: Sequence[Input],
     fmt: str | None = None,
     session_id: str | None = None,
+    progress: Progress | None = None,
 ) -> IngestResult:
     """Ingest ``paths`` (files, or ``Source``s such as stdin's) into ``store`` and commit
     ``ingest: N sessions, M turns``.
@@ -135,9 +144,10 @@ def ingest(
     (status ``forgotten``) and forgotten phrases in new turns are redacted, so a
     forget holds when the same chat log is ingested again. Transcripts an
     interrupted ingest wrote but did not commit are checked (append-only against
-    HEAD) and committed with this one.
+    HEAD) and committed with this one. ``progress(phase, done, total)`` reports the
+    inputs read (``read``) and the transcripts written (``write``).
     """
-    imported = read_inputs(store, list(paths), fmt, session_id)
+    imported = read_inputs(store, list(paths), fmt, session_id, progress)
     with store.lock("write"):
         # ids and times against the store as it is under the lock
         sessions = settle(store, imported, renamed=session_id is not None)
@@ -159,10 +169,12 @@ def ingest(
         remove_temp_files(store.memory)  # left by a killed write: we hold the lock
         plans = plan_ingest(store, kept)
         written: set[str] = set()
-        for change, text in plans:
+        for done, (change, text) in enumerate(plans, 1):
             if text is not None:
                 atomic_write_text(_transcript_file(store, change.id), text)
                 written.add(f"memory/sessions/transcripts/{change.id}.md")
+            if progress is not None:
+                progress("write", done, len(plans))
         # what differs from HEAD now: this ingest's files and any an interrupted one left
         dirty = _uncommitted_transcripts(store)
         written.update(dirty)

@@ -19,7 +19,7 @@ place in this store:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -47,22 +47,32 @@ def as_source(item: Input) -> Source:
     return item if isinstance(item, Source) else Source.from_path(Path(item))
 
 
+Progress = Callable[[str, int, int], None]  # (phase, done, total), as dream.runner's
+
+
 def read_inputs(
-    store: Store, inputs: Sequence[Input], fmt: str | None = None, session_id: str | None = None
+    store: Store,
+    inputs: Sequence[Input],
+    fmt: str | None = None,
+    session_id: str | None = None,
+    progress: Progress | None = None,
 ) -> list[Imported]:
     """Every session of ``inputs``, parsed and checked; nothing read from the store
-    but its scope. ``session_id`` names the one session the inputs must hold."""
+    but its scope. ``session_id`` names the one session the inputs must hold;
+    ``progress("read", done, total)`` is called after each input."""
     scope = {"user": store.config.user, "assistant": store.config.assistant}
     found: list[tuple[str, Imported]] = []
-    for item in inputs:
+    for done, item in enumerate(inputs, 1):
         src = as_source(item)
         for imp in loader(detect(src, fmt))(src, scope):
             if not imp.transcript.id and session_id is None:
                 raise IngestError(
-                    f"{src.label}: the messages carry no times to name the session by; "
-                    "pass --session-id"
+                    f"{src.label}: nothing names the session (no id, file name or message "
+                    "times); pass --session-id ID"
                 )
             found.append((src.label, imp))
+        if progress is not None:
+            progress("read", done, len(inputs))
     if session_id is not None:
         if not valid_session_id(session_id):
             raise IngestError(

@@ -99,14 +99,20 @@ def valid_session_id(value: str) -> bool:
     return bool(_SLUG_RE.match(value)) and ".." not in value
 
 
-def parse_transcript(text: str, path: str = "", roster: Roster | None = None) -> Transcript:
+def parse_transcript(
+    text: str, path: str = "", roster: Roster | None = None, *, id_required: bool = True
+) -> Transcript:
     """Parse a transcript; raises ``PageError`` naming the line on malformed input.
-    ``roster``: the store's names for the user and the assistant (``StoreConfig.roster``)."""
+    ``roster``: the store's names for the user and the assistant (``StoreConfig.roster``).
+    ``id_required=False`` (an input to ingest): no ``id`` at all gives ``id == ""``, for
+    the caller to name; an ``id`` that is there must still be a slug."""
     where = path or "transcript"
     page = parse_page(text, path)
     meta = page.meta
     sid = meta.get("id")
-    if not isinstance(sid, str) or not valid_session_id(sid):
+    if sid is None and not id_required:
+        sid = ""
+    elif not isinstance(sid, str) or not valid_session_id(sid):
         raise PageError(f"{where}: frontmatter 'id' must be a lowercase slug, got {sid!r}")
     started = meta.get("started")
     started_s = _iso(started)

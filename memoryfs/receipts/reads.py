@@ -32,7 +32,14 @@ from typing import Any
 
 from memoryfs.errors import MemoryFSError
 from memoryfs.receipts.log import ReceiptLog, local_receipt_dir, sandbox_receipt_dir
-from memoryfs.receipts.records import Receipt, format_utc, page_item, scope_ids, source_version
+from memoryfs.receipts.records import (
+    Receipt,
+    check_outcome,
+    format_utc,
+    page_item,
+    scope_ids,
+    source_version,
+)
 from memoryfs.store.hashing import content_hash
 from memoryfs.store.store import Store
 
@@ -103,6 +110,7 @@ def record_use(
     the store's ``.memoryfs/receipts/``, where ``recall`` and ``read`` record theirs.
     Raises ``MemoryFSError`` for a path that is not a page there.
     """
+    check_outcome(outcome)
     if sandbox is None:
         root, where, log = store.root, f"the store {store.root}", local_receipt_dir(store.root)
     else:

@@ -64,6 +64,8 @@ __all__ = [
     "UNION_MERGE",
     "Receipt",
     "ReceiptError",
+    "OUTCOME_FORMS",
+    "check_outcome",
     "config_hash",
     "format_utc",
     "guard_content_free",
@@ -290,6 +292,16 @@ def scope_ids(user: str, assistant: str, key: bytes = b"") -> tuple[str, str]:
 
 def session_item(session_id: str, key: bytes = b"") -> str:
     return opaque_item("session", session_id, key)
+
+
+OUTCOME_FORMS = "file:<hex>, commit:<hex> (7-64 hex digits), test:pass or test:fail"
+
+
+def check_outcome(outcome: str) -> None:
+    """A ``used`` receipt's outcome: one of ``OUTCOME_FORMS`` or "" (none); a
+    ``ReceiptError`` naming the valid forms otherwise."""
+    if outcome and not _OUTCOME_RE.match(outcome):
+        raise ReceiptError(f"outcome {outcome[:40]!r} is not one of {OUTCOME_FORMS}")
 
 
 def page_item(path: str, key: bytes = b"") -> str:

@@ -80,7 +80,7 @@ def test_index_is_deterministic(runner: CliRunner, tmp_path: Path) -> None:
         (["ingest", "--store", "{store}", "{tmp}/bad.jsonl"], 1, "not a JSON object"),
         (
             ["ingest", "--store", "{store}", "--format", "csv", "{tmp}/bad.jsonl"],
-            1,
+            2,
             "unknown format",
         ),
         (["validate", "--store", "{tmp}/nostore"], 2, "no store at"),

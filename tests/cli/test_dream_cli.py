@@ -126,20 +126,20 @@ def test_concurrent_run_is_refused(runner: CliRunner, store: Store) -> None:
 
 
 @pytest.mark.parametrize(
-    ("args", "message"),
+    ("args", "code", "message"),
     [
-        (["run", *ENGINE, "--deadline", "soon"], "bad duration"),
-        (["run", "--engine", "nope"], "unknown engine"),
-        (["run", "--engine", "no.such.module:Engine"], "not available"),
-        (["review", "garbage"], "not a run id"),
-        (["apply", "20260101T0000-abcdef"], "no kept run"),
+        (["run", *ENGINE, "--deadline", "soon"], 2, "bad duration"),
+        (["run", "--engine", "nope"], 2, "unknown engine"),
+        (["run", "--engine", "no.such.module:Engine"], 1, "not available"),
+        (["review", "garbage"], 1, "not a run id"),
+        (["apply", "20260101T0000-abcdef"], 1, "no kept run"),
     ],
 )
 def test_bad_input_is_one_line(
-    runner: CliRunner, store: Store, args: list[str], message: str
+    runner: CliRunner, store: Store, args: list[str], code: int, message: str
 ) -> None:
     r = dream(runner, store, *args)
-    assert r.exit_code == 1 and message in r.stderr and r.stderr.count("\n") == 1
+    assert r.exit_code == code and message in r.stderr and r.stderr.count("\n") == 1
 
 
 def test_unapproved_skill_is_refused_unless_allowed(runner: CliRunner, tmp_path: Path) -> None:

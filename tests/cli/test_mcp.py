@@ -301,7 +301,7 @@ def test_add_session_with_allow_write_appends_a_session_for_dream(copy: Store) -
 
     over_stdio(copy, steps, "--allow-write")
     new = data(got["new"])
-    assert new["sessions"] == [{"id": "miso", "status": "new", "turns_added": 2, "turns_total": 2}]
+    assert new["sessions"] == [{"id": "miso", "status": "new", "turnsAdded": 2, "turnsTotal": 2}]
     assert new["commit"] == copy.head() and text(got["new"]).startswith(
         "ingest: 1 sessions, 2 turns"
     )

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import git
+import pytest
 from typer.testing import CliRunner
 
 from cli.dream_app import app
+from cli.dream_demo_cmds import memoryfs_command
 from memoryfs.store.store import Store
 from memoryfs.validate.rules import validate_store
 
@@ -36,3 +39,26 @@ def test_demo_refuses_a_non_empty_target(tmp_path: Path) -> None:
     assert r.exit_code == 1
     assert r.stderr.splitlines()[-1].startswith("error: ") and "not empty" in r.stderr
     assert sorted(p.name for p in (tmp_path / "busy").iterdir()) == ["keep.txt"]
+
+
+def test_demo_prints_each_line_once_and_a_follow_up_that_runs(tmp_path: Path) -> None:
+    r = CliRunner().invoke(app, ["demo", "--to", str(tmp_path / "demo-store")])
+    assert r.exit_code == 0, r.output
+    [dream_line] = [line for line in r.stdout.splitlines() if line.startswith("dream:")]
+    assert "dream:" not in dream_line.removeprefix("dream:")
+    [explore] = [line for line in r.stdout.splitlines() if line.startswith("Explore:")]
+    command = explore.rsplit(" && ", 1)[1]
+    assert command.endswith(" search 'release checklist'")
+    program = command.split(" ")[0]
+    assert program == "memoryfs" or Path(program).is_file()
+
+
+def test_the_follow_up_names_memoryfs_by_path_when_it_is_not_on_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    installed = Path(sys.executable).with_name("memoryfs")
+    assert installed.is_file()  # the console script beside this Python
+    monkeypatch.setenv("PATH", str(tmp_path))  # a shell where the venv is not activated
+    assert memoryfs_command() == str(installed)
+    monkeypatch.setenv("PATH", str(installed.parent))
+    assert memoryfs_command() == "memoryfs"

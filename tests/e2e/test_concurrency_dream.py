@@ -312,6 +312,7 @@ def _writer(root: Path, inputs: Path, rounds: int) -> Callable[[], dict]:
     return job
 
 
+@pytest.mark.slow
 def test_materialize_and_recall_at_once_into_shared_and_separate_sandboxes(
     template: Path, tmp_path: Path
 ) -> None:

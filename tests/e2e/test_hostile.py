@@ -309,6 +309,7 @@ def _mutations(seed: bytes, rng: random.Random) -> bytes:
     return bytes(data)
 
 
+@pytest.mark.slow
 def test_bounded_fuzz_run(tmp_store: Store, tmp_path: Path) -> None:
     """Seeded mutations of valid inputs through every parser and the validator (~10 s)."""
     page = (

@@ -2,14 +2,18 @@
 
 Accepts what ``memoryfs.pages.transcript`` writes: YAML frontmatter (``id``, ``type:
 session``, ``started``, ``participants``, ``scope``) and ``## tN · speaker · time``
-headings. The session id is the frontmatter ``id``; a ``scope`` other than the
-store's is refused (ingest it into the store of that user).
+headings. The session id is the frontmatter ``id``; without one, the file's name
+(stdin: ``--session-id``). A ``scope`` other than the store's is refused (ingest it
+into the store of that user).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from memoryfs.errors import IngestError, PageError
 from memoryfs.ingest.formats.imported import Imported
+from memoryfs.ingest.formats.naming import file_session_id
 from memoryfs.ingest.source import Source
 from memoryfs.pages.transcript import parse_transcript
 
@@ -18,7 +22,7 @@ __all__ = ["load"]
 
 def load(src: Source, scope: dict[str, str]) -> list[Imported]:
     try:
-        t = parse_transcript(src.text, src.label)
+        t = parse_transcript(src.text, src.label, id_required=False)
     except PageError as exc:
         raise IngestError(str(exc)) from None
     if not t.turns:
@@ -28,4 +32,6 @@ def load(src: Source, scope: dict[str, str]) -> list[Imported]:
             f"{src.label}: scope {t.scope} does not match this store's scope {scope}; "
             "ingest it into the store of that user"
         )
+    if not t.id:
+        t = replace(t, id=file_session_id(src))
     return [Imported(t)]

@@ -468,8 +468,8 @@ def test_dream_run_leaves_out_what_the_judge_rejects_and_lands_the_rest(
     assert len(out["leftOut"]) == 1
     assert "DV301" in out["leftOut"][0] and "Made up" in out["leftOut"][0]
     assert "claim left out" in out["leftOut"][0]
-    assert out["judge"]["judge_rejected"] == 1 and out["judge"]["judge_fallback"] == 0
-    assert out["judge"]["claims_judged"] >= 5
+    assert out["judge"]["judgeRejected"] == 1 and out["judge"]["judgeFallback"] == 0
+    assert out["judge"]["claimsJudged"] >= 5
     landed = tree(run_store)
     assert "Marta is a nurse" not in landed.replace("Marta is a nurse at the UKE in Hamburg. I", "")
     assert "fly to Kyoto on 3 March with Ines" in landed and "prefers figures as PDF" in landed

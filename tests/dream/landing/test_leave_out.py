@@ -196,7 +196,7 @@ def test_a_bad_page_from_the_agent_is_left_out_and_everything_else_lands(
     assert left == [f"- {item}"]
     # dream status --json: the last run names it
     status = json.loads(dream(store, "status", "--json").stdout)
-    assert status["runs"][0]["left_out"] == [item] and status["runs"][0]["status"] == "committed"
+    assert status["runs"][0]["leftOut"] == [item] and status["runs"][0]["status"] == "committed"
     assert status["kept"][0]["runId"] == out["runId"]
     # a content-free receipt: the page's opaque item, failed at validated, the code
     found = [x for x in receipts(store) if x.get("reason")]
@@ -229,10 +229,10 @@ def test_a_run_where_everything_fails_exits_1_and_leaves_main_untouched(
     assert head(store) == before and len(orient(store).pending) == 2
     status = json.loads(dream(store, "status", "--json").stdout)
     run = status["runs"][0]
-    assert run["status"] == "gate-failed" and run["left_out"] == []
+    assert run["status"] == "gate-failed" and run["leftOut"] == []
     assert status["kept"][0]["status"] == "gate-failed"
     # the branch keeps what the engine wrote, whole, for review
-    branch = f"dream/{run['run_id']}"
+    branch = f"dream/{run['runId']}"
     assert git(store, "rev-parse", f"{branch}~1") == before
     assert "Met Gunther in Oslo." in git(
         store, "show", f"{branch}:memory/sessions/summaries/{S1[0]}.md"

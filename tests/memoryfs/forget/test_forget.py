@@ -390,6 +390,7 @@ def test_matching_is_on_normalized_words() -> None:
 # -- crash safety --------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_forget_killed_at_random_points_is_finished_by_running_it_again(
     store: Store, tmp_path: Path
 ) -> None:

@@ -407,6 +407,36 @@ def test_stdin_with_session_id_and_format(tmp_store: Store) -> None:
     assert t.turns[0].text == "Call Jonas about the flat." and t.meta["undated"] is True
 
 
+_NO_ID_MD = """---
+type: session
+started: 2026-03-01T09:00:00
+participants: [dana, atlas]
+scope: {user: dana, assistant: atlas}
+---
+
+## t1 · dana · 2026-03-01T09:00:00
+
+The boat leaves at noon.
+"""
+
+
+def test_markdown_without_an_id_is_named_by_session_id_or_file_name(
+    tmp_store: Store, tmp_path: Path
+) -> None:
+    r = _cli(tmp_store, "-", "--format", "md", stdin=_NO_ID_MD)
+    assert r.exit_code == 1 and r.stderr.count("\n") == 1
+    assert "<stdin>" in r.stderr and "pass --session-id" in r.stderr
+    assert tmp_store.files("sessions/transcripts") == []
+    r = _cli(tmp_store, "-", "--session-id", "boat-trip", "--json", stdin=_NO_ID_MD)
+    assert r.exit_code == 0, r.stderr
+    assert [s["id"] for s in json.loads(r.stdout)["sessions"]] == ["boat-trip"]
+    named = tmp_path / "Harbour Notes.md"
+    named.write_text(_NO_ID_MD, "utf-8")
+    r = _cli(tmp_store, str(named), "--json")
+    assert r.exit_code == 0, r.stderr
+    assert [s["id"] for s in json.loads(r.stdout)["sessions"]] == ["harbour-notes"]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -233,7 +233,7 @@ def test_cli_recall_human_json_and_into(shared: Store, tmp_path: Path) -> None:
     assert data["items"][0]["citations"] == [RACE_TURN]
     assert (tmp_path / "sb" / "memory" / MELANIE).is_file()
     r = runner.invoke(app, [*args, "--exclude-layer", "wiki"])
-    assert r.exit_code == 1 and "unknown layer" in r.stderr
+    assert r.exit_code == 2 and "unknown layer" in r.stderr
     r = runner.invoke(app, [*args, "--budget-tokens", "0"])
     assert r.exit_code == 2
 

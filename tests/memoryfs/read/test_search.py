@@ -300,7 +300,7 @@ def test_cli_search_human_and_json(shared: Store) -> None:
 def test_cli_search_errors_are_one_line(shared: Store, tmp_path: Path) -> None:
     runner = CliRunner()
     r = runner.invoke(app, ["search", "x", "--store", str(shared.root), "--layer", "bogus"])
-    assert r.exit_code == 1 and "unknown layer" in r.stderr and "Traceback" not in r.output
+    assert r.exit_code == 2 and "unknown layer" in r.stderr and "Traceback" not in r.output
     r = runner.invoke(app, ["search", "x", "--store", str(tmp_path / "nowhere")])
     assert r.exit_code == 2 and r.stderr.startswith("error:")
     r = runner.invoke(app, ["search", '"((', "--store", str(shared.root), "--json"])

@@ -97,3 +97,15 @@ def test_record_use_without_a_sandbox_names_the_store_file_a_read_served(tmp_pat
     (store.memory / "knowledge" / "people" / "linked").symlink_to(outside)
     with pytest.raises(MemoryFSError, match="not a page"):
         store.record_use(["knowledge/people/linked/mel.md"])
+
+
+def test_a_bad_outcome_names_the_valid_forms_and_writes_nothing(tmp_path: Path) -> None:
+    store = build_store(tmp_path / "store")
+    store.read(PAGE)
+    before = ReceiptLog(local_receipt_dir(store.root)).read()
+    with pytest.raises(MemoryFSError) as caught:
+        store.record_use([PAGE], outcome="passed")
+    message = str(caught.value)
+    assert "'passed'" in message
+    assert all(form in message for form in ("file:<hex>", "commit:<hex>", "test:pass", "test:fail"))
+    assert ReceiptLog(local_receipt_dir(store.root)).read() == before
