@@ -29,6 +29,7 @@ from cli.dream_engine_cmds import (
     stores_or_fail,
     watch_cmd,
 )
+from cli.examples import add_examples
 from cli.output import (
     HELP_SETTINGS,
     CliGroup,
@@ -237,6 +238,7 @@ def version_cmd(as_json: JsonOpt = False) -> None:
 # Commands that live in their own modules register themselves here.
 for _module in (dream_demo_cmds, dream_eval_cmds, dream_health_cmds):
     _module.register(app)
+add_examples(app, "dream")
 
 
 def main() -> None:

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from cli.output import JsonOpt, emit, fail, handle_errors, log
+from cli.output import JsonOpt, ProgressBar, QuietOpt, emit, fail, handle_errors, log
 
 __all__ = ["register"]
 
@@ -50,6 +50,7 @@ def locomo_cmd(
         bool, typer.Option("--keep-text", help="Keep every output's text in results.json.")
     ] = False,
     engine: Annotated[str, typer.Option("--engine", help="Dream engine for the run.")] = "embedded",
+    quiet: QuietOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Import each conversation into a fresh store, run Dream, and score recall per arm and budget.
@@ -66,20 +67,21 @@ def locomo_cmd(
         raise fail(f"no such file: {', '.join(missing)}")
     if keep_stores and out is None:
         raise fail("--keep-stores needs --out DIR")
-    run = evaluate_locomo(
-        files,
-        budgets=parse_budgets(budget),
-        arms=parse_arms(arms),
-        stores_dir=(out / "stores") if (out and keep_stores) else None,
-        limit=limit,
-        keep_text=keep_text,
-        engine=engine,
-        progress=log,
-    )
+    with ProgressBar(quiet) as bar:
+        run = evaluate_locomo(
+            files,
+            budgets=parse_budgets(budget),
+            arms=parse_arms(arms),
+            stores_dir=(out / "stores") if (out and keep_stores) else None,
+            limit=limit,
+            keep_text=keep_text,
+            engine=engine,
+            progress=bar,
+        )
     rows = summarize(run)
     written = write_outputs(run, out) if out else {}
     for label, path in written.items():
-        if path:
+        if path and not quiet:
             log(f"wrote {label}: {path}")
     data = {
         "budgets": list(run.budgets),

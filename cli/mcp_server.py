@@ -6,7 +6,8 @@ same budgets (``memory.toml``'s when not given) and receipts:
 
 - ``recall(question, budget_tokens)``: ``memoryfs recall`` (text, and the ``--json`` data);
 - ``search(query, k, layer)``: ``memoryfs search``;
-- ``read(path, lines)``: one Markdown file under ``memory/``, ``path#tN`` for one turn;
+- ``read(path, lines, section, max_tokens)``: one Markdown file under ``memory/`` by path or
+  name (``memoryfs show``), ``path#tN`` for one turn;
 - ``index(max_tokens)``: ``memoryfs index --prompt``;
 - ``record_use(paths, outcome)``: ``memoryfs used``, for pages read from the store;
 - ``add_session(messages | transcript, session_id)``: ``memoryfs ingest``, only when the
@@ -128,17 +129,27 @@ def build_server(store: Store, allow_write: bool = False) -> MCPServer[Any]:
             str,
             Field(
                 description="A path under memory/, e.g. knowledge/people/sam.md, or "
-                "sessions/transcripts/<id>.md#t3 for one turn."
+                "sessions/transcripts/<id>.md#t3 for one turn; or a page id, alias or "
+                "title, or a session id."
             ),
         ],
         lines: Annotated[
             str | int | None, Field(description='Lines to show: "12", "12-30" or "12-".')
         ] = None,
+        section: Annotated[
+            str | None,
+            Field(description="Only the page's sections whose heading is this, or starts with it."),
+        ] = None,
+        max_tokens: Annotated[
+            int | None,
+            Field(ge=1, description="Cut at a line to fit this many tokens."),
+        ] = None,
     ) -> CallToolResult:
         """One file of memory (a page, note, session summary or transcript), whole, by
-        lines, or one transcript turn with `#tN`. Only files under memory/."""
+        lines, by section, or one transcript turn with `#tN`. Only files under memory/.
+        A cut page lists only the sources its shown lines cite and says what it left out."""
         try:
-            got = store.read(path, None if lines is None else str(lines))
+            got = store.show(path, section, max_tokens, None if lines is None else str(lines))
         except (MemoryFSError, OSError) as exc:
             raise _refused(exc) from None
         data = got.to_json()

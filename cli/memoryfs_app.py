@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from cli import forget_cmds, mcp_cmds, read_cmds, store_cmds
+from cli.examples import add_examples
 from cli.output import HELP_SETTINGS, CliGroup, JsonOpt, VersionOpt, print_version
 
 __all__ = ["app", "main"]
@@ -33,6 +34,7 @@ def version_cmd(as_json: JsonOpt = False) -> None:
 
 for _module in (store_cmds, forget_cmds, read_cmds, mcp_cmds):
     _module.register(app)
+add_examples(app, "memoryfs")
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""Read commands: search, recall (the Memory Agent), materialize, and used (a receipt).
+"""Read commands: search, recall (the Memory Agent), show, materialize, and used (a receipt).
 
 Each command opens the store, brings the search cache up to date (progress on
 stderr when that is long work) and makes one call of the Python API
@@ -147,6 +147,41 @@ def materialize_cmd(
     emit(result.to_json(), human, as_json)
 
 
+@handle_errors
+def show_cmd(
+    page: Annotated[
+        str,
+        typer.Argument(
+            metavar="PAGE",
+            callback=non_blank,
+            help="A path under memory/ (.md optional, #tN for one turn), a page id, an alias "
+            "or title, or a session id.",
+        ),
+    ],
+    section: Annotated[
+        str | None,
+        typer.Option(
+            "--section", help="Only the sections whose heading is this, or starts with it."
+        ),
+    ] = None,
+    lines: Annotated[
+        str | None, typer.Option("--lines", help='Only these lines: "12", "12-30" or "12-".')
+    ] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option("--max-tokens", min=1, help="Cut at a line to fit this many tokens."),
+    ] = None,
+    store_dir: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print one page, note, session summary or transcript, whole or in part.
+
+    A cut page lists only the sources its shown lines cite, and says what was left out.
+    """
+    got = open_store(store_dir).show(page, section, max_tokens, lines)
+    emit(got.to_json(), got.text.rstrip("\n"), as_json)
+
+
 def _check_outcome(outcome: str) -> None:
     from memoryfs.receipts.records import check_outcome
 
@@ -191,3 +226,4 @@ def register(app: typer.Typer) -> None:
     app.command("recall")(recall_cmd)
     app.command("materialize")(materialize_cmd)
     app.command("used")(used_cmd)
+    app.command("show")(show_cmd)

@@ -22,7 +22,8 @@ Dream, the worker that consolidates what was ingested, is ``dream.run(store)``.
 True
 
 The methods and their CLI twins: ``search`` (``memoryfs search``), ``recall``
-(``memoryfs recall``), ``read`` (one file or turn), ``prompt_index`` (``memoryfs index
+(``memoryfs recall``), ``read`` (one file or turn), ``show`` (``memoryfs show``: one file by
+name, a section, a token budget), ``prompt_index`` (``memoryfs index
 --prompt``), ``ingest`` (``memoryfs ingest``), ``materialize`` (``memoryfs
 materialize``) and ``record_use`` (``memoryfs used``).
 """
@@ -146,6 +147,33 @@ class StoreAPI:
         from memoryfs.read.file_text import read_file
 
         return read_file(_store(self), path, lines)
+
+    def show(
+        self,
+        name: str,
+        section: str | None = None,
+        max_tokens: int | None = None,
+        lines: str | None = None,
+    ) -> FileText:
+        """One file by name: a path under ``memory/`` (``.md`` optional, ``#tN`` for a
+        turn), a page id, an alias or title (any case) or a session id; a ``section``
+        of a page (headings equal to it, else starting with it), cut at a line to
+        ``max_tokens``. A cut page lists only the sources its shown lines cite.
+
+        >>> print(store.show("2026-03-02-moving#t1").text, end="")
+        ## t1 · user · 2026-03-02T09:00
+        <BLANKLINE>
+        I moved to Porto last month.
+        >>> got = store.show("2026-03-02-moving", max_tokens=50)
+        >>> print(got.text, end="")
+        ## t1 · user · 2026-03-02T09:00
+        <BLANKLINE>
+        I moved to Porto last month.
+        <!-- cut to 50 tokens; not shown: the frontmatter, lines 18-20 -->
+        """
+        from memoryfs.read.show import show
+
+        return show(_store(self), name, section, max_tokens, lines)
 
     def prompt_index(self, max_tokens: int | None = None) -> str:
         """``INDEX.md`` cut to ``max_tokens`` (default: ``memory.toml``'s ``index_tokens``),

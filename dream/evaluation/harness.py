@@ -72,7 +72,7 @@ _MAX_DREAM_RUNS = 50  # runs stopped by max-sessions or a deadline are resumed u
 
 RecallFn = Callable[..., Any]  # recall(store, question, budget_tokens=N, exclude_layers=(...))
 DreamFn = Callable[[Store], Any]  # runs Dream on the store; returns what it did (or None)
-Progress = Callable[[str], None]
+Progress = Callable[[str, int, int], None]  # (phase, done, total), as cli.output.ProgressBar
 
 
 class EvalError(DreamError):
@@ -246,7 +246,7 @@ def evaluate_conversation(
     progress: Progress | None = None,
 ) -> tuple[ConversationRun, list[QuestionResult]]:
     """Evaluate one conversation in ``store`` (a fresh store; the transcripts are imported here)."""
-    say = progress or (lambda _m: None)
+    say = progress or (lambda _phase, _done, _total: None)
     questions, skipped = questions_of(conv)
     if limit is not None:
         questions = questions[:limit]
@@ -257,11 +257,10 @@ def evaluate_conversation(
     if recall_arms:
         recall_fn = recall_fn or default_recall()
         dream_fn = dream_fn or default_dream()
-        say(f"{conv.id}: dream run over {len(conv.sessions)} sessions")
+        say(f"{conv.id} dream", 0, 0)
         start = time.perf_counter()
         dream_report = _report_dict(dream_fn(store))
         dream_seconds = time.perf_counter() - start
-        say(f"{conv.id}: dream took {dream_seconds:.1f}s")
         store = Store.open(store.root)
     searchers: dict[str, Callable[[str, int], ArmOutput]] = {}
     for arm in arms:
@@ -291,8 +290,7 @@ def evaluate_conversation(
                 ms = (time.perf_counter() - start) * 1000
                 scores.append(score_output(q, out, arm, budget, ms, keep_text))
         results.append(QuestionResult(question=q, scores=tuple(scores)))
-        if n % 25 == 0 or n == len(questions):
-            say(f"{conv.id}: {n}/{len(questions)} questions")
+        say(f"{conv.id} questions", n, len(questions))
     run = ConversationRun(
         id=conv.id,
         file=file,

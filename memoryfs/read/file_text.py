@@ -44,11 +44,15 @@ class FileText:
     end: int  # last line served
     total_lines: int
     turn: str = ""  # "tN" when one turn was asked for
+    section: str = ""  # the headings of the sections shown (``memoryfs.read.show``)
+    cut: bool = False  # lines were left out to fit a token budget
 
     def to_json(self) -> dict[str, object]:
         return {
             "path": self.path,
             "turn": self.turn or None,
+            "section": self.section or None,
+            "cut": self.cut,
             "start": self.start,
             "end": self.end,
             "totalLines": self.total_lines,

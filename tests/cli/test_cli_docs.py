@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 import pytest
@@ -10,7 +11,9 @@ from paths import ROOT
 from typer.testing import CliRunner
 
 from cli.dream_app import app as dream_app
+from cli.examples import EXAMPLES
 from cli.memoryfs_app import app as memoryfs_app
+from cli.output import click_errors
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
@@ -48,3 +51,35 @@ def test_every_command_has_help_json_and_docs(app: typer.Typer, path: list[str],
 def test_version_json() -> None:
     r = CliRunner().invoke(memoryfs_app, ["version", "--json"])
     assert r.exit_code == 0 and r.stdout.startswith("{") and '"version"' in r.stdout
+
+
+def _argv(example: str) -> list[str]:
+    """An example's words as the shell would pass them: no leading VAR=..., no redirect."""
+    words = shlex.split(example)
+    while words and "=" in words[0] and not words[0].startswith("-"):
+        words.pop(0)
+    return words[: words.index("<")] if "<" in words else words
+
+
+@pytest.mark.parametrize(("app", "path", "cmd"), COMMANDS, ids=IDS)
+def test_every_command_shows_examples_that_parse(
+    app: typer.Typer, path: list[str], cmd: Any
+) -> None:
+    name = " ".join(path)
+    examples = EXAMPLES.get(name)
+    assert examples, f"{name} has no examples in cli/examples.py"
+    r = CliRunner().invoke(app, [*path[1:], "--help"], env={"COLUMNS": "200"})
+    assert "Examples:" in r.output
+    for example in examples:
+        assert example in r.output, f"{name} --help does not show {example!r}"
+        argv = _argv(example)
+        assert argv[: len(path)] == path, f"{example!r} is not an example of {name}"
+        # parsing runs every type and callback check a user's command line meets
+        with cmd.make_context(name, argv[len(path) :]) as ctx:
+            assert ctx.params is not None
+
+
+def test_an_example_that_does_not_parse_is_caught() -> None:
+    show = dict((" ".join(p), c) for _, p, c in COMMANDS)["memoryfs show"]
+    with pytest.raises(click_errors.UsageError, match="greater than or equal to 1"):
+        show.make_context("memoryfs show", _argv("memoryfs show dana --max-tokens 0"))

@@ -94,3 +94,60 @@ def test_dream_run_draws_its_phases_with_counts_on_a_terminal(
     assert code == 0, err
     assert "/3" in err and "[" in err and "\x1b[2K" in err
     assert "dry run" in out and "\x1b" not in out
+
+
+CONVERSATION = {
+    "sample_id": "conv-p",
+    "conversation": {
+        "speaker_a": "Ann",
+        "speaker_b": "Ben",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [
+            {"speaker": "Ann", "dia_id": "D1:1", "text": "I made a blue bowl at pottery class."},
+            {"speaker": "Ben", "dia_id": "D1:2", "text": "I started learning the violin."},
+        ],
+        "session_2_date_time": "10:00 am on 20 June, 2023",
+        "session_2": [
+            {"speaker": "Ann", "dia_id": "D2:1", "text": "I adopted a puppy named Biscuit."},
+            {"speaker": "Ben", "dia_id": "D2:2", "text": "I played the violin at a wedding."},
+        ],
+    },
+    "qa": [
+        {
+            "question": "What did Ann make?",
+            "answer": "a blue bowl",
+            "evidence": ["D1:1"],
+            "category": 4,
+        },
+        {
+            "question": "What is Ann's puppy called?",
+            "answer": "Biscuit",
+            "evidence": ["D2:1"],
+            "category": 4,
+        },
+        {
+            "question": "What instrument does Ben play?",
+            "answer": "violin",
+            "evidence": ["D1:2"],
+            "category": 4,
+        },
+    ],
+}
+
+
+def test_dream_eval_draws_progress_on_a_terminal_only(tmp_path: Path) -> None:
+    import json
+
+    from memoryfs.store.store import init_store
+
+    conv = tmp_path / "conv-p.json"
+    conv.write_text(json.dumps(CONVERSATION), encoding="utf-8")
+    here = init_store(tmp_path / "s", "dana", "atlas")  # only a folder to run in
+    argv = ("dream", "eval", "locomo", str(conv), "--budget", "500", "--arms", "wiki")
+    code, out, err = _run(here, *argv, tty=True)
+    assert code == 0, err
+    assert "conv-p dream" in err and f"conv-p questions [{'#' * 24}] 3/3" in err
+    assert "\x1b[2K" in err and out.startswith("# LoCoMo evaluation") and "\x1b" not in out
+    for quiet in (("-q",), ()):
+        code, out, err = _run(here, *argv, *quiet, tty=bool(quiet))  # -q on a terminal; a pipe
+        assert code == 0 and err == "" and out.startswith("# LoCoMo evaluation")

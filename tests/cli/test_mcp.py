@@ -134,7 +134,12 @@ def test_the_tools_and_resources_a_client_sees(dreamed: Store) -> None:
         ]  # fmt: skip
         assert set(tools["recall"].input_schema["properties"]) == {"question", "budget_tokens"}
         assert set(tools["search"].input_schema["properties"]) == {"query", "k", "layer"}
-        assert set(tools["read"].input_schema["properties"]) == {"path", "lines"}
+        assert set(tools["read"].input_schema["properties"]) == {
+            "path",
+            "lines",
+            "section",
+            "max_tokens",
+        }
         assert tools["read"].annotations and tools["read"].annotations.read_only_hint
         assert all(t.description for t in tools.values())
         resources = (await s.list_resources()).resources
@@ -181,6 +186,8 @@ def test_search_read_and_index_are_the_library_calls(dreamed: Store) -> None:
         got["line"] = await s.call_tool("read", {"path": PAGE, "lines": 3})
         turn = "sessions/transcripts/2026-01-23-tidewater-interview.md#t11"
         got["turn"] = await s.call_tool("read", {"path": turn})
+        got["named"] = await s.call_tool("read", {"path": "dana", "section": "Profile"})
+        got["cut"] = await s.call_tool("read", {"path": PAGE, "max_tokens": 60})
         got["index"] = await s.call_tool("index", {"max_tokens": 120})
         got["default index"] = await s.call_tool("index", {})
 
@@ -198,6 +205,10 @@ def test_search_read_and_index_are_the_library_calls(dreamed: Store) -> None:
     assert (data(got["lines"])["start"], data(got["lines"])["end"]) == (2, 4)
     assert text(got["line"]) == page.splitlines()[2] + "\n"
     assert text(got["turn"]).startswith("## t11 · ") and data(got["turn"])["turn"] == "t11"
+    named = dreamed.show("dana", section="Profile")
+    assert text(got["named"]) == named.text and text(got["named"]).startswith("## Profile")
+    assert data(got["named"])["path"] == "knowledge/people/dana.md"
+    assert text(got["cut"]) == dreamed.show(PAGE, max_tokens=60).text and data(got["cut"])["cut"]
     assert text(got["index"]) == dreamed.prompt_index(120)
     assert data(got["index"])["maxTokens"] == 120
     assert text(got["default index"]) == dreamed.prompt_index()

@@ -21,6 +21,7 @@ def test_every_store_call_has_an_example() -> None:
     calls = [n for n in vars(memoryfs.api.StoreAPI) if not n.startswith("_")]
     assert sorted(calls) == [
         "ingest", "materialize", "prompt_index", "read", "recall", "record_use", "search",
+        "show",
     ]  # fmt: skip
     undocumented = [
         n for n in calls if ">>>" not in (getattr(memoryfs.api.StoreAPI, n).__doc__ or "")
