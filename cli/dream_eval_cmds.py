@@ -15,7 +15,7 @@ __all__ = ["register"]
 # dream.evaluation.harness.ARMS, written out so that building the command tree
 # ('dream --help') does not import the evaluation; tests/cli/test_cli_startup.py holds
 # the two equal.
-ARMS = ("wiki", "no-wiki", "bm25-turns")
+ARMS = ("wiki", "no-wiki", "bm25-turns", "wiki-hybrid")
 
 
 @handle_errors
@@ -34,8 +34,12 @@ def locomo_cmd(
         ),
     ] = None,
     arms: Annotated[
-        str, typer.Option("--arms", help=f"Arms, comma-separated: {','.join(ARMS)}.")
-    ] = ",".join(ARMS),
+        str,
+        typer.Option(
+            "--arms",
+            help=f"Arms, comma-separated: {','.join(ARMS)} (wiki-hybrid needs --embed-model).",
+        ),
+    ] = ",".join(ARMS[:3]),
     limit: Annotated[
         int | None,
         typer.Option(
@@ -50,6 +54,18 @@ def locomo_cmd(
         bool, typer.Option("--keep-text", help="Keep every output's text in results.json.")
     ] = False,
     engine: Annotated[str, typer.Option("--engine", help="Dream engine for the run.")] = "embedded",
+    embed_model: Annotated[
+        str | None,
+        typer.Option(
+            "--embed-model",
+            help="Embedder of hybrid recall: a sentence-transformers model folder, or with "
+            "--embed-endpoint the endpoint's model name.",
+        ),
+    ] = None,
+    embed_endpoint: Annotated[
+        str | None,
+        typer.Option("--embed-endpoint", help="An OpenAI-compatible /v1 URL for embeddings."),
+    ] = None,
     quiet: QuietOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -67,6 +83,14 @@ def locomo_cmd(
         raise fail(f"no such file: {', '.join(missing)}")
     if keep_stores and out is None:
         raise fail("--keep-stores needs --out DIR")
+    if embed_endpoint and not embed_model:
+        raise fail("--embed-endpoint needs --embed-model (the endpoint's model name)")
+    embed = None
+    if embed_model:
+        from memoryfs.store.config import EmbedSettings
+
+        backend = "endpoint" if embed_endpoint else "local"
+        embed = EmbedSettings(backend=backend, model=embed_model, endpoint=embed_endpoint or "")
     with ProgressBar(quiet) as bar:
         run = evaluate_locomo(
             files,
@@ -77,6 +101,7 @@ def locomo_cmd(
             keep_text=keep_text,
             engine=engine,
             progress=bar,
+            embed=embed,
         )
     rows = summarize(run)
     written = write_outputs(run, out) if out else {}

@@ -5,7 +5,7 @@ tool, each the ``memoryfs.api.StoreAPI`` call the matching command makes, with t
 same budgets (``memory.toml``'s when not given) and receipts:
 
 - ``recall(question, budget_tokens)``: ``memoryfs recall`` (text, and the ``--json`` data);
-- ``search(query, k, layer)``: ``memoryfs search``;
+- ``search(query, k, layer, mode)``: ``memoryfs search``;
 - ``read(path, lines, section, max_tokens)``: one Markdown file under ``memory/`` by path or
   name (``memoryfs show``), ``path#tN`` for one turn;
 - ``index(max_tokens)``: ``memoryfs index --prompt``;
@@ -113,11 +113,18 @@ def build_server(store: Store, allow_write: bool = False) -> MCPServer[Any]:
         layer: Annotated[
             str | None, Field(description=f"Only this layer: {', '.join(LAYERS)}.")
         ] = None,
+        mode: Annotated[
+            str | None,
+            Field(
+                description="lexical (words), dense (meaning) or hybrid (both); default: "
+                "hybrid when the store has an embedder, else lexical."
+            ),
+        ] = None,
     ) -> CallToolResult:
-        """Full-text search over memory, best hits first: `path:line` (or `path#tN` for a
+        """Search over memory, best hits first: `path:line` (or `path#tN` for a
         transcript turn), layer, date and the matching text."""
         try:
-            hits = store.search(query, k=k, layer=layer)
+            hits = store.search(query, k=k, layer=layer, mode=mode)
         except (MemoryFSError, OSError) as exc:
             raise _refused(exc) from None
         text = "\n".join(h.to_text() for h in hits)

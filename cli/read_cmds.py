@@ -51,6 +51,25 @@ LayerOpt = Annotated[
 ]
 
 
+SEARCH_MODES = ("lexical", "dense", "hybrid")  # memoryfs.read.dense.SEARCH_MODES
+
+
+def _known_mode(value: str | None) -> str | None:
+    if value is not None and value not in SEARCH_MODES:
+        raise typer.BadParameter(f"unknown mode {value!r} (use {', '.join(SEARCH_MODES)})")
+    return value
+
+
+ModeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--mode",
+        callback=_known_mode,
+        help="lexical, dense or hybrid (default: hybrid when [embed] is configured, else lexical).",
+    ),
+]
+
+
 def _refreshed(store: Store) -> SearchIndex:
     """The store's search index, brought up to date with progress on stderr."""
     from memoryfs.read.search import SearchIndex
@@ -77,13 +96,14 @@ def search_cmd(
     ],
     k: Annotated[int, typer.Option("-k", "--limit", min=1, max=1000, help="Number of hits.")] = 10,
     layer: LayerOpt = None,
+    mode: ModeOpt = None,
     store_dir: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Search every layer of the store (knowledge, notes, sessions), best hits first."""
     store = open_store(store_dir)
     _refreshed(store).close()
-    hits = store.search(query, k=k, layer=layer)
+    hits = store.search(query, k=k, layer=layer, mode=mode)
     human = "\n".join(h.to_text() for h in hits)
     emit({"query": query, "hits": [h.to_json() for h in hits]}, human, as_json)
     if not hits:
@@ -111,13 +131,16 @@ def recall_cmd(
             help="Leave a layer out (e.g. knowledge); repeatable.",
         ),
     ] = None,
+    mode: ModeOpt = None,
     store_dir: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """The Memory Agent: a short, cited synthesis of what the store knows about QUESTION."""
     store = open_store(store_dir)
     _refreshed(store).close()
-    result = store.recall(question, budget_tokens, exclude_layers=exclude_layer or (), into=into)
+    result = store.recall(
+        question, budget_tokens, exclude_layers=exclude_layer or (), into=into, mode=mode
+    )
     emit(result.to_json(), result.text, as_json)
     if not result.items:
         log("nothing found")

@@ -80,11 +80,17 @@ class StoreAPI:
     """The calls a program makes on a ``memoryfs.Store`` (which inherits them)."""
 
     def search(
-        self, query: str, k: int = 10, layer: str | Sequence[str] | None = None
+        self,
+        query: str,
+        k: int = 10,
+        layer: str | Sequence[str] | None = None,
+        mode: str | None = None,
     ) -> list[Hit]:
-        """Full-text search over every layer (or the ``layer`` named: ``knowledge``,
-        ``notes``, ``sessions``), best hits first; the search cache is brought up to
-        date first. A hit's ``ref`` is ``path:line``, or ``path#tN`` for a turn.
+        """Search over every layer (or the ``layer`` named: ``knowledge``, ``notes``,
+        ``sessions``), best hits first; the search cache is brought up to date first. A
+        hit's ``ref`` is ``path:line``, or ``path#tN`` for a turn. ``mode``: ``lexical``
+        (full text), ``dense`` (by meaning) or ``hybrid`` (both fused); the default is
+        hybrid when ``[embed]`` is configured in ``memory.toml``, else lexical.
 
         >>> hit = store.search("moved Porto", k=1)[0]
         >>> hit.ref, hit.layer, hit.date
@@ -93,14 +99,24 @@ class StoreAPI:
         []
         """
         from memoryfs.errors import MemoryFSError
+        from memoryfs.read.dense import Dense, hybrid_search, search_mode
         from memoryfs.read.search import SearchIndex
 
-        layers = _layers(layer)
+        layers = _layers(layer) or None
         if not 1 <= k <= MAX_HITS:
             raise MemoryFSError(f"k must be between 1 and {MAX_HITS}, got {k}")
-        with SearchIndex.open(_store(self)) as idx:
+        store = _store(self)
+        mode = search_mode(store, mode)
+        with SearchIndex.open(store) as idx:
             idx.refresh_for_read()
-            return idx.search(query, k=k, layers=layers or None)
+            if mode == "lexical":
+                return idx.search(query, k=k, layers=layers)
+            dense = Dense.open(store, idx)
+            assert dense is not None  # search_mode checked [embed]
+            with dense:
+                if mode == "dense":
+                    return dense.search(query, k, layers)
+                return hybrid_search(idx, dense, query, k, layers)
 
     def recall(
         self,
@@ -109,11 +125,13 @@ class StoreAPI:
         *,
         exclude_layers: Sequence[str] = (),
         into: Path | str | None = None,
+        mode: str | None = None,
     ) -> RecallResult:
         """The Memory Agent: a short synthesis of what the store knows about
         ``question``, one cited line per item, within ``budget_tokens`` (default:
         ``memory.toml``'s ``recall_tokens``). With ``into`` the supporting files are
         materialized into that sandbox. Pages drawn on get ``recalled`` receipts.
+        ``mode``: how candidates are first found, as ``search``'s.
 
         >>> result = store.recall("Where does Dana live?", budget_tokens=200)
         >>> print(result.text)
@@ -129,7 +147,9 @@ class StoreAPI:
         store = _store(self)
         budget = store.config.budgets.recall_tokens if budget_tokens is None else budget_tokens
         target = Path(into) if into is not None else None
-        return recall(store, question, budget, exclude_layers=_layers(exclude_layers), into=target)
+        return recall(
+            store, question, budget, exclude_layers=_layers(exclude_layers), into=target, mode=mode
+        )
 
     def read(self, path: str, lines: str | None = None) -> FileText:
         """One Markdown file under ``memory/`` by its path (a page, a note, a summary or a

@@ -47,11 +47,13 @@ from dream.evaluation.scoring import (
 )
 from memoryfs.ingest.locomo import Conversation, load_locomo
 from memoryfs.store.atomic import atomic_write_text
+from memoryfs.store.config import EmbedSettings, render_config
 from memoryfs.store.store import Store, init_store
 from memoryfs.store.tokens import count_tokens, truncate_to_tokens
 
 __all__ = [
     "ARMS",
+    "DEFAULT_ARMS",
     "EvalError",
     "RecallFn",
     "DreamFn",
@@ -64,8 +66,12 @@ __all__ = [
     "score_output",
 ]
 
-ARMS = ("wiki", "no-wiki", "bm25-turns")
-_EXCLUDE = {"wiki": (), "no-wiki": ("knowledge",)}
+ARMS = ("wiki", "no-wiki", "bm25-turns", "wiki-hybrid")
+DEFAULT_ARMS = ARMS[:3]  # wiki-hybrid needs an embedder (``embed``)
+_EXCLUDE = {"wiki": (), "no-wiki": ("knowledge",), "wiki-hybrid": ()}
+# recall's first-stage retrieval per arm (``memoryfs.read.dense``), told to recall only
+# when the run has an embedder (else every arm is lexical, recall's default)
+_MODE = {"wiki": "lexical", "no-wiki": "lexical", "wiki-hybrid": "hybrid"}
 SCOPE = {"user": "locomo", "assistant": "eval"}
 TOKENIZER = "memoryfs.store.tokens.count_tokens: \\w+ runs and single other non-space characters"
 _MAX_DREAM_RUNS = 50  # runs stopped by max-sessions or a deadline are resumed up to this
@@ -270,11 +276,17 @@ def evaluate_conversation(
         else:
             assert recall_fn is not None
             exclude = _EXCLUDE[arm]
+            how = {"mode": _MODE[arm]} if store.config.embed.on else {}
 
-            def _search(question: str, budget: int, _ex: tuple[str, ...] = exclude) -> ArmOutput:
+            def _search(
+                question: str,
+                budget: int,
+                _ex: tuple[str, ...] = exclude,
+                _how: dict[str, str] = how,
+            ) -> ArmOutput:
                 assert recall_fn is not None
                 return _as_output(
-                    recall_fn(store, question, budget_tokens=budget, exclude_layers=_ex)
+                    recall_fn(store, question, budget_tokens=budget, exclude_layers=_ex, **_how)
                 )
 
             # One untimed call builds whatever caches recall keeps, so latency is per question.
@@ -311,7 +323,7 @@ def evaluate_locomo(
     paths: Iterable[Path | str],
     *,
     budgets: Sequence[int] = (1000, 2000),
-    arms: Sequence[str] = ARMS,
+    arms: Sequence[str] = DEFAULT_ARMS,
     recall_fn: RecallFn | None = None,
     dream_fn: DreamFn | None = None,
     stores_dir: Path | None = None,
@@ -319,10 +331,15 @@ def evaluate_locomo(
     keep_text: bool = False,
     engine: str = "embedded",
     progress: Progress | None = None,
+    embed: EmbedSettings | None = None,
 ) -> EvalRun:
-    """Evaluate every conversation in ``paths``; stores are kept under ``stores_dir`` if given."""
+    """Evaluate every conversation in ``paths``; stores are kept under ``stores_dir`` if given.
+    ``embed``: the embedder each store is configured with (``[embed]``), for the
+    ``wiki-hybrid`` arm."""
     budgets = parse_budgets(budgets)
     arms = parse_arms(arms)
+    if "wiki-hybrid" in arms and (embed is None or not embed.on):
+        raise EvalError("the wiki-hybrid arm needs an embedder (--embed-model)")
     if any(a in _EXCLUDE for a in arms):  # fail before any work when a component is missing
         recall_fn = recall_fn or default_recall()
         dream_fn = dream_fn or default_dream(engine)
@@ -343,8 +360,9 @@ def evaluate_locomo(
             if root.exists() and any(root.iterdir()):
                 raise EvalError(f"{root} already exists; remove it or choose another --out")
             run, res = _run_in(
-                root, conv, file, budgets, arms, recall_fn, dream_fn, limit, keep_text, progress
-            )
+                root, conv, file, budgets, arms, recall_fn, dream_fn, limit, keep_text, progress,
+                embed,
+            )  # fmt: skip
             run = dataclasses.replace(run, store=str(root))
         else:
             with tempfile.TemporaryDirectory(prefix=f"eval-{conv.id}-") as tmp:
@@ -359,6 +377,7 @@ def evaluate_locomo(
                     limit,
                     keep_text,
                     progress,
+                    embed,
                 )
         runs.append(run)
         results.extend(res)
@@ -382,8 +401,14 @@ def _run_in(
     limit: int | None,
     keep_text: bool,
     progress: Progress | None,
+    embed: EmbedSettings | None = None,
 ) -> tuple[ConversationRun, list[QuestionResult]]:
     store = init_store(root, SCOPE["user"], SCOPE["assistant"])
+    if embed is not None and embed.on:
+        config = dataclasses.replace(store.config, embed=embed)
+        atomic_write_text(store.root / "memory.toml", render_config(config))
+        store.commit("eval: the embedder of hybrid recall")
+        store = Store.open(store.root)
     return evaluate_conversation(
         conv,
         store,

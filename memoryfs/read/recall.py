@@ -30,6 +30,7 @@ from memoryfs.errors import MemoryFSError
 from memoryfs.index.units import human_date
 from memoryfs.pages.archives import Families, main_stem
 from memoryfs.pages.speakers import asked_in_third_person
+from memoryfs.read.dense import Dense, hybrid_search, search_mode
 from memoryfs.read.expand import feedback_terms, fuse
 from memoryfs.read.locations import FileNames
 from memoryfs.read.packing import Packer, content_words, covered, elide
@@ -135,8 +136,11 @@ def recall(
     *,
     exclude_layers: Sequence[str] = (),
     into: Path | None = None,
+    mode: str | None = None,
 ) -> RecallResult:
-    """Search, expand and compress what the store knows about ``question``."""
+    """Search, expand and compress what the store knows about ``question``. ``mode``:
+    ``lexical``, ``dense`` or ``hybrid`` first-stage retrieval (``memoryfs.read.dense``;
+    default: hybrid when ``[embed]`` is configured, else lexical)."""
     unknown = set(exclude_layers) - set(LAYERS)
     if unknown:
         raise MemoryFSError(
@@ -148,11 +152,17 @@ def recall(
     # "Where do I live?" asks about the store's user: search for them by name
     asked = asked_in_third_person(question, store.config.roster)
     terms = query_terms(asked)
+    mode = search_mode(store, mode)
     with SearchIndex.open(store) as idx:
         idx.refresh_for_read()
-        families = _families(idx)
-        user = store.config.roster.user_name
-        entries = _gather(idx, asked, layers, budget_tokens, families, user)
+        dense = Dense.open(store, idx) if mode != "lexical" else None
+        try:
+            families = _families(idx)
+            user = store.config.roster.user_name
+            entries = _gather(idx, asked, layers, budget_tokens, families, user, dense, mode)
+        finally:
+            if dense is not None:
+                dense.close()
         served = idx.versions([e.hit.path for e in entries])
         max_item = min(150, max(40, budget_tokens // 5))
         names = FileNames(idx, families)
@@ -190,13 +200,22 @@ def _gather(
     budget: int,
     families: Families,
     user: str = "",
+    dense: Dense | None = None,
+    mode: str = "lexical",
 ) -> list[_Entry]:
     """Candidates best first, each claim followed by the turns it cites."""
     k = max(40, budget // 12)
     terms = query_terms(question)
     # A page and its archives say what they are about once, in the page's head (an
     # archive's head would cost a line and make feedback take the words it shares).
-    hits = _one_head(idx.search(question, k=k, layers=layers), families)
+    # With vectors, the first stage also ranks units by meaning (memoryfs.read.dense).
+    if dense is None or mode == "lexical":
+        first = idx.search(question, k=k, layers=layers)
+    elif mode == "dense":
+        first = dense.search(question, k, layers)
+    else:
+        first = hybrid_search(idx, dense, question, k, layers, depth=k)
+    hits = _one_head(first, families)
     # Pseudo-relevance feedback: the question plus words of its best distilled
     # items finds what the question names in other words (memoryfs.read.expand).
     extra = feedback_terms(hits, terms)

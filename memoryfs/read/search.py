@@ -429,6 +429,42 @@ class SearchIndex:
         ).fetchall()
         return [self._hit(row, [], 0.0) for row in rows]
 
+    def unit_texts(self) -> list[tuple[int, str, str]]:
+        """Every unit as (id, layer, the text an embedder reads): a turn with its speaker,
+        a head as its title and summary, other units under their page's title."""
+        rows = self._conn.execute(
+            "SELECT u.id, u.layer, u.kind, u.speaker, u.title, u.summary, u.body, f.title "
+            "FROM units u JOIN files f ON f.id = u.file_id ORDER BY u.id"
+        )
+        out: list[tuple[int, str, str]] = []
+        for uid, layer, kind, speaker, title, summary, body, ftitle in rows:
+            if kind == "head":
+                text = f"{title}. {summary}" if summary else str(title)
+            elif speaker:
+                text = f"{speaker}: {body}"
+            else:
+                text = f"{ftitle}: {body}" if ftitle else str(body)
+            out.append((int(uid), str(layer), text))
+        return out
+
+    def units_by_id(self, ids: Sequence[int], query: str = "") -> list[tuple[int, Hit]]:
+        """The units of ``ids`` with their ids, in that order (ids no longer indexed are
+        left out), with snippets around the words of ``query``."""
+        terms = query_terms(query) if query else []
+        found: dict[int, Hit] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            rows = self._conn.execute(
+                "SELECT u.id, 0, u.line, u.kind, u.layer, u.date, u.citations, u.anchor, "
+                "u.speaker, u.superseded, u.title, u.summary, u.body, f.path, f.title, f.names, "
+                "u.context FROM units u JOIN files f ON f.id = u.file_id "
+                f"WHERE u.id IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ).fetchall()
+            for row in rows:
+                found[int(row[0])] = self._hit(row[1:], terms, 0.0)
+        return [(i, found[i]) for i in ids if i in found]
+
     def linked(self, paths: Sequence[str]) -> list[str]:
         """Pages the given pages link to with ``[[...]]`` (one hop), in link order."""
         return linked(self._conn, paths)

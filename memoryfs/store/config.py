@@ -18,6 +18,8 @@ __all__ = [
     "FORMAT_VERSION",
     "Budgets",
     "DreamSettings",
+    "EMBED_BACKENDS",
+    "EmbedSettings",
     "StoreConfig",
     "VerifySettings",
     "load_config",
@@ -29,6 +31,8 @@ FORMAT_VERSION = 1
 _SCOPE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 _VERIFY_KEYS = ("judge", "endpoint", "model", "api_key_env", "timeout", "batch")
+_EMBED_KEYS = ("backend", "model", "endpoint", "api_key_env", "timeout", "batch")
+EMBED_BACKENDS = ("local", "endpoint")
 MAX_JUDGE_BATCH = 50
 
 
@@ -67,6 +71,27 @@ class VerifySettings:
 
 
 @dataclass(frozen=True)
+class EmbedSettings:
+    """``[embed]``: the sentence embedder of hybrid recall (``memoryfs.embed``).
+
+    Off unless ``backend`` is set: ``local`` loads a sentence-transformers model from the
+    folder ``model`` names (never downloaded by memoryfs), ``endpoint`` asks an
+    OpenAI-compatible ``/v1/embeddings`` at ``endpoint`` for ``model``.
+    """
+
+    backend: str = ""  # "", "local" or "endpoint"
+    model: str = ""  # local: a model folder; endpoint: the model's name
+    endpoint: str = ""  # OpenAI-compatible base URL, e.g. http://127.0.0.1:11434/v1
+    api_key_env: str = ""  # name of the environment variable holding the API key
+    timeout: float = 60.0  # seconds per request (endpoint)
+    batch: int = 64  # texts per model call or request
+
+    @property
+    def on(self) -> bool:
+        return bool(self.backend)
+
+
+@dataclass(frozen=True)
 class StoreConfig:
     user: str
     assistant: str
@@ -77,6 +102,7 @@ class StoreConfig:
     user_name: str = ""
     assistant_name: str = ""
     verify: VerifySettings = field(default_factory=VerifySettings)
+    embed: EmbedSettings = field(default_factory=EmbedSettings)
 
     @property
     def roster(self) -> Roster:
@@ -152,6 +178,7 @@ def load_config(path: Path) -> StoreConfig:
         user_name=names["user_name"].strip(),
         assistant_name=names["assistant_name"].strip(),
         verify=_verify(path, data.get("verify", {})),
+        embed=_embed(path, data.get("embed", {})),
     )
 
 
@@ -198,6 +225,40 @@ def _verify(path: Path, v: object) -> VerifySettings:
     )
 
 
+def _embed(path: Path, v: object) -> EmbedSettings:
+    """``[embed]``, every key checked: a typo must not leave recall silently lexical."""
+
+    def bad(what: str) -> MemoryFSError:
+        return MemoryFSError(f"{path}: [embed] {what}")
+
+    if not isinstance(v, dict):
+        raise bad("must be a table")
+    unknown = sorted(set(v) - set(_EMBED_KEYS))
+    if unknown:
+        raise bad(f"has unknown key {unknown[0]!r} (known: {', '.join(_EMBED_KEYS)})")
+    text = {}
+    for key in ("backend", "model", "endpoint", "api_key_env"):
+        value = v.get(key, "")
+        if not isinstance(value, str) or not value.isprintable():
+            raise bad(f"{key} must be a string on one line")
+        text[key] = value.strip()
+    if text["backend"] and text["backend"] not in EMBED_BACKENDS:
+        raise bad(f"backend {text['backend']!r} is not one of {', '.join(EMBED_BACKENDS)}")
+    if text["backend"] and not text["model"]:
+        raise bad(f"backend {text['backend']!r} needs a model")
+    if text["backend"] == "endpoint" and not re.match(r"^https?://[^\s/]+", text["endpoint"]):
+        raise bad("backend 'endpoint' needs an http:// or https:// endpoint")
+    if text["api_key_env"] and not _ENV_NAME_RE.match(text["api_key_env"]):
+        raise bad(f"api_key_env must name an environment variable, not {text['api_key_env']!r}")
+    timeout = v.get("timeout", EmbedSettings.timeout)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= 3600:
+        raise bad("timeout must be a number of seconds above 0, at most 3600")
+    batch = v.get("batch", EmbedSettings.batch)
+    if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= 2048:
+        raise bad("batch must be a whole number of texts from 1 to 2048")
+    return EmbedSettings(timeout=float(timeout), batch=batch, **text)
+
+
 def _q(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -224,6 +285,7 @@ def render_config(cfg: StoreConfig) -> str:
         + (f"approved_by = {_q(cfg.dream.approved_by)}\n" if cfg.dream.approved_by else "")
         + (f"approved_at = {_q(cfg.dream.approved_at)}\n" if cfg.dream.approved_at else "")
         + _render_verify(cfg.verify)
+        + _render_embed(cfg.embed)
     )
 
 
@@ -241,4 +303,17 @@ def _render_verify(v: VerifySettings) -> str:
         lines.append(f"timeout = {v.timeout:g}")
     if v.batch != VerifySettings.batch:
         lines.append(f"batch = {v.batch}")
+    return "\n".join(lines) + "\n"
+
+
+def _render_embed(e: EmbedSettings) -> str:
+    """``[embed]`` with the keys that differ from the defaults; "" when none does."""
+    if e == EmbedSettings():
+        return ""
+    keys = ("backend", "model", "endpoint", "api_key_env")
+    lines = ["", "[embed]", *(f"{k} = {_q(getattr(e, k))}" for k in keys if getattr(e, k))]
+    if e.timeout != EmbedSettings.timeout:
+        lines.append(f"timeout = {e.timeout:g}")
+    if e.batch != EmbedSettings.batch:
+        lines.append(f"batch = {e.batch}")
     return "\n".join(lines) + "\n"

@@ -80,9 +80,12 @@ def test_a_dream_command_help_imports_no_engine(argv: list[str]) -> None:
 
 
 def test_the_help_texts_name_the_library_defaults() -> None:
-    """The CLI writes out two library constants so that its help imports nothing."""
+    """The CLI writes out library constants so that its help imports nothing."""
+    from cli.read_cmds import SEARCH_MODES as CLI_MODES
     from dream.evaluation.harness import ARMS
     from dream.health.verdicts import DEFAULT_DUE
+    from memoryfs.read.dense import SEARCH_MODES
 
     assert CLI_ARMS == ARMS
+    assert CLI_MODES == SEARCH_MODES
     assert dt.timedelta(days=DEFAULT_DUE_DAYS) == DEFAULT_DUE

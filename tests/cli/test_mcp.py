@@ -133,7 +133,7 @@ def test_the_tools_and_resources_a_client_sees(dreamed: Store) -> None:
             "add_session", "index", "read", "recall", "record_use", "search",
         ]  # fmt: skip
         assert set(tools["recall"].input_schema["properties"]) == {"question", "budget_tokens"}
-        assert set(tools["search"].input_schema["properties"]) == {"query", "k", "layer"}
+        assert set(tools["search"].input_schema["properties"]) == {"query", "k", "layer", "mode"}
         assert set(tools["read"].input_schema["properties"]) == {
             "path",
             "lines",
