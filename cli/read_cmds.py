@@ -86,6 +86,23 @@ def _refreshed(store: Store) -> SearchIndex:
     return idx
 
 
+def _prepared(store: Store, mode: str | None) -> None:
+    """The search index brought up to date and, when an embedder is in use, the vectors
+    of new units made, with progress on stderr."""
+    with _refreshed(store) as idx:
+        if mode == "lexical" or not store.config.embed.on:
+            return
+        from memoryfs.read.dense import Dense
+
+        def progress(done: int, total: int) -> None:
+            if total >= _PROGRESS_MIN:
+                log(f"embedding: {done}/{total} units")
+
+        dense = Dense.open(store, idx, progress)
+        if dense is not None:
+            dense.close()
+
+
 @handle_errors
 def search_cmd(
     query: Annotated[
@@ -102,7 +119,7 @@ def search_cmd(
 ) -> None:
     """Search every layer of the store (knowledge, notes, sessions), best hits first."""
     store = open_store(store_dir)
-    _refreshed(store).close()
+    _prepared(store, mode)
     hits = store.search(query, k=k, layer=layer, mode=mode)
     human = "\n".join(h.to_text() for h in hits)
     emit({"query": query, "hits": [h.to_json() for h in hits]}, human, as_json)
@@ -137,7 +154,7 @@ def recall_cmd(
 ) -> None:
     """The Memory Agent: a short, cited synthesis of what the store knows about QUESTION."""
     store = open_store(store_dir)
-    _refreshed(store).close()
+    _prepared(store, mode)
     result = store.recall(
         question, budget_tokens, exclude_layers=exclude_layer or (), into=into, mode=mode
     )

@@ -14,7 +14,6 @@ The search modes: ``lexical`` (FTS5 and BM25), ``dense`` (vectors only) and ``hy
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -31,7 +30,6 @@ SEARCH_MODES = ("lexical", "dense", "hybrid")
 # The dense ranking's weight in the fusion (the lexical one's: 1). Chosen on the five
 # LoCoMo tuning conversations (docs/hybrid.md).
 DENSE_WEIGHT = 1.0
-_PROGRESS_MIN = 500  # texts to embed before progress is worth printing
 
 
 def search_mode(store: Store, mode: str | None) -> str:
@@ -48,11 +46,6 @@ def search_mode(store: Store, mode: str | None) -> str:
     return mode
 
 
-def _log_progress(done: int, total: int) -> None:
-    if total >= _PROGRESS_MIN:
-        print(f"embedding: {done}/{total} units", file=sys.stderr, flush=True)
-
-
 class Dense:
     """The units nearest a text by meaning, over a refreshed vector cache."""
 
@@ -66,10 +59,11 @@ class Dense:
         cls,
         store: Store,
         idx: SearchIndex,
-        progress: Callable[[int, int], None] | None = _log_progress,
+        progress: Callable[[int, int], None] | None = None,
     ) -> Dense | None:
         """The store's dense retrieval with its vectors brought up to date with ``idx``
-        (refreshed first), or None without ``[embed]``."""
+        (refreshed first), or None without ``[embed]``. ``progress(done, total)``: texts
+        embedded."""
         embedder = open_embedder(store.config.embed)
         if embedder is None:
             return None
