@@ -27,6 +27,7 @@ __all__ = ["LocalEmbedder"]
 
 _CONFIG_FILES = ("modules.json", "config.json", "sentence_bert_config.json", "tokenizer.json")
 _WEIGHTS = (".safetensors", ".bin", ".onnx")
+_FEW = 8  # texts embedded on one thread (a query)
 
 
 def _fingerprint(folder: Path) -> str:
@@ -78,11 +79,23 @@ class LocalEmbedder:
         return cls(model, _fingerprint(folder.resolve()), settings.batch)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        rows = self._model.encode(
-            list(texts),
-            batch_size=self._batch,
-            normalize_embeddings=True,
-            show_progress_bar=False,
-            convert_to_numpy=True,
-        )
+        import torch
+
+        # A query is a few texts of a few tokens: its matrices are too small to share out,
+        # and threads that wait for each other on a busy machine cost 5-10x (measured on 2
+        # cores under load: 108 ms a query with 2 threads, 23 ms with one). A batch of units
+        # keeps PyTorch's own thread count.
+        threads = torch.get_num_threads()
+        if len(texts) <= _FEW:
+            torch.set_num_threads(1)
+        try:
+            rows = self._model.encode(
+                list(texts),
+                batch_size=self._batch,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+                convert_to_numpy=True,
+            )
+        finally:
+            torch.set_num_threads(threads)
         return normalized(rows)

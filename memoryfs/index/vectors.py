@@ -82,7 +82,7 @@ class Matrix:
 
 @dataclass(frozen=True)
 class RefreshCount:
-    units: int
+    units: int  # -1: the index had not changed, nothing was read
     embedded: int  # texts embedded by this refresh
 
 
@@ -110,14 +110,20 @@ class VectorCache:
 
     def refresh(
         self,
-        units: Sequence[tuple[int, str, str]],
+        units: Callable[[], Sequence[tuple[int, str, str]]],
+        signature: str,
         progress: Callable[[int, int], None] | None = None,
     ) -> RefreshCount:
-        """Bring the cache in step with ``units`` (id, layer, text to embed)."""
+        """Bring the cache in step with ``units()`` (id, layer, text to embed); nothing is
+        read or written when the index's ``signature`` is the one the cache was last
+        brought in step with (for this embedder)."""
         import numpy as np
 
         db = self._db
-        if self._meta("fingerprint") != self.embedder.fingerprint:
+        fingerprint = self._meta("fingerprint")
+        if fingerprint == self.embedder.fingerprint and self._meta("files") == signature:
+            return RefreshCount(units=-1, embedded=0)
+        if fingerprint != self.embedder.fingerprint:
             with _immediate(db):
                 db.execute("DELETE FROM vec")
                 db.execute("DELETE FROM unit")
@@ -125,7 +131,7 @@ class VectorCache:
                 db.execute(
                     "INSERT INTO meta VALUES ('fingerprint', ?)", (self.embedder.fingerprint,)
                 )
-        keyed = [(uid, layer, digest(text), text) for uid, layer, text in units]
+        keyed = [(uid, layer, digest(text), text) for uid, layer, text in units()]
         have = {bytes(r[0]) for r in db.execute("SELECT digest FROM vec")}
         todo: dict[bytes, str] = {}
         for _, _, key, text in keyed:
@@ -152,10 +158,10 @@ class VectorCache:
                 )  # fmt: skip
             if progress is not None:
                 progress(min(start + CHUNK, len(missing)), len(missing))
-        signature = hashlib.blake2b(digest_size=16)
+        units_key = hashlib.blake2b(digest_size=16)
         for uid, layer, key, _ in keyed:
-            signature.update(f"{uid}\0{layer}\0".encode() + key)
-        if self._meta("units") != signature.hexdigest():
+            units_key.update(f"{uid}\0{layer}\0".encode() + key)
+        if self._meta("units") != units_key.hexdigest():
             with _immediate(db):
                 db.execute("DELETE FROM unit")
                 db.executemany(
@@ -163,8 +169,10 @@ class VectorCache:
                 )
                 db.execute("DELETE FROM vec WHERE digest NOT IN (SELECT digest FROM unit)")
                 db.execute(
-                    "INSERT OR REPLACE INTO meta VALUES ('units', ?)", (signature.hexdigest(),)
+                    "INSERT OR REPLACE INTO meta VALUES ('units', ?)", (units_key.hexdigest(),)
                 )
+        with _immediate(db):
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('files', ?)", (signature,))
         return RefreshCount(units=len(keyed), embedded=len(missing))
 
     def matrix(self) -> Matrix:

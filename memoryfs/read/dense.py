@@ -69,7 +69,7 @@ class Dense:
             return None
         cache = VectorCache(store.cache_dir, embedder)
         try:
-            cache.refresh(idx.unit_texts(), progress)
+            cache.refresh(idx.unit_texts, idx.signature(), progress)
         except BaseException:
             cache.close()
             raise

@@ -15,6 +15,7 @@ and transcript turns, so hits are precise. Ranking is in ``memoryfs.read.ranking
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from collections.abc import Sequence
@@ -428,6 +429,14 @@ class SearchIndex:
             (*params, limit),
         ).fetchall()
         return [self._hit(row, [], 0.0) for row in rows]
+
+    def signature(self) -> str:
+        """A digest of every indexed file's path and content hash: equal while the units
+        are (a unit is a part of a file, re-indexed when its file changes)."""
+        h = hashlib.blake2b(digest_size=16)
+        for path, digest in self._conn.execute("SELECT path, hash FROM files ORDER BY path"):
+            h.update(f"{path}\0{digest}\n".encode("utf-8", "surrogatepass"))
+        return h.hexdigest()
 
     def unit_texts(self) -> list[tuple[int, str, str]]:
         """Every unit as (id, layer, the text an embedder reads): a turn with its speaker,

@@ -439,3 +439,32 @@ def test_a_dream_run_that_did_not_commit_is_called_out(conv_file: Path) -> None:
     )
     md = render_markdown(run)
     assert "| gate-failed |" in md and "Dream did not commit on conv-t (gate-failed)" in md
+
+
+def test_the_wiki_hybrid_arm_recalls_hybrid_and_wiki_lexical_on_one_store(
+    conv_file: Path,
+) -> None:
+    from memoryfs.store.config import EmbedSettings
+
+    modes: list[tuple[str, str, bool]] = []
+    inner = StubRecall()
+
+    def recall(store: Store, question: str, budget_tokens: int = 1500, **kw: Any) -> ArmOutput:
+        modes.append((kw.pop("mode"), question, store.config.embed.on))
+        return inner(store, question, budget_tokens, **kw)
+
+    embed = EmbedSettings(backend="endpoint", model="m", endpoint="http://127.0.0.1:9/v1")
+    run = evaluate_locomo(
+        [conv_file],
+        budgets=(1000,),
+        arms=("wiki", "wiki-hybrid"),
+        recall_fn=recall,
+        dream_fn=StubDream(),
+        embed=embed,
+    )
+    assert run.arms == ("wiki", "wiki-hybrid")
+    asked = [(m, on) for m, q, on in modes if q != "warm up"]
+    assert {m for m, _ in asked} == {"lexical", "hybrid"} and all(on for _, on in asked)
+    assert sum(m == "hybrid" for m, _ in asked) == sum(m == "lexical" for m, _ in asked)
+    with pytest.raises(harness.EvalError, match="wiki-hybrid arm needs an embedder"):
+        evaluate_locomo([conv_file], arms=("wiki-hybrid",), recall_fn=recall, dream_fn=StubDream())
