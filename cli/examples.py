@@ -29,6 +29,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "memoryfs search": (
         "memoryfs search cello",
         "memoryfs search 'Lisbon trip' -k 5 --layer knowledge --json",
+        "memoryfs search 'outdoor activities' --mode dense",
     ),
     "memoryfs recall": (
         "memoryfs recall 'Where does Dana live?'",
@@ -67,6 +68,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "dream skills path": ("dream skills path",),
     "dream eval locomo": (
         "dream eval locomo conv-26.json conv-30.json --budget 1000 --out results/",
+        "dream eval locomo conv-26.json --arms wiki,wiki-hybrid --embed-model models/minilm",
     ),
     "dream version": ("dream version --json",),
 }
