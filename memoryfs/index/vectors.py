@@ -93,13 +93,27 @@ class VectorCache:
         self.path = cache_dir / VECTORS_NAME
         self.embedder = embedder
         try:
-            cache_dir.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db = self._connect(cache_dir)
+        except (sqlite3.Error, OSError):
+            # a store that cannot be written (read-only, a full disk): vectors for this
+            # process only, in memory
+            self._db = sqlite3.connect(":memory:", isolation_level=None)
             for statement in _SCHEMA:
                 self._db.execute(statement)
-        except (sqlite3.Error, OSError) as exc:
-            raise MemoryFSError(f"{self.path}: cannot open the vector cache: {exc}") from None
+
+    def _connect(self, cache_dir: Path) -> sqlite3.Connection:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            for statement in _SCHEMA:
+                db.execute(statement)
+            db.execute("BEGIN IMMEDIATE")  # refused at once when the file cannot be written
+            db.execute("ROLLBACK")
+        except sqlite3.Error:
+            db.close()
+            raise
+        return db
 
     def close(self) -> None:
         self._db.close()

@@ -171,3 +171,11 @@ def test_the_cli_modes(store: Store) -> None:
     assert bad.exit_code == 2 and "unknown mode 'fuzzy'" in bad.stderr
     recall = runner.invoke(app, ["recall", QUESTION, "--mode", "lexical", *base])
     assert recall.exit_code == 0 and "camping" not in recall.stdout
+
+
+def test_a_cache_that_cannot_be_written_keeps_the_vectors_in_memory(store: Store) -> None:
+    store.search("pottery", k=1)
+    (store.cache_dir / "vectors.sqlite").unlink()
+    (store.cache_dir / "vectors.sqlite").mkdir()  # no database can be made there (even by root)
+    assert store.search(QUESTION, k=1, mode="dense")[0].path.endswith(f"{CAMPING}.md")
+    assert not any((store.cache_dir / "vectors.sqlite").iterdir())
