@@ -30,11 +30,13 @@ from gitdb import IStream
 
 from memoryfs.errors import MemoryFSError
 from memoryfs.forget.deletions import Deletions, load_deletions
+from memoryfs.forget.derived import clean_derived, foreign_worktrees, remove_dream_worktrees
 from memoryfs.forget.redact import scrub_transcript
 from memoryfs.forget.scrub import scrub_generated, scrub_other, scrub_page
+from memoryfs.forget.verify import VerifyReport, verify_forgotten
 from memoryfs.store.store import Store
 
-__all__ = ["PurgeResult", "purge_history", "count_commits"]
+__all__ = ["PurgeResult", "check_purge", "purge_history", "count_commits"]
 
 _GENERATED = ("memory/INDEX.md", "memory/sessions/index.md")
 _SIGNATURE_HEADERS = (b"gpgsig", b"gpgsig-sha256")
@@ -50,6 +52,7 @@ class PurgeResult:
     worktrees_removed: tuple[str, ...]
     head_before: str
     head_after: str
+    verify: VerifyReport = VerifyReport(history=True, entries=0)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -60,6 +63,7 @@ class PurgeResult:
             "worktreesRemoved": list(self.worktrees_removed),
             "headBefore": self.head_before,
             "headAfter": self.head_after,
+            "verify": self.verify.to_dict(),
         }
 
 
@@ -90,6 +94,8 @@ def purge_history(store: Store) -> PurgeResult:
             (Path(repo.git_dir) / name).unlink(missing_ok=True)
         repo.git.reflog("expire", "--expire=now", "--expire-unreachable=now", "--all")
         repo.git.gc("--prune=now", "--quiet")
+        clean_derived(store, deletions, set(), branches=False)  # run logs and caches
+        proof = verify_forgotten(store, history=True)
     return PurgeResult(
         commits=len(order),
         rewritten=sum(1 for old, new in rewriter.commits.items() if old != new),
@@ -98,26 +104,23 @@ def purge_history(store: Store) -> PurgeResult:
         worktrees_removed=tuple(removed),
         head_before=head_before,
         head_after=head_after,
+        verify=proof,
     )
 
 
-def _remove_worktrees(store: Store) -> list[str]:
-    repo = store.repo
-    listing = repo.git.worktree("list", "--porcelain").split("\n")
-    paths = [Path(line[len("worktree ") :]) for line in listing if line.startswith("worktree ")]
-    main = store.root.resolve()
-    staged = store.dream_dir.resolve()
-    others = [p for p in paths if p.resolve() != main]
-    foreign = [p for p in others if not p.resolve().is_relative_to(staged)]
+def check_purge(store: Store) -> None:
+    """Refuse, before anything changes, a purge that could not finish."""
+    foreign = foreign_worktrees(store)
     if foreign:
         raise MemoryFSError(
-            f"the store has linked worktrees outside .dream/ ({', '.join(map(str, foreign))}); "
+            f"the store has linked worktrees outside .dream/ ({', '.join(foreign)}); "
             "remove them (git worktree remove) before purging history"
         )
-    for path in others:
-        repo.git.worktree("remove", "--force", "--force", str(path))
-    repo.git.worktree("prune")
-    return [str(p) for p in others]
+
+
+def _remove_worktrees(store: Store) -> list[str]:
+    check_purge(store)
+    return remove_dream_worktrees(store)
 
 
 def _move_refs(repo: git.Repo, rewriter: _Rewriter) -> list[str]:
