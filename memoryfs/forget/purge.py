@@ -83,6 +83,7 @@ def purge_history(store: Store) -> PurgeResult:
         head_before = store.head()
         removed = _remove_worktrees(store)
         rewriter = _Rewriter(repo, deletions)
+        rewriter.gone = _gone_pages(repo, deletions)
         order = repo.git.rev_list("--all", "--topo-order", "--reverse").split()
         for sha in order:
             rewriter.commit(sha)
@@ -153,6 +154,7 @@ class _Rewriter:
     _trees: dict[tuple[str, str], str | None] = field(default_factory=dict)
     _blobs: dict[tuple[str, str], str | None] = field(default_factory=dict)
     versions: int = 0
+    gone: frozenset[str] = frozenset()  # ids of pages the scrub removes in every version
 
     def _read(self, sha: str) -> bytes:
         return bytes(self.repo.odb.stream(bytes.fromhex(sha)).read())
@@ -181,7 +183,7 @@ class _Rewriter:
             elif key == b"parent":
                 line = b"parent " + self.commits.get(value.decode(), value.decode()).encode()
             out.append(line)
-        new_raw = b"\n".join(out) + sep + scrub_other(message, self.deletions)
+        new_raw = b"\n".join(out) + sep + self._message(message)
         new = sha if new_raw == raw else self._write(b"commit", new_raw)
         self.commits[sha] = new
         return new
@@ -194,8 +196,17 @@ class _Rewriter:
             if line.startswith(b"object "):
                 target = line[len(b"object ") :].decode()
                 lines[i] = b"object " + self.commits.get(target, target).encode()
-        new_raw = b"\n".join(lines) + sep + scrub_other(message, self.deletions)
+        new_raw = b"\n".join(lines) + sep + self._message(message)
         return sha if new_raw == raw else self._write(b"tag", new_raw)
+
+    def _message(self, message: bytes) -> bytes:
+        """A commit or tag message: lines listing removed files go, words are redacted."""
+        try:
+            text = message.decode("utf-8")
+        except UnicodeDecodeError:
+            return scrub_other(message, self.deletions)
+        new = scrub_generated(text, self.deletions, self.gone)
+        return message if new == text else new.encode("utf-8")
 
     def _empty_tree(self) -> str:
         return self._write(b"tree", b"")
@@ -260,15 +271,41 @@ class _Rewriter:
             return scrub_other(data, d)
         rel = path[len("memory/") :]
         if kind == "generated":
-            return scrub_generated(text, d).encode("utf-8")
+            return scrub_generated(text, d, self.gone).encode("utf-8")
         if kind == "transcript":
             try:
                 result = scrub_transcript(text, rel, d)
             except MemoryFSError:  # cannot keep its structure: plain redaction then
                 return scrub_other(data, d)
             return None if result.text is None else result.text.encode("utf-8")
-        page = scrub_page(text, rel, d)
+        page = scrub_page(text, rel, d, gone=self.gone)
         return None if page.text is None else page.text.encode("utf-8")
+
+
+def _gone_pages(repo: git.Repo, deletions: Deletions) -> frozenset[str]:
+    """Lower-cased ids of the pages (knowledge/, notes/) the scrub removes from every
+    version history holds: made only of forgotten content, so links to them and
+    lines listing them go from other files and messages too."""
+    removed: set[str] = set()
+    kept: set[str] = set()
+    seen: set[str] = set()
+    listing = repo.git.rev_list("--all", "--objects")
+    for line in listing.splitlines():
+        sha, _, path = line.partition(" ")
+        if sha in seen or not path.startswith(("memory/knowledge/", "memory/notes/")):
+            continue
+        seen.add(sha)
+        if not path.endswith(".md"):
+            continue
+        rel = path[len("memory/") :]
+        try:
+            text = bytes(repo.odb.stream(bytes.fromhex(sha)).read()).decode("utf-8")
+        except (UnicodeDecodeError, ValueError):
+            continue
+        result = scrub_page(text, rel, deletions)
+        stem = rel.rsplit("/", 1)[-1].removesuffix(".md").lower()
+        (removed if result.text is None else kept).add(stem)
+    return frozenset(removed - kept)
 
 
 _PAGE_RE = re.compile(r"^memory/(?:knowledge/.+|notes/.+|sessions/summaries/[^/]+)\.md$")

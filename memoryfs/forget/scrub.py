@@ -92,13 +92,15 @@ def scrub_page(
     rel: str,
     deletions: Deletions,
     rehash: Mapping[str, tuple[str, str]] | None = None,
+    gone: frozenset[str] = frozenset(),
 ) -> PageScrub:
-    """Scrub a page, note or summary (``rel`` relative to ``memory/``)."""
+    """Scrub a page, note or summary (``rel`` relative to ``memory/``); ``gone``: the
+    lower-cased ids of other pages the scrub removes (their links go too)."""
     result = _scrub_page(text, rel, deletions, rehash)
-    if result.text is None or not deletions.pages or "[[" not in result.text:
+    if result.text is None or not (deletions.pages or gone) or "[[" not in result.text:
         return result
     # links to forgotten pages (by id: all an old version can know) go as a forget leaves them
-    keys = frozenset(p.lower() for p in deletions.pages)
+    keys = frozenset(p.lower() for p in deletions.pages) | gone
     unlinked, changed = unlink_pages(result.text, rel, keys, drop_items=True)
     return dataclasses.replace(result, text=unlinked) if changed else result
 
@@ -387,12 +389,13 @@ def unlink_pages(
     return _with_body(text, page, "\n".join(kept)), count
 
 
-def scrub_generated(text: str, deletions: Deletions) -> str:
-    """INDEX.md or sessions/index.md: drop the lines naming forgotten ids, redact phrases.
+def scrub_generated(text: str, deletions: Deletions, gone: frozenset[str] = frozenset()) -> str:
+    """INDEX.md or sessions/index.md (or a commit message listing files): drop the lines
+    naming forgotten ids (or the ``gone`` pages the scrub removes), redact phrases.
 
     The live tree regenerates these files; this is for their old versions.
     """
-    names = "|".join(re.escape(n) for n in sorted({*deletions.pages, *deletions.sessions}))
+    names = "|".join(re.escape(n) for n in sorted({*deletions.pages, *deletions.sessions, *gone}))
     if names:  # entries name files ("/<id>.md") and sessions index rows ("| <id> |")
         pattern = re.compile(rf"/(?:{names})\.md\b|^\| (?:{names}) \|")
         text = "\n".join(line for line in text.split("\n") if not pattern.search(line))
