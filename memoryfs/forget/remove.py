@@ -7,12 +7,16 @@ its normalized words and their count, plus the user's reason, which may not
 repeat the phrase), scrubs every file the tombstone touches (see
 ``memoryfs.forget.scrub``: pages, notes and summaries lose the lines, transcripts get
 ``[forgotten]`` in place of the phrase, or are removed with their session),
-regenerates INDEX.md and sessions/index.md, and drops the caches under
-``.memoryfs/`` (the search index holds text). Git history still holds the old
-content until ``memoryfs.forget.purge.purge_history`` rewrites it.
+regenerates INDEX.md and sessions/index.md, then scrubs what lies beside the
+tracked files (``memoryfs.forget.derived``: Dream's worktrees, kept runs, run logs,
+the caches) and proves the result (``memoryfs.forget.verify`` on the live places).
+A page or session tombstone also keeps the ``traces`` of its text
+(``memoryfs.forget.traces``). Git history still holds the old content until
+``memoryfs.forget.purge.purge_history`` rewrites it.
 
 A redacted transcript gets an ``ingested`` receipt at its new version (committed
-with the forget), so its lineage stays proven. A forget that was interrupted
+with the forget), so its lineage stays proven; a page it removed a ``forgotten``
+receipt, a page it edited a ``committed`` one. A forget that was interrupted
 (killed before its commit) is finished by running it again: the files it already
 changed are found by comparing with HEAD.
 """
