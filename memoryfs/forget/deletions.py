@@ -22,7 +22,6 @@ never a reason to change what someone said.
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 import re
 from collections.abc import Iterable
@@ -31,7 +30,7 @@ from functools import cached_property
 from typing import Any
 
 from memoryfs.store.store import Store
-from memoryfs.validate.tombstones import phrase_hash
+from memoryfs.validate.tombstones import TRACE_WORDS, decode_traces, phrase_hash, trace_digest
 
 __all__ = [
     "DELETIONS_REL",
@@ -56,31 +55,11 @@ DELETIONS_REL = "deletions.jsonl"
 _WORD_RE = re.compile(r"\w+")
 _HEX64_RE = re.compile(r"^[0-9a-f]{64}$")
 _MAX_PASSES = 8  # a redaction pass can join words into a new match; a few passes settle it
-TRACE_WORDS = 6  # long enough to be one statement, short enough to survive light rewording
-_TRACE_BYTES = 8  # 64-bit digests: no chance collision in any store's text
-
-
-def trace_digest(words: list[str]) -> str:
-    """A window's trace: ``phrase_hash`` truncated to 16 hex digits."""
-    return phrase_hash(words)[: _TRACE_BYTES * 2]
 
 
 def encode_traces(digests: Iterable[str]) -> str:
     """Trace digests as one base64 string (sorted, so equal sets encode equally)."""
     return base64.b64encode(b"".join(bytes.fromhex(d) for d in sorted(set(digests)))).decode()
-
-
-def decode_traces(value: object) -> frozenset[str] | None:
-    """The digests of an encoded ``traces`` value; None when it is malformed."""
-    if not isinstance(value, str):
-        return None
-    try:
-        raw = base64.b64decode(value.encode("ascii"), validate=True)
-    except (binascii.Error, UnicodeEncodeError):
-        return None
-    if len(raw) % _TRACE_BYTES:
-        return None
-    return frozenset(raw[i : i + _TRACE_BYTES].hex() for i in range(0, len(raw), _TRACE_BYTES))
 
 
 @dataclass(frozen=True)

@@ -304,6 +304,21 @@ def test_session_tombstone_keeps_traces_not_text(store: Store) -> None:
     assert not has_phrase("I'm flying to Lisbon on 12 February for the talk", d)
 
 
+def test_validation_finds_a_forgotten_sessions_words_back_without_a_citation(
+    store: Store,
+) -> None:
+    forget(store, "session", S2, "wrong person")
+    assert findings(store) == []
+    note = store.memory / "notes/travel/again.md"
+    note.parent.mkdir(parents=True, exist_ok=True)
+    note.write_text(
+        "---\nid: again\ntitle: Again\ntype: note\nupdated: 2026-01-10\n---\n"
+        "Flying to Lisbon on 12 February for the conference, they said.\n",
+        encoding="utf-8",
+    )
+    assert ("memory/notes/travel/again.md", "MF503") in {(f.path, f.code) for f in findings(store)}
+
+
 def test_forget_scrubs_dream_run_logs_worktrees_and_kept_runs(store: Store) -> None:
     runs = store.dream_dir / "runs"
     runs.mkdir(parents=True)
