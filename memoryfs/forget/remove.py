@@ -49,7 +49,7 @@ from memoryfs.forget.deletions import (
 )
 from memoryfs.forget.derived import DerivedCleanup, clean_derived
 from memoryfs.forget.redact import scrub_transcript
-from memoryfs.forget.scrub import scrub_page, unlink_pages
+from memoryfs.forget.scrub import scrub_page, spoken, unlink_pages
 from memoryfs.forget.traces import page_lines, traces_of, transcript_lines
 from memoryfs.forget.verify import VerifyReport, verify_forgotten
 from memoryfs.index.index_md import write_indexes
@@ -289,11 +289,14 @@ def _plan(store: Store, d: Deletions, rehash: dict[str, tuple[str, str]]) -> _Pl
     """Every change the tombstone asks for, computed before anything is written."""
     plan = _Plan(writes={}, removes=set(), edited=set(), redacted=set())
     rehash = dict(rehash)  # turns a killed run of this forget redacted already, and ours
+    turns: list[str] = []  # what the surviving sessions say
     for rel in store.files(_TRANSCRIPTS):
         text = _read(store, rel)
         if text is None or rel.count("/") != 2:
             continue
         result = scrub_transcript(text, rel, d)
+        if result.text is not None:
+            turns.extend(transcript_lines(result.text, rel))
         if result.text is None:
             plan.removes.add(rel)
         elif result.text != text:
@@ -303,11 +306,12 @@ def _plan(store: Store, d: Deletions, rehash: dict[str, tuple[str, str]]) -> _Pl
             rehash.update(result.rehash)
     texts: dict[str, str] = {}
     keys: set[str] = set()
+    said = spoken(turns)
     for rel in [*store.files("knowledge"), *store.files("notes"), *store.files(_SUMMARIES)]:
         text = _read(store, rel)
         if text is None:
             continue
-        page = scrub_page(text, rel, d, rehash)
+        page = scrub_page(text, rel, d, rehash, said=said)
         if page.text is None:
             plan.removes.add(rel)
             if rel.startswith(_PAGE_LAYERS):

@@ -38,6 +38,7 @@ from memoryfs.errors import PageError
 from memoryfs.forget.deletions import Deletions, find_phrases, has_phrase, redact
 from memoryfs.pages.links import WIKILINK_RE, extract_citations, extract_links
 from memoryfs.pages.page import Page, parse_page, render_meta
+from memoryfs.validate.tombstones import normalize_words
 
 __all__ = [
     "PageScrub",
@@ -46,6 +47,7 @@ __all__ = [
     "scrub_other",
     "unlink_pages",
     "ref_session",
+    "spoken",
 ]
 
 _REF_SESSION_RE = re.compile(r"^sessions/transcripts/([^/#]+)\.md(?:#|$)")
@@ -93,10 +95,13 @@ def scrub_page(
     deletions: Deletions,
     rehash: Mapping[str, tuple[str, str]] | None = None,
     gone: frozenset[str] = frozenset(),
+    said: str | None = None,
 ) -> PageScrub:
     """Scrub a page, note or summary (``rel`` relative to ``memory/``); ``gone``: the
-    lower-cased ids of other pages the scrub removes (their links go too)."""
-    result = _scrub_page(text, rel, deletions, rehash)
+    lower-cased ids of other pages the scrub removes (their links go too); ``said``:
+    the surviving transcripts' words (``spoken``), when known, so an alias no surviving
+    turn or line uses goes with the claims that used it."""
+    result = _scrub_page(text, rel, deletions, rehash, said)
     if result.text is None or not (deletions.pages or gone) or "[[" not in result.text:
         return result
     # links to forgotten pages (by id: all an old version can know) go as a forget leaves them
@@ -110,6 +115,7 @@ def _scrub_page(
     rel: str,
     deletions: Deletions,
     rehash: Mapping[str, tuple[str, str]] | None,
+    said: str | None = None,
 ) -> PageScrub:
     stem = _stem(rel)
     forgotten_ids = deletions.sessions if rel.startswith("sessions/summaries/") else deletions.pages
@@ -176,9 +182,15 @@ def _scrub_page(
     )
     if drop_summary:
         del meta["summary"]
+    # other keys made of what went: a first date that was the forgotten evidence's, an
+    # alias only forgotten text used
+    gone_words = spoken([lines[i] for i in drop]) if drop and said is not None else None
+    reworded = _redate(meta, raw_sources, actions) | _realias(meta, page, body, said, gone_words)
     if not drop and not actions and not drop_summary:
         return PageScrub(text=text)
-    if actions or drop_summary:
+    if reworded:
+        new_text = "---\n" + render_meta(meta) + "---\n" + body
+    elif actions or drop_summary:
         raw = _edit_raw_meta(page.raw_meta or "", meta, actions, drop_summary)
         new_text = "---\n" + (raw if raw is not None else render_meta(meta)) + "---\n" + body
     else:
@@ -190,6 +202,50 @@ def _scrub_page(
 
 
 _HEADING_RE = re.compile(r"^(#{1,6})\s")
+
+
+def spoken(texts: list[str]) -> str:
+    """Words of ``texts`` as one string, `` w1 w2 … ``: what ``said`` expects."""
+    return " " + " ".join(" ".join(normalize_words(t)) for t in texts) + " "
+
+
+def _redate(meta: dict[str, Any], raw_sources: Any, actions: dict[int, str | None]) -> bool:
+    """``created`` moved to the first kept source's date when it was only a dropped one's."""
+    created = meta.get("created")
+    if created is None or not isinstance(raw_sources, list) or None not in actions.values():
+        return False
+    entries = [(i, e) for i, e in enumerate(raw_sources) if isinstance(e, dict) and e.get("at")]
+    dropped = {str(e["at"]) for i, e in entries if i in actions and actions[i] is None}
+    kept = sorted((str(e["at"]), e["at"]) for i, e in entries if actions.get(i, "") is not None)
+    if str(created) not in dropped or not kept or kept[0][0] <= str(created):
+        return False
+    meta["created"] = kept[0][1]
+    return True
+
+
+def _realias(
+    meta: dict[str, Any], page: Page, body: str, said: str | None, gone: str | None
+) -> bool:
+    """Aliases only the removed lines used (no surviving turn, title or line) go."""
+    aliases = meta.get("aliases")
+    if said is None or gone is None or not isinstance(aliases, list) or body == page.body:
+        return False
+    here = spoken([page.title, body])
+
+    def only_forgotten(alias: object) -> bool:
+        if not isinstance(alias, str) or not normalize_words(alias):
+            return False
+        words = f" {' '.join(normalize_words(alias))} "
+        return words in gone and words not in said and words not in here
+
+    kept = [a for a in aliases if not only_forgotten(a)]
+    if kept == aliases:
+        return False
+    if kept:
+        meta["aliases"] = kept
+    else:
+        del meta["aliases"]
+    return True
 
 
 def _emptied_sections(lines: list[str], drop: set[int]) -> set[int]:

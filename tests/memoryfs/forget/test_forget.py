@@ -283,6 +283,19 @@ def test_forget_session_takes_derived_summary_and_empty_headings(store: Store) -
     assert "Blue Heron Lane in Kiel. [cite:1]" in kept.body  # S1's claim stays
 
 
+def test_forget_session_takes_the_first_date_and_aliases_only_it_gave(store: Store) -> None:
+    lena = store.memory / "knowledge/people/lena.md"
+    text = lena.read_text().replace("  - Lena K\n", "  - Lena K\n  - Kiel\n")
+    lena.write_text(text.replace("updated: 2026-01-09", "created: 2026-01-05\nupdated: 2026-01-09"))
+    store.commit("an alias and a first date")
+    forget(store, "session", S1, "wrong person")
+    kept = parse_page(page(store, "knowledge/people/lena.md"))
+    # "Kiel" was said only in the forgotten session; "Lena K" never came from it
+    assert list(kept.aliases) == ["Lena K"]
+    assert str(kept.meta["created"]) == "2026-01-09"  # the first date of what is left
+    assert findings(store) == []
+
+
 def test_session_tombstone_keeps_traces_not_text(store: Store) -> None:
     forget(store, "session", S2, "wrong person")
     entry = json.loads(page(store, "deletions.jsonl").splitlines()[-1])
