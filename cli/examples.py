@@ -25,6 +25,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "memoryfs forget": (
         "memoryfs forget --session 2026-01-19-lisbon --reason 'asked to forget'",
         "memoryfs forget --phrase 'old address' --reason privacy --purge-history --yes",
+        "memoryfs forget --verify",
     ),
     "memoryfs search": (
         "memoryfs search cello",

@@ -11,7 +11,9 @@ Precedence, worst first (``PRECEDENCE``):
    assistant scope. A leak is never redeemed by any later success.
 2. ``source_at_risk``   the source is gone without a committed destination (a
    transcript lost before its summary committed, a committed page deleted, a
-   cited turn gone or changed). Data loss outranks everything but a leak.
+   cited turn gone or changed). Data loss outranks everything but a leak. A page
+   a forget removed is no loss: its last ``committed``-tier receipt has status
+   ``forgotten`` and its lineage is healthy, with the reason "forgotten".
 3. ``stale_retrieval``  a reader got an older version than the one committed
    at that time. A later fluent use does not redeem a stale read.
 4. ``generation_unverified`` something was used with no dependency receipt
@@ -216,6 +218,9 @@ def classify_lineage(
         if item in facts.versions:
             add("uncertain", "committed", "forgotten item is still in the store")
         return _verdict(item, found, healthy_reason="forgotten")
+    if _forgotten_by_forget(rs) and item not in facts.versions:
+        # removed on purpose with what a forget forgot: an expected transition
+        return _verdict(item, found, healthy_reason="forgotten (removed by a forget)")
     _check_sources(item, kind, rs, facts, add)
     _check_reads(rs, add)
     left = _left_out(kind, rs)
@@ -228,6 +233,12 @@ def classify_lineage(
     if left is not None:
         healthy = f"left out by a gate ({left.reason}); its run was reviewed"
     return _verdict(item, found, healthy_reason=healthy)
+
+
+def _forgotten_by_forget(rs: Sequence[Receipt]) -> bool:
+    """Whether the item's last ``committed``-tier receipt is a forget's ``forgotten``."""
+    last = [r for r in rs if r.tier == "committed"]
+    return bool(last) and last[-1].status == "forgotten"
 
 
 def _left_out(kind: str, rs: Sequence[Receipt]) -> Receipt | None:

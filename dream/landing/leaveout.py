@@ -24,7 +24,8 @@ tree and commits the rest (``dream.runner``). What goes, by problem:
   changed or deleted, removed when new). A summary left out keeps its session pending
   (pending is derived from the files: ``dream.phases.orient``);
 - a ``[[link]]`` that names no page because the page it named was left out: the link;
-  its label stays as text (``memoryfs.forget.scrub.unlink_pages``, as ``forget`` leaves it);
+  its label stays as text (``memoryfs.forget.scrub.unlink_pages``; a forget also drops a
+  list item that is only the link, a run leaving a page out keeps it);
 - a problem on a file the run did not change (a cross-page rule: an unchanged page's
   link broke, an id or alias now clashes): the changed pages whose names (id, file
   name, aliases, before or after the run) meet that file's names or link targets.

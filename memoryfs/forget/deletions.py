@@ -9,10 +9,19 @@ known only from the log (ingest of new turns, the history purge).
 
 Words are ``normalize_words``' words; ``word_spans`` gives each one's position in
 the original text so a match can be replaced there by ``[forgotten]``.
+
+A page or session tombstone also keeps ``traces``: the truncated hashes of every
+``TRACE_WORDS``-word window of the forgotten text that no surviving transcript
+holds (``memoryfs.forget.traces`` makes them). Derived text (a note's title, a
+page's ``summary``, an INDEX.md line) that repeats the forgotten words is found
+by them, and ``memoryfs forget --verify`` proves with them that nothing remains.
+Transcripts are redacted by phrases only: a trace is evidence of derivation,
+never a reason to change what someone said.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections.abc import Iterable
@@ -21,11 +30,15 @@ from functools import cached_property
 from typing import Any
 
 from memoryfs.store.store import Store
-from memoryfs.validate.tombstones import phrase_hash
+from memoryfs.validate.tombstones import TRACE_WORDS, decode_traces, phrase_hash, trace_digest
 
 __all__ = [
     "DELETIONS_REL",
     "REDACTED",
+    "TRACE_WORDS",
+    "decode_traces",
+    "encode_traces",
+    "trace_digest",
     "Deletions",
     "parse_entries",
     "parse_deletions",
@@ -44,6 +57,11 @@ _HEX64_RE = re.compile(r"^[0-9a-f]{64}$")
 _MAX_PASSES = 8  # a redaction pass can join words into a new match; a few passes settle it
 
 
+def encode_traces(digests: Iterable[str]) -> str:
+    """Trace digests as one base64 string (sorted, so equal sets encode equally)."""
+    return base64.b64encode(b"".join(bytes.fromhex(d) for d in sorted(set(digests)))).decode()
+
+
 @dataclass(frozen=True)
 class Deletions:
     """What the log says must never come back."""
@@ -51,6 +69,7 @@ class Deletions:
     pages: frozenset[str] = frozenset()
     sessions: frozenset[str] = frozenset()
     phrases: frozenset[tuple[int, str]] = frozenset()  # (word count, phrase_hash)
+    traces: frozenset[str] = frozenset()  # trace_digest of TRACE_WORDS-word windows
     entries: tuple[dict[str, Any], ...] = field(default=(), compare=False, repr=False)
 
     @cached_property
@@ -81,11 +100,14 @@ def parse_entries(entries: Iterable[dict[str, Any]]) -> Deletions:
     pages: set[str] = set()
     sessions: set[str] = set()
     phrases: set[tuple[int, str]] = set()
+    traces: set[str] = set()
     kept: list[dict[str, Any]] = []
     for entry in entries:
         kind, ident = entry.get("kind"), entry.get("id")
         if kind in ("page", "session") and isinstance(ident, str) and ident:
             (pages if kind == "page" else sessions).add(ident)
+            if "traces" in entry:  # malformed traces forget nothing more (the id still holds)
+                traces |= decode_traces(entry["traces"]) or frozenset()
         elif kind == "phrase":
             words, digest = entry.get("words"), entry.get("hash")
             if (
@@ -101,7 +123,9 @@ def parse_entries(entries: Iterable[dict[str, Any]]) -> Deletions:
         else:
             continue
         kept.append(entry)
-    return Deletions(frozenset(pages), frozenset(sessions), frozenset(phrases), tuple(kept))
+    return Deletions(
+        frozenset(pages), frozenset(sessions), frozenset(phrases), frozenset(traces), tuple(kept)
+    )
 
 
 def parse_deletions(text: str) -> Deletions:
@@ -150,12 +174,14 @@ def word_spans(text: str) -> list[tuple[str, int, int]]:
     ]
 
 
-def find_phrases(text: str, deletions: Deletions) -> list[tuple[int, int]]:
+def find_phrases(text: str, deletions: Deletions, traces: bool = False) -> list[tuple[int, int]]:
     """Non-overlapping ``(start, end)`` spans of forgotten phrases, left to right.
 
-    At each word the longest forgotten phrase starting there wins.
+    At each word the longest forgotten phrase starting there wins. With
+    ``traces``, windows whose trace the log keeps count as forgotten too.
     """
-    if not deletions.phrases or not text:
+    use_traces = traces and bool(deletions.traces)
+    if not (deletions.phrases or use_traces) or not text:
         return []
     words = word_spans(text)
     sizes = deletions.by_size
@@ -168,18 +194,28 @@ def find_phrases(text: str, deletions: Deletions) -> list[tuple[int, int]]:
                 i += n
                 break
         else:
-            i += 1
+            n = TRACE_WORDS
+            if (
+                use_traces
+                and i + n <= len(words)
+                and trace_digest([w for w, _, _ in words[i : i + n]]) in deletions.traces
+            ):
+                spans.append((words[i][1], words[i + n - 1][2]))
+                i += n
+            else:
+                i += 1
     return spans
 
 
-def has_phrase(text: str, deletions: Deletions) -> bool:
-    return bool(find_phrases(text, deletions))
+def has_phrase(text: str, deletions: Deletions, traces: bool = False) -> bool:
+    return bool(find_phrases(text, deletions, traces))
 
 
-def redact(text: str, deletions: Deletions) -> str:
-    """``text`` with every forgotten phrase replaced by ``[forgotten]``."""
+def redact(text: str, deletions: Deletions, traces: bool = False) -> str:
+    """``text`` with every forgotten phrase (and, with ``traces``, trace) replaced
+    by ``[forgotten]``."""
     for _ in range(_MAX_PASSES):
-        spans = find_phrases(text, deletions)
+        spans = find_phrases(text, deletions, traces)
         if not spans:
             return text
         for start, end in reversed(spans):

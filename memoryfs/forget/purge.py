@@ -30,11 +30,13 @@ from gitdb import IStream
 
 from memoryfs.errors import MemoryFSError
 from memoryfs.forget.deletions import Deletions, load_deletions
+from memoryfs.forget.derived import clean_derived, foreign_worktrees, remove_dream_worktrees
 from memoryfs.forget.redact import scrub_transcript
 from memoryfs.forget.scrub import scrub_generated, scrub_other, scrub_page
+from memoryfs.forget.verify import VerifyReport, verify_forgotten
 from memoryfs.store.store import Store
 
-__all__ = ["PurgeResult", "purge_history", "count_commits"]
+__all__ = ["PurgeResult", "check_purge", "purge_history", "count_commits"]
 
 _GENERATED = ("memory/INDEX.md", "memory/sessions/index.md")
 _SIGNATURE_HEADERS = (b"gpgsig", b"gpgsig-sha256")
@@ -50,6 +52,7 @@ class PurgeResult:
     worktrees_removed: tuple[str, ...]
     head_before: str
     head_after: str
+    verify: VerifyReport = VerifyReport(history=True, entries=0)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -60,6 +63,7 @@ class PurgeResult:
             "worktreesRemoved": list(self.worktrees_removed),
             "headBefore": self.head_before,
             "headAfter": self.head_after,
+            "verify": self.verify.to_dict(),
         }
 
 
@@ -79,6 +83,7 @@ def purge_history(store: Store) -> PurgeResult:
         head_before = store.head()
         removed = _remove_worktrees(store)
         rewriter = _Rewriter(repo, deletions)
+        rewriter.gone = _gone_pages(repo, deletions)
         order = repo.git.rev_list("--all", "--topo-order", "--reverse").split()
         for sha in order:
             rewriter.commit(sha)
@@ -90,6 +95,8 @@ def purge_history(store: Store) -> PurgeResult:
             (Path(repo.git_dir) / name).unlink(missing_ok=True)
         repo.git.reflog("expire", "--expire=now", "--expire-unreachable=now", "--all")
         repo.git.gc("--prune=now", "--quiet")
+        clean_derived(store, deletions, set(), branches=False)  # run logs and caches
+        proof = verify_forgotten(store, history=True)
     return PurgeResult(
         commits=len(order),
         rewritten=sum(1 for old, new in rewriter.commits.items() if old != new),
@@ -98,26 +105,23 @@ def purge_history(store: Store) -> PurgeResult:
         worktrees_removed=tuple(removed),
         head_before=head_before,
         head_after=head_after,
+        verify=proof,
     )
 
 
-def _remove_worktrees(store: Store) -> list[str]:
-    repo = store.repo
-    listing = repo.git.worktree("list", "--porcelain").split("\n")
-    paths = [Path(line[len("worktree ") :]) for line in listing if line.startswith("worktree ")]
-    main = store.root.resolve()
-    staged = store.dream_dir.resolve()
-    others = [p for p in paths if p.resolve() != main]
-    foreign = [p for p in others if not p.resolve().is_relative_to(staged)]
+def check_purge(store: Store) -> None:
+    """Refuse, before anything changes, a purge that could not finish."""
+    foreign = foreign_worktrees(store)
     if foreign:
         raise MemoryFSError(
-            f"the store has linked worktrees outside .dream/ ({', '.join(map(str, foreign))}); "
+            f"the store has linked worktrees outside .dream/ ({', '.join(foreign)}); "
             "remove them (git worktree remove) before purging history"
         )
-    for path in others:
-        repo.git.worktree("remove", "--force", "--force", str(path))
-    repo.git.worktree("prune")
-    return [str(p) for p in others]
+
+
+def _remove_worktrees(store: Store) -> list[str]:
+    check_purge(store)
+    return remove_dream_worktrees(store)
 
 
 def _move_refs(repo: git.Repo, rewriter: _Rewriter) -> list[str]:
@@ -150,6 +154,7 @@ class _Rewriter:
     _trees: dict[tuple[str, str], str | None] = field(default_factory=dict)
     _blobs: dict[tuple[str, str], str | None] = field(default_factory=dict)
     versions: int = 0
+    gone: frozenset[str] = frozenset()  # ids of pages the scrub removes in every version
 
     def _read(self, sha: str) -> bytes:
         return bytes(self.repo.odb.stream(bytes.fromhex(sha)).read())
@@ -178,7 +183,7 @@ class _Rewriter:
             elif key == b"parent":
                 line = b"parent " + self.commits.get(value.decode(), value.decode()).encode()
             out.append(line)
-        new_raw = b"\n".join(out) + sep + scrub_other(message, self.deletions)
+        new_raw = b"\n".join(out) + sep + self._message(message)
         new = sha if new_raw == raw else self._write(b"commit", new_raw)
         self.commits[sha] = new
         return new
@@ -191,8 +196,17 @@ class _Rewriter:
             if line.startswith(b"object "):
                 target = line[len(b"object ") :].decode()
                 lines[i] = b"object " + self.commits.get(target, target).encode()
-        new_raw = b"\n".join(lines) + sep + scrub_other(message, self.deletions)
+        new_raw = b"\n".join(lines) + sep + self._message(message)
         return sha if new_raw == raw else self._write(b"tag", new_raw)
+
+    def _message(self, message: bytes) -> bytes:
+        """A commit or tag message: lines listing removed files go, words are redacted."""
+        try:
+            text = message.decode("utf-8")
+        except UnicodeDecodeError:
+            return scrub_other(message, self.deletions)
+        new = scrub_generated(text, self.deletions, self.gone)
+        return message if new == text else new.encode("utf-8")
 
     def _empty_tree(self) -> str:
         return self._write(b"tree", b"")
@@ -257,15 +271,41 @@ class _Rewriter:
             return scrub_other(data, d)
         rel = path[len("memory/") :]
         if kind == "generated":
-            return scrub_generated(text, d).encode("utf-8")
+            return scrub_generated(text, d, self.gone).encode("utf-8")
         if kind == "transcript":
             try:
                 result = scrub_transcript(text, rel, d)
             except MemoryFSError:  # cannot keep its structure: plain redaction then
                 return scrub_other(data, d)
             return None if result.text is None else result.text.encode("utf-8")
-        page = scrub_page(text, rel, d)
+        page = scrub_page(text, rel, d, gone=self.gone)
         return None if page.text is None else page.text.encode("utf-8")
+
+
+def _gone_pages(repo: git.Repo, deletions: Deletions) -> frozenset[str]:
+    """Lower-cased ids of the pages (knowledge/, notes/) the scrub removes from every
+    version history holds: made only of forgotten content, so links to them and
+    lines listing them go from other files and messages too."""
+    removed: set[str] = set()
+    kept: set[str] = set()
+    seen: set[str] = set()
+    listing = repo.git.rev_list("--all", "--objects")
+    for line in listing.splitlines():
+        sha, _, path = line.partition(" ")
+        if sha in seen or not path.startswith(("memory/knowledge/", "memory/notes/")):
+            continue
+        seen.add(sha)
+        if not path.endswith(".md"):
+            continue
+        rel = path[len("memory/") :]
+        try:
+            text = bytes(repo.odb.stream(bytes.fromhex(sha)).read()).decode("utf-8")
+        except (UnicodeDecodeError, ValueError):
+            continue
+        result = scrub_page(text, rel, deletions)
+        stem = rel.rsplit("/", 1)[-1].removesuffix(".md").lower()
+        (removed if result.text is None else kept).add(stem)
+    return frozenset(removed - kept)
 
 
 _PAGE_RE = re.compile(r"^memory/(?:knowledge/.+|notes/.+|sessions/summaries/[^/]+)\.md$")

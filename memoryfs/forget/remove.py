@@ -7,12 +7,16 @@ its normalized words and their count, plus the user's reason, which may not
 repeat the phrase), scrubs every file the tombstone touches (see
 ``memoryfs.forget.scrub``: pages, notes and summaries lose the lines, transcripts get
 ``[forgotten]`` in place of the phrase, or are removed with their session),
-regenerates INDEX.md and sessions/index.md, and drops the caches under
-``.memoryfs/`` (the search index holds text). Git history still holds the old
-content until ``memoryfs.forget.purge.purge_history`` rewrites it.
+regenerates INDEX.md and sessions/index.md, then scrubs what lies beside the
+tracked files (``memoryfs.forget.derived``: Dream's worktrees, kept runs, run logs,
+the caches) and proves the result (``memoryfs.forget.verify`` on the live places).
+A page or session tombstone also keeps the ``traces`` of its text
+(``memoryfs.forget.traces``). Git history still holds the old content until
+``memoryfs.forget.purge.purge_history`` rewrites it.
 
 A redacted transcript gets an ``ingested`` receipt at its new version (committed
-with the forget), so its lineage stays proven. A forget that was interrupted
+with the forget), so its lineage stays proven; a page it removed a ``forgotten``
+receipt, a page it edited a ``committed`` one. A forget that was interrupted
 (killed before its commit) is finished by running it again: the files it already
 changed are found by comparing with HEAD.
 """
@@ -26,7 +30,6 @@ import json
 import os
 import re
 import secrets
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,23 +40,29 @@ from memoryfs.errors import MemoryFSError, PageError
 from memoryfs.forget.deletions import (
     DELETIONS_REL,
     Deletions,
+    decode_traces,
+    encode_traces,
     has_phrase,
     load_deletions,
     parse_deletions,
     parse_entries,
 )
+from memoryfs.forget.derived import DerivedCleanup, clean_derived
 from memoryfs.forget.redact import scrub_transcript
-from memoryfs.forget.scrub import scrub_page, unlink_pages
+from memoryfs.forget.scrub import scrub_page, spoken, unlink_pages
+from memoryfs.forget.traces import page_lines, traces_of, transcript_lines
+from memoryfs.forget.verify import VerifyReport, verify_forgotten
 from memoryfs.index.index_md import write_indexes
 from memoryfs.pages.page import parse_page
 from memoryfs.pages.transcript import valid_session_id
-from memoryfs.receipts.log import record_ingested, store_receipt_dir
+from memoryfs.receipts.log import ReceiptLog, record_ingested, store_receipt_dir
+from memoryfs.receipts.records import Receipt, format_utc, page_item, scope_ids, source_version
 from memoryfs.store.atomic import atomic_write_text, remove_temp_files
 from memoryfs.store.hashing import content_hash
 from memoryfs.store.store import Store
 from memoryfs.validate.rules import normalize_words, phrase_hash
 
-__all__ = ["KINDS", "ForgetResult", "make_entry", "forget"]
+__all__ = ["KINDS", "AlreadyForgotten", "ForgetResult", "make_entry", "forget"]
 
 KINDS = ("page", "session", "phrase")
 MAX_REASON = 200
@@ -77,11 +86,13 @@ class ForgetResult:
     turns_redacted: int
     citations_rehashed: int
     commit: str
+    derived: DerivedCleanup = DerivedCleanup((), (), ())
+    verify: VerifyReport = VerifyReport(history=False, entries=0)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
-            "entry": self.entry,
+            "entry": _shown(self.entry),
             "logged": self.logged,
             "removed": list(self.removed),
             "edited": list(self.edited),
@@ -90,7 +101,20 @@ class ForgetResult:
             "turnsRedacted": self.turns_redacted,
             "citationsRehashed": self.citations_rehashed,
             "commit": self.commit,
+            "derived": self.derived.to_dict(),
+            "verify": self.verify.to_dict(),
         }
+
+
+def _shown(entry: dict[str, Any]) -> dict[str, Any]:
+    """The tombstone as printed: its traces counted, not listed."""
+    if "traces" not in entry:
+        return entry
+    return {**entry, "traces": len(decode_traces(entry["traces"]) or ())}
+
+
+class AlreadyForgotten(MemoryFSError):
+    """The log already holds this tombstone and nothing in the tree is left to change."""
 
 
 def make_entry(
@@ -145,22 +169,27 @@ def forget(
 ) -> ForgetResult:
     """Forget a page, session or phrase in one commit; see the module docstring."""
     entry = make_entry(kind, target, reason, today)
-    new = parse_entries([entry])
     with store.lock("write"):
         remove_temp_files(store.memory)  # left by a killed write: we hold the lock
         log = load_deletions(store)
+        if kind != "phrase":
+            traces = _traces(store, kind, target)
+            if traces:
+                entry = {**entry, "traces": encode_traces(traces)}
+        # a re-run keeps what the first run logged (the text may be gone from the tree)
+        new = parse_entries([entry, *(e for e in log.entries if _same(e, entry))])
         interrupted, rehash = _interrupted(store, new)
         plan = _plan(store, new, rehash)
         logged = not log.has(entry)
         if kind != "phrase" and not plan.removes and not interrupted:
             if not logged:
-                raise MemoryFSError(f"{kind} {target!r} is already forgotten; nothing to do")
+                raise AlreadyForgotten(f"{kind} {target!r} is already forgotten; nothing to do")
             where = "knowledge/ or notes/" if kind == "page" else "sessions/"
             raise MemoryFSError(
                 f"no {kind} {target!r} in {where} (check the id with 'memoryfs index --prompt')"
             )
         if kind == "phrase" and not logged and not (plan.writes or plan.removes or interrupted):
-            raise MemoryFSError("this phrase is already forgotten; nothing to do")
+            raise AlreadyForgotten("this phrase is already forgotten; nothing to do")
         paths = _apply(store, plan)
         if logged:
             _append(store, entry)
@@ -170,7 +199,8 @@ def forget(
         paths.update(interrupted)
         committable = _committable(store, paths) + _receipts(store, plan)
         commit = store.commit(f"forget: {kind} ({entry['reason']})", committable)
-        _drop_caches(store)
+        derived = clean_derived(store, new, plan.removes | _removed_in(store, interrupted))
+        proof = verify_forgotten(store, history=False)
     return ForgetResult(
         kind=kind,
         entry=entry,
@@ -182,7 +212,53 @@ def forget(
         turns_redacted=plan.turns,
         citations_rehashed=plan.rehashed,
         commit=commit,
+        derived=derived,
+        verify=proof,
     )
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return a.get("kind") == b.get("kind") and a.get("id") == b.get("id")
+
+
+def _traces(store: Store, kind: str, target: str) -> set[str]:
+    """The traces a page or session tombstone keeps (``memoryfs.forget.traces``)."""
+    forgotten: list[str] = []
+    kept: list[str] = []
+    for rel in store.files(_TRANSCRIPTS):
+        text = _read(store, rel) or _head_text(store, rel) or ""
+        lines = transcript_lines(text, rel)
+        (forgotten if kind == "session" and _stem(rel) == target else kept).extend(lines)
+    if kind == "session" and not forgotten:  # removed by a killed run of this forget
+        rel = f"{_TRANSCRIPTS}{target}.md"
+        forgotten = transcript_lines(_head_text(store, rel) or "", rel)
+    if kind == "page":
+        for page_rel in [*store.files("knowledge"), *store.files("notes")]:
+            page_text = _read(store, page_rel)
+            if page_text is None:
+                continue
+            lines = page_lines(page_text, page_rel)
+            (forgotten if target in _ids(page_rel, page_text) else kept).extend(lines)
+    return traces_of(forgotten, kept)
+
+
+def _stem(rel: str) -> str:
+    return rel.rsplit("/", 1)[-1].removesuffix(".md")
+
+
+def _ids(rel: str, text: str) -> set[str]:
+    """The ids a page is forgotten by: its file name and its ``id``."""
+    try:
+        return {_stem(rel), parse_page(text, rel).id}
+    except PageError:
+        return {_stem(rel)}
+
+
+def _head_text(store: Store, rel: str) -> str | None:
+    try:
+        return str(store.repo.git.show(f"HEAD:memory/{rel}", strip_newline_in_stdout=False))
+    except git.GitCommandError:
+        return None
 
 
 def _inside(store: Store, rel: str) -> Path | None:
@@ -213,11 +289,14 @@ def _plan(store: Store, d: Deletions, rehash: dict[str, tuple[str, str]]) -> _Pl
     """Every change the tombstone asks for, computed before anything is written."""
     plan = _Plan(writes={}, removes=set(), edited=set(), redacted=set())
     rehash = dict(rehash)  # turns a killed run of this forget redacted already, and ours
+    turns: list[str] = []  # what the surviving sessions say
     for rel in store.files(_TRANSCRIPTS):
         text = _read(store, rel)
         if text is None or rel.count("/") != 2:
             continue
         result = scrub_transcript(text, rel, d)
+        if result.text is not None:
+            turns.extend(transcript_lines(result.text, rel))
         if result.text is None:
             plan.removes.add(rel)
         elif result.text != text:
@@ -227,11 +306,12 @@ def _plan(store: Store, d: Deletions, rehash: dict[str, tuple[str, str]]) -> _Pl
             rehash.update(result.rehash)
     texts: dict[str, str] = {}
     keys: set[str] = set()
+    said = spoken(turns)
     for rel in [*store.files("knowledge"), *store.files("notes"), *store.files(_SUMMARIES)]:
         text = _read(store, rel)
         if text is None:
             continue
-        page = scrub_page(text, rel, d, rehash)
+        page = scrub_page(text, rel, d, rehash, said=said)
         if page.text is None:
             plan.removes.add(rel)
             if rel.startswith(_PAGE_LAYERS):
@@ -249,7 +329,7 @@ def _plan(store: Store, d: Deletions, rehash: dict[str, tuple[str, str]]) -> _Pl
             surviving |= _keys(rel, text)
     gone = frozenset(k for k in keys if k.lower() not in surviving)
     for rel, text in texts.items():
-        new_text, changed = unlink_pages(text, rel, gone)
+        new_text, changed = unlink_pages(text, rel, gone, drop_items=True)
         if changed:
             plan.edited.add(rel)
         if rel in plan.edited:
@@ -282,17 +362,37 @@ def _apply(store: Store, plan: _Plan) -> set[str]:
 
 
 def _receipts(store: Store, plan: _Plan) -> list[str]:
-    """An ``ingested`` receipt per redacted transcript (its new version enters the
-    store here, not through ingest); the root-relative paths to commit."""
+    """The forget's receipts; the root-relative paths to commit.
+
+    An ``ingested`` receipt per redacted transcript (its new version enters the store
+    here, not through ingest); per page, note or summary the forget removed, a
+    ``committed`` receipt with status ``forgotten`` (the page is gone on purpose:
+    health's verdict is "forgotten", never "source at risk"), its version the
+    deletion log's; per page it edited, a ``committed`` receipt of its new version.
+    """
     versions: dict[str, str] = {}
     for rel in plan.redacted:
         with contextlib.suppress(OSError):
             versions[Path(rel).stem] = content_hash((store.memory / rel).read_bytes())
-    if not versions and not store_receipt_dir(store.root).is_dir():
+    pages = sorted(r for r in plan.removes | plan.edited if not r.startswith(_TRANSCRIPTS))
+    if not versions and not pages and not store_receipt_dir(store.root).is_dir():
         return []
     run_id = f"forget-{secrets.token_hex(4)}"
     cfg = store.config
     config = {"budgets": dataclasses.asdict(cfg.budgets)}
+    log_version = content_hash(store.resolve(DELETIONS_REL).read_bytes())
+    at, source = format_utc(), source_version(config=config)
+    scope = scope_ids(cfg.user, cfg.assistant)
+    receipts: list[Receipt] = []
+    for rel in pages:
+        if rel in plan.removes:
+            version, status = log_version, "forgotten"
+        else:
+            version, status = content_hash((store.memory / rel).read_bytes()), "committed"
+        receipts.append(
+            Receipt(run_id, *scope, page_item(rel), "committed", version, source, status, at)
+        )
+    ReceiptLog(store_receipt_dir(store.root)).append(receipts)
     return record_ingested(store.root, cfg.user, cfg.assistant, versions, run_id, config)
 
 
@@ -316,6 +416,11 @@ def _append(store: Store, entry: dict[str, Any]) -> None:
     if old and not old.endswith("\n"):
         old += "\n"
     atomic_write_text(path, old + json.dumps(entry, ensure_ascii=False) + "\n")
+
+
+def _removed_in(store: Store, paths: set[str]) -> set[str]:
+    """Those of ``paths`` no longer in the tree (removed by a killed run of this forget)."""
+    return {p for p in paths if not (store.memory / p).exists()}
 
 
 def _interrupted(store: Store, d: Deletions) -> tuple[set[str], dict[str, tuple[str, str]]]:
@@ -358,21 +463,6 @@ def _interrupted(store: Store, d: Deletions) -> tuple[set[str], dict[str, tuple[
             elif page.text is not None:
                 pages[rel] = text
     for rel, text in pages.items():  # links to a page the killed run removed
-        if unlink_pages(text, rel, frozenset(keys))[1]:
+        if unlink_pages(text, rel, frozenset(keys), drop_items=True)[1]:
             paths.add(rel)
     return paths, rehash
-
-
-def _drop_caches(store: Store) -> None:
-    """The caches (search index) may hold forgotten text; they rebuild from the files."""
-    cache = store.cache_dir
-    if cache.is_symlink() or not cache.is_dir():
-        return  # never follow a symlink out of the store: deleting there is not ours
-    for child in cache.iterdir():
-        if child.name == "locks":
-            continue
-        if child.is_dir() and not child.is_symlink():
-            shutil.rmtree(child, ignore_errors=True)
-        else:
-            with contextlib.suppress(OSError):
-                child.unlink()

@@ -11,12 +11,21 @@ forget the same way (transcripts: ``memoryfs.forget.redact``):
   row), with the ``sources`` entries only those claims used; a ``summary``
   holding the phrase is dropped; a surviving citation of a redacted turn gets
   the turn's new hash (only when it matched the old one);
+- a page that loses every source it had is removed (all it knew, its id, title
+  and summary included, came from what is forgotten); a page that loses a claim
+  loses its ``summary`` (made of its claims) and any heading left with nothing
+  under it; a "Related" list item that only links a removed page goes;
+- "forgotten words" are the phrases of the log and the ``traces`` of forgotten
+  pages and sessions (``memoryfs.forget.traces``): derived text that repeats them
+  is found even where no citation says where it came from;
 - INDEX.md and sessions/index.md (old versions only; the live tree regenerates
-  them) lose the lines naming forgotten ids; any other file has phrases redacted.
+  them) lose the lines naming forgotten ids or holding forgotten words; any other
+  file has forgotten words redacted.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -29,6 +38,7 @@ from memoryfs.errors import PageError
 from memoryfs.forget.deletions import Deletions, find_phrases, has_phrase, redact
 from memoryfs.pages.links import WIKILINK_RE, extract_citations, extract_links
 from memoryfs.pages.page import Page, parse_page, render_meta
+from memoryfs.validate.tombstones import normalize_words
 
 __all__ = [
     "PageScrub",
@@ -37,6 +47,7 @@ __all__ = [
     "scrub_other",
     "unlink_pages",
     "ref_session",
+    "spoken",
 ]
 
 _REF_SESSION_RE = re.compile(r"^sessions/transcripts/([^/#]+)\.md(?:#|$)")
@@ -83,8 +94,29 @@ def scrub_page(
     rel: str,
     deletions: Deletions,
     rehash: Mapping[str, tuple[str, str]] | None = None,
+    gone: frozenset[str] = frozenset(),
+    said: str | None = None,
 ) -> PageScrub:
-    """Scrub a page, note or summary (``rel`` relative to ``memory/``)."""
+    """Scrub a page, note or summary (``rel`` relative to ``memory/``); ``gone``: the
+    lower-cased ids of other pages the scrub removes (their links go too); ``said``:
+    the surviving transcripts' words (``spoken``), when known, so an alias no surviving
+    turn or line uses goes with the claims that used it."""
+    result = _scrub_page(text, rel, deletions, rehash, said)
+    if result.text is None or not (deletions.pages or gone) or "[[" not in result.text:
+        return result
+    # links to forgotten pages (by id: all an old version can know) go as a forget leaves them
+    keys = frozenset(p.lower() for p in deletions.pages) | gone
+    unlinked, changed = unlink_pages(result.text, rel, keys, drop_items=True)
+    return dataclasses.replace(result, text=unlinked) if changed else result
+
+
+def _scrub_page(
+    text: str,
+    rel: str,
+    deletions: Deletions,
+    rehash: Mapping[str, tuple[str, str]] | None,
+    said: str | None = None,
+) -> PageScrub:
     stem = _stem(rel)
     forgotten_ids = deletions.sessions if rel.startswith("sessions/summaries/") else deletions.pages
     try:
@@ -92,11 +124,12 @@ def scrub_page(
     except PageError:  # malformed: ids by file name, phrases by plain redaction
         if stem in forgotten_ids:
             return _removed(None, stem)
-        return PageScrub(text=redact(text, deletions))
+        return PageScrub(text=redact(text, deletions, traces=True))
     if {stem, page.id} & forgotten_ids:
         return _removed(page, stem)
-    if deletions.phrases and any(
-        has_phrase(s, deletions) for s in (page.id, page.title, *page.aliases)
+    wording = bool(deletions.phrases or deletions.traces)  # forgotten words to look for
+    if wording and any(
+        has_phrase(s, deletions, traces=True) for s in (page.id, page.title, *page.aliases)
     ):
         return _removed(page, stem)
     lines = page.body.split("\n")
@@ -104,22 +137,26 @@ def scrub_page(
     cites = extract_citations(page.body) if "[cite" in page.body else []
     raw_sources = page.meta.get("sources")
     forgotten_src = {s.id for s in page.sources if ref_session(s.ref) in deletions.sessions}
-    blocks = _blocks(page.body) if cites or deletions.phrases else []
+    blocks = _blocks(page.body) if cites or wording else []
     for cite in cites:
         if cite.n in forgotten_src:
             drop.add(cite.line - 1)
     drop = _expand(drop, blocks)
-    if deletions.phrases:
+    if wording:
         drop |= _phrase_lines(lines, drop, deletions, blocks)
+    if drop:
+        drop |= _emptied_sections(lines, drop)
     body = "\n".join(line for i, line in enumerate(lines) if i not in drop) if drop else page.body
     meta = dict(page.meta)
     actions: dict[int, str | None] = {}  # source entry index -> None (drop) or its new hash
+    had_sources = False
     if isinstance(raw_sources, list):
         before = {c.n for c in cites}
         after = {c.n for c in extract_citations(body)} if drop else before
         kept: list[Any] = []
         for i, entry in enumerate(raw_sources):
             if isinstance(entry, dict):
+                had_sources = True
                 sid = entry.get("id")
                 gone = ref_session(entry.get("ref")) in deletions.sessions or (
                     isinstance(sid, int) and sid in before and sid not in after
@@ -134,23 +171,100 @@ def scrub_page(
             kept.append(entry)
         if actions:
             meta["sources"] = kept
+        if had_sources and not any(isinstance(e, dict) for e in kept):
+            # everything the page knew came from what is forgotten: its id, title and
+            # summary were made of it too
+            return _removed(page, stem)
     summary = meta.get("summary")
-    drop_summary = bool(
-        deletions.phrases and isinstance(summary, str) and has_phrase(summary, deletions)
+    # a summary is made of the page's claims: one that lost claims loses it
+    drop_summary = isinstance(summary, str) and (
+        bool(drop) or (wording and has_phrase(summary, deletions, traces=True))
     )
     if drop_summary:
         del meta["summary"]
+    # other keys made of what went: a first date that was the forgotten evidence's, an
+    # alias only forgotten text used
+    gone_words = spoken([lines[i] for i in drop]) if drop and said is not None else None
+    reworded = _redate(meta, raw_sources, actions) | _realias(meta, page, body, said, gone_words)
     if not drop and not actions and not drop_summary:
         return PageScrub(text=text)
-    if actions or drop_summary:
+    if reworded:
+        new_text = "---\n" + render_meta(meta) + "---\n" + body
+    elif actions or drop_summary:
         raw = _edit_raw_meta(page.raw_meta or "", meta, actions, drop_summary)
         new_text = "---\n" + (raw if raw is not None else render_meta(meta)) + "---\n" + body
     else:
         new_text = _with_body(text, page, body)
     rehashed = sum(1 for a in actions.values() if a is not None)
-    if has_phrase(new_text, deletions):  # in metadata we do not edit: the page goes
+    if has_phrase(new_text, deletions, traces=True):  # in metadata we do not edit: the page goes
         return _removed(page, stem)
     return PageScrub(text=new_text, lines_removed=len(drop), rehashed=rehashed)
+
+
+_HEADING_RE = re.compile(r"^(#{1,6})\s")
+
+
+def spoken(texts: list[str]) -> str:
+    """Words of ``texts`` as one string, `` w1 w2 … ``: what ``said`` expects."""
+    return " " + " ".join(" ".join(normalize_words(t)) for t in texts) + " "
+
+
+def _redate(meta: dict[str, Any], raw_sources: Any, actions: dict[int, str | None]) -> bool:
+    """``created`` moved to the first kept source's date when it was only a dropped one's."""
+    created = meta.get("created")
+    if created is None or not isinstance(raw_sources, list) or None not in actions.values():
+        return False
+    entries = [(i, e) for i, e in enumerate(raw_sources) if isinstance(e, dict) and e.get("at")]
+    dropped = {str(e["at"]) for i, e in entries if i in actions and actions[i] is None}
+    kept = sorted((str(e["at"]), e["at"]) for i, e in entries if actions.get(i, "") is not None)
+    if str(created) not in dropped or not kept or kept[0][0] <= str(created):
+        return False
+    meta["created"] = kept[0][1]
+    return True
+
+
+def _realias(
+    meta: dict[str, Any], page: Page, body: str, said: str | None, gone: str | None
+) -> bool:
+    """Aliases only the removed lines used (no surviving turn, title or line) go."""
+    aliases = meta.get("aliases")
+    if said is None or gone is None or not isinstance(aliases, list) or body == page.body:
+        return False
+    here = spoken([page.title, body])
+
+    def only_forgotten(alias: object) -> bool:
+        if not isinstance(alias, str) or not normalize_words(alias):
+            return False
+        words = f" {' '.join(normalize_words(alias))} "
+        return words in gone and words not in said and words not in here
+
+    kept = [a for a in aliases if not only_forgotten(a)]
+    if kept == aliases:
+        return False
+    if kept:
+        meta["aliases"] = kept
+    else:
+        del meta["aliases"]
+    return True
+
+
+def _emptied_sections(lines: list[str], drop: set[int]) -> set[int]:
+    """Headings (and their blank lines) whose section lost every line to ``drop``:
+    a dated heading left with nothing under it still says when the forgotten
+    thing happened."""
+    out: set[int] = set()
+    heads = [(i, len(m.group(1))) for i, line in enumerate(lines) if (m := _HEADING_RE.match(line))]
+    for k in range(len(heads) - 1, -1, -1):
+        i, level = heads[k]
+        end = next((j for j, lv in heads[k + 1 :] if lv <= level), len(lines))
+        section = range(i + 1, end)
+        gone = drop | out
+        if any(j in drop for j in section) and all(
+            j in gone or not lines[j].strip() for j in section
+        ):
+            out.add(i)
+            out.update(j for j in section if not lines[j].strip())
+    return out
 
 
 _TOP_KEY_RE = re.compile(r"^([A-Za-z_][\w-]*)\s*:")
@@ -259,7 +373,7 @@ def _phrase_lines(
         for i in idx:
             starts.append(pos)
             pos += len(lines[i]) + 1
-        spans = find_phrases("\n".join(lines[i] for i in idx), deletions)
+        spans = find_phrases("\n".join(lines[i] for i in idx), deletions, traces=True)
         if not spans:
             break
         for start, end in spans:
@@ -281,8 +395,17 @@ def _line_at(starts: list[int], offset: int) -> int:
     return lo
 
 
-def unlink_pages(text: str, rel: str, keys: frozenset[str]) -> tuple[str, int]:
-    """Replace ``[[links]]`` to removed pages by their label; returns (text, links changed)."""
+_LINK_ITEM_RE = re.compile(r"^\s*[-*+]\s+\[\[[^\]]*\]\]\s*$")
+
+
+def unlink_pages(
+    text: str, rel: str, keys: frozenset[str], drop_items: bool = False
+) -> tuple[str, int]:
+    """Replace ``[[links]]`` to removed pages by their label; returns (text, links changed).
+
+    With ``drop_items`` (a forget), a list item that is only such a link goes, and a
+    heading left with nothing under it: the forgotten page's name is not kept as text.
+    """
     if not keys or "[[" not in text:
         return text, 0
     try:
@@ -307,28 +430,44 @@ def unlink_pages(text: str, rel: str, keys: frozenset[str]) -> tuple[str, int]:
         count += 1
         return (m.group(2) or m.group(1)).strip()
 
+    removed: set[int] = set()
     for i in sorted(lines_to_fix):
         if 0 <= i < len(lines):
+            link = WIKILINK_RE.search(lines[i])
+            if drop_items and _LINK_ITEM_RE.match(lines[i]) and link and gone(link.group(1)):
+                removed.add(i)  # a "Related" entry that is only the link: nothing left to say
+                count += 1
+                continue
             lines[i] = WIKILINK_RE.sub(plain, lines[i])
-    return _with_body(text, page, "\n".join(lines)), count
+    if removed:
+        removed |= _emptied_sections(lines, removed)
+    kept = [line for i, line in enumerate(lines) if i not in removed]
+    return _with_body(text, page, "\n".join(kept)), count
 
 
-def scrub_generated(text: str, deletions: Deletions) -> str:
-    """INDEX.md or sessions/index.md: drop the lines naming forgotten ids, redact phrases.
+def scrub_generated(text: str, deletions: Deletions, gone: frozenset[str] = frozenset()) -> str:
+    """INDEX.md or sessions/index.md (or a commit message listing files): drop the lines
+    naming forgotten ids (or the ``gone`` pages the scrub removes), redact phrases.
 
     The live tree regenerates these files; this is for their old versions.
     """
-    names = "|".join(re.escape(n) for n in sorted({*deletions.pages, *deletions.sessions}))
+    names = "|".join(re.escape(n) for n in sorted({*deletions.pages, *deletions.sessions, *gone}))
     if names:  # entries name files ("/<id>.md") and sessions index rows ("| <id> |")
         pattern = re.compile(rf"/(?:{names})\.md\b|^\| (?:{names}) \|")
         text = "\n".join(line for line in text.split("\n") if not pattern.search(line))
-    return redact(text, deletions)
+    if deletions.traces:  # an entry made of a forgotten page's or session's words
+        text = "\n".join(
+            line
+            for line in text.split("\n")
+            if not has_phrase(line, deletions, traces=True) or not line.startswith(("-", "|"))
+        )
+    return redact(text, deletions, traces=True)
 
 
 def scrub_other(data: bytes, deletions: Deletions) -> bytes:
     """Any other file (or commit message): forgotten phrases redacted, bytes kept otherwise."""
-    if not deletions.phrases:
+    if not (deletions.phrases or deletions.traces):
         return data
     text = data.decode("utf-8", errors="surrogateescape")
-    new = redact(text, deletions)
+    new = redact(text, deletions, traces=True)
     return data if new == text else new.encode("utf-8", errors="surrogateescape")

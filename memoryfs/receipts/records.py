@@ -85,7 +85,8 @@ TIERS = (  # pipeline order
     "materialized", "recalled", "used",
 )  # fmt: skip
 READ_TIERS = ("materialized", "recalled")  # tiers that return a version to a reader
-STATUSES = ("started", "waiting", "committed", "verified", "failed")
+# "forgotten": a forget removed the item on purpose (``memoryfs.forget.remove``)
+STATUSES = ("started", "waiting", "committed", "verified", "failed", "forgotten")
 SUCCESS_STATUSES = ("committed", "verified")
 ITEM_KINDS = ("session", "page", "claim")
 # Words (4+ letters) allowed in run ids and engine names besides hex runs.

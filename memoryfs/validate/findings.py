@@ -34,7 +34,7 @@ MF403  a transcript's (or page's) scope differs from the store's scope
 MF404  a summary has no transcript
 MF501  a deletions.jsonl line is malformed
 MF502  a forgotten page or session is back in the tree
-MF503  a forgotten phrase is back in a page or summary
+MF503  forgotten words (a phrase, or a forgotten page's or session's text) are back
 """
 
 from __future__ import annotations

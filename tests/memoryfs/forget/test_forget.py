@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -23,9 +24,18 @@ from typer.testing import CliRunner
 
 from cli.memoryfs_app import app
 from memoryfs.errors import MemoryFSError
-from memoryfs.forget.deletions import REDACTED, load_deletions, parse_entries, redact, word_spans
+from memoryfs.forget.deletions import (
+    REDACTED,
+    decode_traces,
+    has_phrase,
+    load_deletions,
+    parse_entries,
+    redact,
+    word_spans,
+)
 from memoryfs.forget.purge import purge_history
 from memoryfs.forget.remove import forget
+from memoryfs.forget.verify import verify_forgotten
 from memoryfs.ingest import ingest
 from memoryfs.pages.page import parse_page
 from memoryfs.pages.transcript import parse_transcript
@@ -148,7 +158,8 @@ def test_forget_page_removes_it_and_unlinks_it(store: Store) -> None:
     result = forget(store, "page", "lena", "no longer relevant")
     assert result.removed == ("knowledge/people/lena.md",)
     assert not (store.memory / "knowledge/people/lena.md").exists()
-    assert page(store, "knowledge/people/dana.md").endswith("## Related\n\n- Lena\n")
+    # a "Related" entry that was only the link goes, and its heading with it
+    assert page(store, "knowledge/people/dana.md").endswith("12 February 2026. [cite:3]\n")
     assert "[[lena]]" not in page(store, "notes/travel/lisbon-trip.md")
     assert "lena.md" not in page(store, "INDEX.md")
     assert json.loads(page(store, "deletions.jsonl").splitlines()[-1])["id"] == "lena"
@@ -160,6 +171,8 @@ def test_forget_session_removes_transcript_summary_and_claims(store: Store) -> N
     assert set(result.removed) == {
         f"sessions/transcripts/{S2}.md",
         f"sessions/summaries/{S2}.md",
+        # every source of the note was that session: its id and title were made of it
+        "notes/travel/lisbon-trip.md",
     }
     dana = parse_page(page(store, "knowledge/people/dana.md"))
     assert "Lisbon" not in dana.body and [s.id for s in dana.sources] == [1, 2]
@@ -254,11 +267,112 @@ def test_caches_are_dropped_but_locks_kept(store: Store) -> None:
     assert (store.cache_dir / "locks").is_dir()
 
 
+def test_forget_session_takes_derived_summary_and_empty_headings(store: Store) -> None:
+    lena = store.memory / "knowledge/people/lena.md"
+    lena.write_text(
+        lena.read_text().replace("- Picks Dana up", "## 2026-01-09\n\n- Picks Dana up"),
+        encoding="utf-8",
+    )
+    store.commit("a dated section")
+    forget(store, "session", S2, "wrong person")
+    kept = parse_page(page(store, "knowledge/people/lena.md"))
+    # the summary was made of the claims, one of them from the session: it goes
+    assert "summary" not in kept.meta
+    # the dated section lost its only claim: its heading would still say when
+    assert "2026-01-09" not in kept.body and "Picks Dana up" not in kept.body
+    assert "Blue Heron Lane in Kiel. [cite:1]" in kept.body  # S1's claim stays
+
+
+def test_forget_session_takes_the_first_date_and_aliases_only_it_gave(store: Store) -> None:
+    lena = store.memory / "knowledge/people/lena.md"
+    text = lena.read_text().replace("  - Lena K\n", "  - Lena K\n  - Kiel\n")
+    lena.write_text(text.replace("updated: 2026-01-09", "created: 2026-01-05\nupdated: 2026-01-09"))
+    store.commit("an alias and a first date")
+    forget(store, "session", S1, "wrong person")
+    kept = parse_page(page(store, "knowledge/people/lena.md"))
+    # "Kiel" was said only in the forgotten session; "Lena K" never came from it
+    assert list(kept.aliases) == ["Lena K"]
+    assert str(kept.meta["created"]) == "2026-01-09"  # the first date of what is left
+    assert findings(store) == []
+
+
+def test_session_tombstone_keeps_traces_not_text(store: Store) -> None:
+    forget(store, "session", S2, "wrong person")
+    entry = json.loads(page(store, "deletions.jsonl").splitlines()[-1])
+    assert set(entry) == {"kind", "id", "reason", "at", "traces"}
+    traces = decode_traces(entry["traces"])
+    assert traces  # windows no other transcript holds
+    assert re.fullmatch(r"[A-Za-z0-9+/]+=*", entry["traces"])  # hashes, base64
+    rest = normalize_words(json.dumps({k: v for k, v in entry.items() if k != "traces"}))
+    assert not (
+        set(rest)
+        - set(normalize_words(S2))
+        - {"kind", "session", "id", "reason"}
+        - {"wrong", "person", "at"}
+        - set(normalize_words(entry["at"]))
+    )
+    # a derived line that repeats the session's words, with no citation, is found
+    d = load_deletions(store)
+    assert has_phrase("I'm flying to Lisbon on 12 February for the talk", d, traces=True)
+    assert not has_phrase("I'm flying to Lisbon on 12 February for the talk", d)
+
+
+def test_validation_finds_a_forgotten_sessions_words_back_without_a_citation(
+    store: Store,
+) -> None:
+    forget(store, "session", S2, "wrong person")
+    assert findings(store) == []
+    note = store.memory / "notes/travel/again.md"
+    note.parent.mkdir(parents=True, exist_ok=True)
+    note.write_text(
+        "---\nid: again\ntitle: Again\ntype: note\nupdated: 2026-01-10\n---\n"
+        "Flying to Lisbon on 12 February for the conference, they said.\n",
+        encoding="utf-8",
+    )
+    assert ("memory/notes/travel/again.md", "MF503") in {(f.path, f.code) for f in findings(store)}
+
+
+def test_forget_scrubs_dream_run_logs_worktrees_and_kept_runs(store: Store) -> None:
+    runs = store.dream_dir / "runs"
+    runs.mkdir(parents=True)
+    log = {
+        "run_id": "r1",
+        "message": "dream: 1 session, about Blue Heron Lane",
+        "sessions": [S1, S2],
+        "pages_created": ["notes/travel/lisbon-trip.md", "knowledge/people/dana.md"],
+        "left_out": [{"path": "notes/lena/12-blue-heron-lane.md", "why": "MF110"}],
+    }
+    (runs / "r1.json").write_text(json.dumps(log), encoding="utf-8")
+    staged = store.dream_dir / "worktrees" / ".spare"
+    git(store, "worktree", "add", "-q", "--detach", str(staged))
+    git(store, "branch", "dream/kept")  # holds the phrase in its tree
+    result = forget(store, "phrase", PHRASE, REASON)
+    after = json.loads((runs / "r1.json").read_text(encoding="utf-8"))
+    assert "heron" not in json.dumps(after).lower()
+    assert after["left_out"] == [] and after["sessions"] == [S1, S2]
+    assert after["pages_created"] == ["notes/travel/lisbon-trip.md", "knowledge/people/dana.md"]
+    assert not staged.exists() and "dream/kept" not in git(store, "branch", "--list")
+    assert result.derived.branches == ("refs/heads/dream/kept",)
+    assert result.verify.ok and not result.verify.history
+
+
+def test_verify_names_each_place_that_still_holds_it(store: Store) -> None:
+    forget(store, "phrase", PHRASE, REASON)
+    (store.cache_dir / "search.sqlite").write_bytes(b"\x00 blue heron lane \x00")
+    (store.dream_dir / "runs").mkdir(parents=True)
+    (store.dream_dir / "runs" / "x.json").write_text('{"m": "Blue-Heron lane"}')
+    report = verify_forgotten(store, history=True)
+    assert [r.place for r in report.remains] == ["caches", "dream logs", "git objects"]
+    assert all("heron" not in r.line().lower() for r in report.remains)
+
+
 def test_purge_history_leaves_no_commit_with_the_phrase(store: Store) -> None:
     git(store, "branch", "dream/kept-run")
     git(store, "tag", "-a", "v1", "-m", "tagged before Blue Heron Lane was forgotten")
     git(store, "commit", "--allow-empty", "-q", "-m", "a message naming blue heron lane")
     forget(store, "phrase", PHRASE, REASON)
+    # a kept Dream run whose tree holds the phrase would bring it back on review: it goes
+    assert "dream/kept-run" not in git(store, "branch", "--list")
     tree = git(store, "rev-parse", "HEAD^{tree}")
     assert "heron" in git(store, "log", "-p", "--all").lower()  # a forget alone keeps history
 
@@ -272,7 +386,8 @@ def test_purge_history_leaves_no_commit_with_the_phrase(store: Store) -> None:
     ).stdout
     assert b"heron" not in objects.lower()  # not even unreachable leftovers
     assert git(store, "rev-parse", "HEAD^{tree}") == tree  # the live tree was clean already
-    assert set(result.refs) >= {"refs/heads/main", "refs/heads/dream/kept-run", "refs/tags/v1"}
+    assert set(result.refs) >= {"refs/heads/main", "refs/tags/v1"}
+    assert result.verify.ok and result.verify.history
     assert result.rewritten >= 3 and result.commits >= result.rewritten
     assert git(store, "status", "--porcelain") == "" and validate_store(store) == []
     subprocess.run(["git", "-C", str(store.root), "fsck", "--strict"], check=True)
@@ -291,7 +406,10 @@ def test_purge_removes_dream_worktrees_and_refuses_foreign_ones(
 ) -> None:
     staged = store.dream_dir / "worktrees" / "run-1"
     git(store, "worktree", "add", "-q", "-b", "dream/run-1", str(staged))
-    forget(store, "phrase", PHRASE, REASON)
+    forgot = forget(store, "phrase", PHRASE, REASON)
+    assert forgot.derived.worktrees == (str(staged),) and not staged.exists()  # the forget's
+    # a kept run holding the phrase, from before the forget: the purge rewrites it
+    git(store, "worktree", "add", "-q", "-b", "dream/run-1", str(staged), "HEAD~1")
     foreign = tmp_path / "elsewhere"
     git(store, "worktree", "add", "-q", "--detach", str(foreign))
     with pytest.raises(MemoryFSError, match="worktrees outside .dream"):
