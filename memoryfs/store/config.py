@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from memoryfs.errors import MemoryFSError
 from memoryfs.pages.speakers import Roster
@@ -182,26 +184,36 @@ def load_config(path: Path) -> StoreConfig:
     )
 
 
-def _verify(path: Path, v: object) -> VerifySettings:
-    """``[verify]``, every key checked: a typo must not leave the judge silently off."""
+def _table(
+    path: Path, name: str, v: object, known: tuple[str, ...], strings: tuple[str, ...]
+) -> tuple[Callable[[str], MemoryFSError], dict[str, Any], dict[str, str]]:
+    """An optional table checked for its keys: how to say what is wrong with it, the
+    table, and the one-line text values of ``strings`` (stripped; "" when absent)."""
 
     def bad(what: str) -> MemoryFSError:
-        return MemoryFSError(f"{path}: [verify] {what}")
+        return MemoryFSError(f"{path}: [{name}] {what}")
 
     if not isinstance(v, dict):
         raise bad("must be a table")
-    unknown = sorted(set(v) - set(_VERIFY_KEYS))
+    unknown = sorted(set(v) - set(known))
     if unknown:
-        raise bad(f"has unknown key {unknown[0]!r} (known: {', '.join(_VERIFY_KEYS)})")
-    judge = v.get("judge")
-    if judge is not None and not isinstance(judge, bool):
-        raise bad("judge must be true or false")
+        raise bad(f"has unknown key {unknown[0]!r} (known: {', '.join(known)})")
     text = {}
-    for key in ("endpoint", "model", "api_key_env"):
+    for key in strings:
         value = v.get(key, "")
         if not isinstance(value, str) or not value.isprintable():
             raise bad(f"{key} must be a string on one line")
         text[key] = value.strip()
+    return bad, v, text
+
+
+def _verify(path: Path, v: object) -> VerifySettings:
+    """``[verify]``, every key checked: a typo must not leave the judge silently off."""
+
+    bad, v, text = _table(path, "verify", v, _VERIFY_KEYS, ("endpoint", "model", "api_key_env"))
+    judge = v.get("judge")
+    if judge is not None and not isinstance(judge, bool):
+        raise bad("judge must be true or false")
     if text["endpoint"] and not re.match(r"^https?://[^\s/]+", text["endpoint"]):
         raise bad(f"endpoint {text['endpoint']!r} is not an http:// or https:// URL")
     if text["api_key_env"] and not _ENV_NAME_RE.match(text["api_key_env"]):
@@ -228,20 +240,8 @@ def _verify(path: Path, v: object) -> VerifySettings:
 def _embed(path: Path, v: object) -> EmbedSettings:
     """``[embed]``, every key checked: a typo must not leave recall silently lexical."""
 
-    def bad(what: str) -> MemoryFSError:
-        return MemoryFSError(f"{path}: [embed] {what}")
-
-    if not isinstance(v, dict):
-        raise bad("must be a table")
-    unknown = sorted(set(v) - set(_EMBED_KEYS))
-    if unknown:
-        raise bad(f"has unknown key {unknown[0]!r} (known: {', '.join(_EMBED_KEYS)})")
-    text = {}
-    for key in ("backend", "model", "endpoint", "api_key_env"):
-        value = v.get(key, "")
-        if not isinstance(value, str) or not value.isprintable():
-            raise bad(f"{key} must be a string on one line")
-        text[key] = value.strip()
+    keys = ("backend", "model", "endpoint", "api_key_env")
+    bad, v, text = _table(path, "embed", v, _EMBED_KEYS, keys)
     if text["backend"] and text["backend"] not in EMBED_BACKENDS:
         raise bad(f"backend {text['backend']!r} is not one of {', '.join(EMBED_BACKENDS)}")
     if text["backend"] and not text["model"]:
