@@ -6,14 +6,16 @@ distinct unit text, keyed by the text's digest, and a mirror of the FTS index's 
 that changed ten pages costs their new units, not the store; units of the same text
 (a claim repeated in an archive) share one vector. The cache is rebuilt from nothing
 when the embedder's fingerprint changes (another model, another endpoint), never
-mixes two models' vectors, and may be deleted at any time.
+mixes two models' vectors, and may be deleted at any time (``memoryfs forget`` does). A
+store whose cache cannot be written keeps its vectors in memory for the process.
 
 A query is a dot product against the matrix of every unit's vector (vectors are
 normalized: the cosine), kept in memory per process for as long as the units and the
 embedder stay the same. A matrix in SQLite plus exhaustive search is what a store of a
 user's memory needs (docs/hybrid.md measures it): at 100,000 units it is 150 MB of
-float32 and a query is one matrix-vector product; an approximate index would add a
-dependency and a second structure to keep in step for no gain at this size.
+float32 and a query is one matrix-vector product, 6-8x faster than sqlite-vec's KNN once
+loaded; an approximate index would add a dependency and a second structure to keep in
+step for no gain at this size.
 
 Boundary: knows SQLite and numpy; the units come from ``memoryfs.read.search`` as
 (id, layer, text) rows, the vectors from an ``memoryfs.embed.embedder.Embedder``.
