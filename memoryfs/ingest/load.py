@@ -18,33 +18,56 @@ place in this store:
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+import yaml
+
 from memoryfs.errors import IngestError, PageError
 from memoryfs.ingest.detect import detect
 from memoryfs.ingest.formats import loader
 from memoryfs.ingest.formats.imported import Imported
-from memoryfs.ingest.source import Source
-from memoryfs.pages.page import parse_page
+from memoryfs.ingest.source import MAX_INPUT_BYTES, Source
+from memoryfs.pages.bounded_yaml import load_yaml
+from memoryfs.pages.page import parse_page, split_frontmatter
 from memoryfs.pages.transcript import (
     Transcript,
     parse_transcript,
     render_transcript,
     valid_session_id,
 )
+from memoryfs.store.scan import is_file, read_file
 from memoryfs.store.store import Store
 
-__all__ = ["Input", "as_source", "read_inputs", "settle", "load_sessions", "check_writable"]
+__all__ = [
+    "Input",
+    "as_source",
+    "read_inputs",
+    "settle",
+    "load_sessions",
+    "check_size",
+    "check_writable",
+    "transcript_limit",
+]
 
 Input = Path | str | Source
 _HEAD_BYTES = 256 * 1024  # where a stored transcript's frontmatter must end to be read
 
 
-def as_source(item: Input) -> Source:
-    return item if isinstance(item, Source) else Source.from_path(Path(item))
+def as_source(item: Input, max_bytes: int = MAX_INPUT_BYTES) -> Source:
+    """``item`` as a ``Source``: a file is read when it is a regular file of at most
+    ``max_bytes``; a ``Source`` already read is held to the same size."""
+    if not isinstance(item, Source):
+        return Source.from_path(Path(item), max_bytes)
+    if len(item.data) > max_bytes:
+        raise IngestError(
+            f"{item.label}: {len(item.data)} bytes, over the {max_bytes}-byte limit "
+            "(limits.input_bytes in memory.toml); split it first"
+        )
+    return item
 
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total), as dream.runner's
@@ -61,10 +84,14 @@ def read_inputs(
     but its scope. ``session_id`` names the one session the inputs must hold;
     ``progress("read", done, total)`` is called after each input."""
     scope = {"user": store.config.user, "assistant": store.config.assistant}
+    limits = store.config.limits
     found: list[tuple[str, Imported]] = []
     for done, item in enumerate(inputs, 1):
-        src = as_source(item)
-        for imp in loader(detect(src, fmt))(src, scope):
+        src = as_source(item, limits.input_bytes)
+        src_fmt = detect(src, fmt)
+        if src_fmt == "md":
+            _check_markdown(store, src)
+        for imp in loader(src_fmt)(src, scope):
             if not imp.transcript.id and session_id is None:
                 raise IngestError(
                     f"{src.label}: nothing names the session (no id, file name or message "
@@ -84,8 +111,61 @@ def read_inputs(
         label, imp = found[0]
         found = [(label, replace(imp, transcript=replace(imp.transcript, id=session_id)))]
     for label, imp in found:
-        check_writable(imp.transcript, label)
+        check_writable(imp.transcript, label, store)
     return [imp for _, imp in found]
+
+
+def _check_markdown(store: Store, src: Source) -> None:
+    """A transcript in the store's own form, held to the store's limits before its turns
+    are parsed: its size is the transcript's, its frontmatter within the YAML limits."""
+    if len(src.data) > transcript_limit(store):
+        raise IngestError(
+            f"{src.label}: {len(src.data)} bytes, over the {transcript_limit(store)}-byte "
+            "limit of one transcript (limits.transcript_bytes in memory.toml); split it"
+        )
+    parts = split_frontmatter(src.text)
+    if parts is not None:
+        try:
+            load_yaml(parts[0], store.config.limits.yaml, src.label)
+        except PageError as exc:
+            raise IngestError(str(exc)) from None
+        except (yaml.YAMLError, RecursionError, ValueError, TypeError, OverflowError):
+            pass  # malformed: the loader says where
+
+
+def transcript_limit(store: Store) -> int:
+    """The most bytes a transcript of ``store`` may have: ``limits.transcript_bytes``, and
+    no more than validation accepts of any file (``budgets.max_file_bytes``)."""
+    return min(store.config.limits.transcript_bytes, store.config.budgets.max_file_bytes)
+
+
+def check_size(t: Transcript, text: str, label: str, store: Store) -> None:
+    """Refuse the session ``t`` (``text`` rendered) when it is over one of ``store``'s
+    limits: turns, bytes of a turn, bytes of the transcript."""
+    limits = store.config.limits
+    if len(t.turns) > limits.turns:
+        raise IngestError(
+            f"{label}: session {t.id} has {len(t.turns)} turns, over the limit of "
+            f"{limits.turns} (limits.turns in memory.toml); split it"
+        )
+    for turn in t.turns:
+        size = len(turn.text) if len(turn.text) * 4 <= limits.turn_bytes else _utf8_len(turn.text)
+        if size > limits.turn_bytes:
+            raise IngestError(
+                f"{label}: session {t.id} turn t{turn.n} is {size} bytes, over the "
+                f"{limits.turn_bytes}-byte limit of one turn (limits.turn_bytes in memory.toml)"
+            )
+    size = _utf8_len(text)
+    if size > transcript_limit(store):
+        raise IngestError(
+            f"{label}: session {t.id} is {size} bytes as a transcript, over the "
+            f"{transcript_limit(store)}-byte limit (limits.transcript_bytes in memory.toml); "
+            "split it"
+        )
+
+
+def _utf8_len(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def settle(
@@ -139,8 +219,11 @@ def _stored_sources(store: Store) -> dict[str, tuple[str, str]]:
     for rel in store.files("sessions/transcripts"):
         if rel.count("/") != 2:
             continue
+        if not is_file(store.memory, rel):
+            continue  # a FIFO, a device or a link is never opened
         try:
-            with (store.memory / rel).open("rb") as fh:
+            fd = os.open(store.memory / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            with os.fdopen(fd, "rb") as fh:
                 head = fh.read(_HEAD_BYTES)
         except OSError:
             continue
@@ -159,11 +242,12 @@ def _stored_sources(store: Store) -> dict[str, tuple[str, str]]:
 def _restamped(store: Store, t: Transcript) -> Transcript:
     """An undated session's turns with the times the store already gave them."""
     path = store.transcript_path(t.id)
-    if not path.is_file():
-        return t
+    got = read_file(store.memory, f"sessions/transcripts/{t.id}.md", transcript_limit(store))
+    if got is None or got.oversize:
+        return t  # missing, or not a file ingest reads: planning reports it
     try:
-        old = parse_transcript(path.read_text(encoding="utf-8"), str(path))
-    except (OSError, UnicodeDecodeError, PageError):
+        old = parse_transcript(got.data.decode("utf-8"), str(path))
+    except (UnicodeDecodeError, PageError):
         return t  # unreadable: planning reports it
     turns = tuple(
         replace(turn, ts=old.turns[i].ts) if i < len(old.turns) else turn
@@ -172,8 +256,9 @@ def _restamped(store: Store, t: Transcript) -> Transcript:
     return replace(t, started=old.started, turns=turns)
 
 
-def check_writable(t: Transcript, label: str) -> None:
-    """Refuse what cannot be stored as a UTF-8 text file, or would read back otherwise."""
+def check_writable(t: Transcript, label: str, store: Store) -> None:
+    """Refuse what cannot be stored as a UTF-8 text file of ``store`` (within its
+    ``[limits]``), or would read back otherwise."""
     if not valid_session_id(t.id):
         raise IngestError(
             f"{label}: session id {t.id[:80]!r} is not a lowercase slug of 1-128 chars"
@@ -189,8 +274,9 @@ def check_writable(t: Transcript, label: str) -> None:
         raise IngestError(f"{label}: session {t.id}: {exc}") from None
     if "\x00" in text:
         raise IngestError(f"{label}: session {t.id} holds NUL characters; not a text transcript")
+    check_size(t, text, label, store)
     try:
-        back = parse_transcript(text, label)
+        back = parse_transcript(text, label, limits=store.config.limits.yaml)
     except PageError as exc:
         raise IngestError(f"{label}: session {t.id} would not read back: {exc}") from None
     for mine, theirs in zip(t.turns, back.turns, strict=False):
@@ -206,7 +292,7 @@ def load_sessions(
     store: Store, path: Input, fmt: str | None = None, session_id: str | None = None
 ) -> list[Transcript]:
     """Parse one input into the transcripts this store would get (no writes)."""
-    src = as_source(path)
+    src = as_source(path, store.config.limits.input_bytes)
     imported = read_inputs(store, [src], fmt, session_id)
     sessions = settle(store, imported, renamed=session_id is not None)
     for t in sessions:

@@ -45,6 +45,7 @@ __all__ = [
     "INDEX_NAME",
     "READ_STALE",
     "SUPERSEDED_WEIGHT",
+    "check_query",
 ]
 
 INDEX_NAME = "index.sqlite"
@@ -101,6 +102,17 @@ class Hit:
             "citations": list(self.citations),
             "date": self.date,
         }
+
+
+def check_query(store: Store, query: str, what: str = "query") -> None:
+    """Refuse a ``query`` over the store's ``limits.query_chars``: a question, not a
+    document (every later step then works on a bounded text)."""
+    limit = store.config.limits.query_chars
+    if len(query) > limit:
+        raise MemoryFSError(
+            f"the {what} is {len(query)} characters, over the limit of {limit} "
+            "(limits.query_chars in memory.toml); ask with fewer words"
+        )
 
 
 class SearchIndex:
@@ -187,10 +199,12 @@ class SearchIndex:
 
     def search(self, query: str, k: int = 10, layers: Sequence[str] | None = None) -> list[Hit]:
         """The ``k`` best units for ``query`` (a question or keywords), best first."""
+        check_query(self.store, query)
         return self._search(query_terms(query), k, layers=layers)
 
     def search_in(self, query: str, paths: Sequence[str], k: int = 10) -> list[Hit]:
         """Like ``search``, restricted to the given files (relative to memory/)."""
+        check_query(self.store, query)
         if not paths:
             return []
         return self._search(query_terms(query), k, paths=paths)
