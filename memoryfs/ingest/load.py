@@ -9,6 +9,10 @@ place in this store:
   transcript with that ``source_format`` and ``source_id``, whatever id its title
   would give now; a new one whose id a stored transcript of another conversation
   holds takes the next free ``-2``, ``-3``.
+- **Two file names, two sessions.** A session named after its file keeps the file's
+  name (``source_name``); when another name gives the same id ("café.jsonl" and
+  "cafe.jsonl" both give ``cafe``), it takes the first free ``-2``, ``-3`` (or the one
+  holding its own name: a grown file still appends).
 - **Undated input keeps its times.** Turns of an input without times have the
   fallback time (the file's modification time); the turns the store already holds
   keep the times they were written with, so a grown file appends.
@@ -19,6 +23,7 @@ place in this store:
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -198,11 +203,66 @@ def settle(
         counts[base] -= 1
         counts[sid] += 1
         ids[k] = assigned[key] = sid
+    if not renamed:
+        _name_apart(store, imported, ids)
     out = []
     for imp, sid in zip(imported, ids, strict=True):
         t = replace(imp.transcript, id=sid)
         out.append(_restamped(store, t) if imp.undated else t)
     return out
+
+
+def _name_apart(store: Store, imported: Sequence[Imported], ids: list[str]) -> None:
+    """Give each session named after a file (``source_name``) the first of ``id``,
+    ``id-2``, ``id-3``, ... that is free or holds the session of that very name, so two
+    names that give one id ("café.jsonl", "cafe.jsonl") never become one session. A stored
+    transcript without a ``source_name`` (written before it was kept) counts as that
+    name's at its own id, as it did then. ``ids`` is updated in place."""
+    claimed: dict[str, str] = {}  # id -> the name that took it in this ingest
+    for k, imp in enumerate(imported):
+        if not imp.source_name or imp.source_id:
+            claimed.setdefault(ids[k], "")
+            continue
+        base = sid = ids[k]
+        n = 1
+        while True:
+            taker = claimed.get(sid)
+            stored = _stored_name(store, sid) if taker is None else taker
+            if stored is None or stored == imp.source_name or (stored == "" and sid == base):
+                break
+            n += 1
+            sid = f"{base}-{n}"
+        claimed[sid] = imp.source_name
+        ids[k] = sid
+
+
+def _stored_name(store: Store, sid: str) -> str | None:
+    """The ``source_name`` of the stored transcript ``sid``; "" when it has none (or
+    cannot be read: planning reports that), None when there is no such transcript."""
+    rel = f"sessions/transcripts/{sid}.md"
+    if not os.path.lexists(store.memory / rel):
+        return None
+    head = _head(store, rel)
+    if head is None or b"source_name:" not in head:
+        return ""
+    try:
+        name = parse_page(head.decode("utf-8", "replace"), rel, memo=False).meta.get("source_name")
+    except PageError:
+        return ""
+    return unicodedata.normalize("NFC", name) if isinstance(name, str) else ""
+
+
+def _head(store: Store, rel: str) -> bytes | None:
+    """The first ``_HEAD_BYTES`` of a stored file, where its frontmatter must end; None
+    when it is not a regular file (a FIFO, a device or a link is never opened)."""
+    if not is_file(store.memory, rel):
+        return None
+    try:
+        fd = os.open(store.memory / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as fh:
+            return fh.read(_HEAD_BYTES)
+    except OSError:
+        return None
 
 
 def _source_key(imp: Imported) -> tuple[str, str]:
@@ -219,15 +279,8 @@ def _stored_sources(store: Store) -> dict[str, tuple[str, str]]:
     for rel in store.files("sessions/transcripts"):
         if rel.count("/") != 2:
             continue
-        if not is_file(store.memory, rel):
-            continue  # a FIFO, a device or a link is never opened
-        try:
-            fd = os.open(store.memory / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-            with os.fdopen(fd, "rb") as fh:
-                head = fh.read(_HEAD_BYTES)
-        except OSError:
-            continue
-        if b"source_id:" not in head:
+        head = _head(store, rel)
+        if head is None or b"source_id:" not in head:
             continue
         try:
             meta = parse_page(head.decode("utf-8", "replace"), rel, memo=False).meta
