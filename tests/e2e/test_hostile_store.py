@@ -113,3 +113,22 @@ def test_a_long_word_within_the_limit_is_answered(hostile_store: Store, command:
     # one word of 9,999 letters, a hyphen at its end: the worst case of the compound pattern
     code, _, err = cli_bounded([command, "--store", str(hostile_store.root), "c" * 9_999 + "-"])
     assert code == 0, err
+
+
+def test_index_ingest_and_materialize_pass_hostile_files_by(
+    hostile_store: Store, tmp_path: Path
+) -> None:
+    root = str(hostile_store.root)
+    code, _, err = cli_bounded(["index", "--store", root])
+    assert code == 0, err
+    chat = tmp_path / "tea.jsonl"
+    chat.write_text(
+        '{"role": "user", "content": "Green tea now.", "ts": "2026-01-03T09:00:00Z"}\n',
+        encoding="utf-8",
+    )
+    code, _, err = cli_bounded(["ingest", "--store", root, str(chat)])
+    assert code == 0, err
+    sandbox = tmp_path / "sandbox"
+    code, _, err = cli_bounded(["materialize", "--store", root, "--to", str(sandbox)])
+    assert code == 0, err
+    assert not (sandbox / "memory" / "knowledge" / "topics" / "zero.md").exists()
