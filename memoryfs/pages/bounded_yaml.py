@@ -81,7 +81,11 @@ def load_yaml(raw: str, limits: YamlLimits = DEFAULT_YAML_LIMITS, where: str = "
         node = loader.get_single_node()
         if node is None:
             return None
-        _measure(node, limits, label)
+        # Without an alias (always written "*name") a document has at most two nodes per
+        # character ("a:" is a mapping, a key and a null) and no more scalar text than it
+        # has text: a small one needs no measuring (most pages).
+        if "*" in raw or 2 * len(raw) + 1 > limits.max_nodes:
+            _measure(node, limits, label)
         return loader.construct_document(node)
     finally:
         loader.dispose()
