@@ -132,3 +132,11 @@ def test_index_ingest_and_materialize_pass_hostile_files_by(
     code, _, err = cli_bounded(["materialize", "--store", root, "--to", str(sandbox)])
     assert code == 0, err
     assert not (sandbox / "memory" / "knowledge" / "topics" / "zero.md").exists()
+
+
+def test_dream_health_passes_hostile_files_by(hostile_store: Store) -> None:
+    code, out, err = cli_bounded(
+        ["health", "--store", str(hostile_store.root)], app=dream_app, prog_name="dream"
+    )
+    # a verdict, whichever: the exit code says which (0 only when healthy), not a crash
+    assert code in range(10) and "overall:" in out and err == "", (out + err)[-3000:]
