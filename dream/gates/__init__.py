@@ -16,6 +16,7 @@ from typing import IO
 from memoryfs.errors import PageError
 from memoryfs.pages.page import Page, parse_page
 from memoryfs.pages.page import _scalar as _text
+from memoryfs.store.scan import READ_MAX_BYTES, read_text
 from memoryfs.store.store import Store
 
 __all__ = [
@@ -77,10 +78,14 @@ def source_entries(page: Page) -> Iterator[tuple[int, str, str]]:
 def staged_page(stage_root: Path, path: str) -> Page | None:
     """The page at ``path`` (relative to the root) in the staged tree; None when
     unreadable (validation reports why)."""
+    # a regular file only (a link to /dev/zero or a FIFO is never read); validation holds
+    # the store's size limit
+    text = read_text(stage_root, path, READ_MAX_BYTES)
+    if text is None:
+        return None
     try:
-        text = (stage_root / path).read_text(encoding="utf-8")
         return parse_page(text, path.removeprefix("memory/"))
-    except (OSError, UnicodeDecodeError, PageError, ValueError):
+    except (PageError, ValueError):
         return None
 
 

@@ -44,6 +44,7 @@ from memoryfs.pages.claims import Claim, extract_claims
 from memoryfs.pages.page import Page
 from memoryfs.pages.speakers import Roster
 from memoryfs.pages.transcript import parse_transcript
+from memoryfs.store.scan import read_text
 from memoryfs.store.store import Store
 
 __all__ = ["frontmatter_problems", "claims_support", "is_subject_page"]
@@ -161,10 +162,14 @@ def _session_support(store: Store, stage_root: Path, path: str) -> Support | Non
     transcript's title) and its turns."""
     sid = path.rsplit("/", 1)[1].removesuffix(".md")
     roster: Roster | None = store.config.roster
+    text = read_text(
+        stage_root / "memory", f"sessions/transcripts/{sid}.md", store.config.budgets.max_file_bytes
+    )
     try:
-        text = (stage_root / _TRANSCRIPTS / f"{sid}.md").read_text(encoding="utf-8")
+        if text is None:
+            return None  # missing or not a file validation accepts: it reports which
         t = parse_transcript(text, f"sessions/transcripts/{sid}.md", roster)
-    except (OSError, UnicodeDecodeError, PageError, ValueError):
+    except (PageError, ValueError):
         return None  # validation reports a summary without its transcript (MF404)
     turns = support_for([(t, turn) for turn in t.turns])
     # the id as it is ("late-0", "chat-17") and as words ("weekly meal prep")

@@ -23,6 +23,7 @@ from typing import TypeVar
 
 from dream.gates import staged_page
 from dream.landing.blobcache import ls_tree, with_blob_cache
+from memoryfs.store.scan import READ_MAX_BYTES, read_file
 from memoryfs.store.store import Store
 from memoryfs.validate.keys import PageKeys, link_name, stem
 from memoryfs.validate.rules import page_keys
@@ -122,10 +123,10 @@ class PageKeyCache:
     def learn(self, stage_root: Path, rel: str) -> str | None:
         """Keep a changed page's keys: the next run's unchanged pages are this run's
         changed ones. Its blob id; None when it cannot be read."""
-        try:
-            data = (stage_root / rel).read_bytes()
-        except OSError:
+        got = read_file(stage_root, rel, READ_MAX_BYTES)  # never a link, FIFO or device
+        if got is None or got.oversize:
             return None
+        data = got.data
         blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # git's blob id
         self.db.execute("INSERT OR IGNORE INTO learned VALUES (?)", (blob,))
         if self.db.execute("SELECT 1 FROM pages WHERE blob = ?", (blob,)).fetchone() is None:

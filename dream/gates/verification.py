@@ -77,6 +77,7 @@ from memoryfs.pages.links import CITE_RE
 from memoryfs.pages.page import Page
 from memoryfs.pages.speakers import Roster
 from memoryfs.pages.transcript import Transcript, Turn, parse_transcript
+from memoryfs.store.scan import READ_MAX_BYTES, read_text
 from memoryfs.store.store import Store
 
 __all__ = ["verify_stage", "check_claim", "slot_of", "claim_dates", "support_for", "Support"]
@@ -415,10 +416,13 @@ class _Transcripts:
         if rel in self._cache:
             self._cache.move_to_end(rel)
             return self._cache[rel]
+        # a regular file only (never a link, FIFO or device); validation holds its size
+        text = read_text(self.root / "memory", rel, READ_MAX_BYTES)
         try:
-            text = (self.root / "memory" / rel).read_text(encoding="utf-8")
-            found: Transcript | None = parse_transcript(text, rel, self.roster)
-        except (OSError, UnicodeDecodeError, PageError, ValueError):
+            found: Transcript | None = (
+                None if text is None else parse_transcript(text, rel, self.roster)
+            )
+        except (PageError, ValueError):
             found = None
         self._cache[rel] = found
         if len(self._cache) > self.SIZE:

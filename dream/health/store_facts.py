@@ -17,7 +17,9 @@ for transcripts.
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from pathlib import Path
 
 from dream.errors import DreamError
@@ -29,6 +31,7 @@ from memoryfs.pages.page import Page, parse_page
 from memoryfs.pages.transcript import parse_transcript
 from memoryfs.receipts.records import page_item, scope_ids, session_item
 from memoryfs.store.hashing import content_hash
+from memoryfs.store.scan import READ_MAX_BYTES
 from memoryfs.store.store import KNOWLEDGE_FOLDERS, Store
 
 __all__ = ["gather_store_facts", "summary_outcome"]
@@ -205,7 +208,15 @@ def _forgotten(store: Store, key: bytes) -> set[str]:
 
 
 def _read(path: Path) -> bytes | None:
+    """The bytes of the regular file ``path``; None when missing, not a regular file (a
+    link to /dev/zero, a FIFO: never read nor waited on) or larger than a store file can be."""
     try:
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode) or st.st_size > READ_MAX_BYTES:
+                return None
+            data = fh.read(READ_MAX_BYTES + 1)
     except OSError:
         return None
+    return data if len(data) <= READ_MAX_BYTES else None

@@ -37,6 +37,7 @@ from memoryfs.pages.speakers import Roster
 from memoryfs.pages.transcript import Transcript, Turn, parse_transcript
 from memoryfs.store.atomic import atomic_write_text
 from memoryfs.store.config import load_config
+from memoryfs.store.scan import READ_MAX_BYTES, read_text
 from memoryfs.store.store import CONFIG_NAME
 
 __all__ = ["UNSUPPORTED", "ReciteReport", "recite_stage", "recite_page"]
@@ -57,10 +58,10 @@ def _cite_re(n: int) -> re.Pattern[str]:
 
 
 def _load(root: Path, rel: str, roster: Roster | None = None) -> Transcript | None:
+    text = read_text(root / "memory", rel, READ_MAX_BYTES)  # never a link, FIFO or device
     try:
-        text = (root / "memory" / rel).read_text(encoding="utf-8")
-        return parse_transcript(text, rel, roster)
-    except (OSError, UnicodeDecodeError, PageError):
+        return None if text is None else parse_transcript(text, rel, roster)
+    except PageError:
         return None
 
 
@@ -172,10 +173,12 @@ def recite_stage(stage_root: Path, transcripts: Iterable[str]) -> ReciteReport:
         roster = None  # validation reports a broken memory.toml
     loaded = {rel: _load(stage_root, rel, roster) for rel in rels}
     for path in _citing(stage_root, rels):
+        text = read_text(stage_root, path, READ_MAX_BYTES)  # never a link, FIFO or device
         try:
-            text = (stage_root / path).read_text(encoding="utf-8")
+            if text is None:
+                continue  # validation reports a page it cannot read
             page = parse_page(text, path.removeprefix("memory/"))
-        except (OSError, UnicodeDecodeError, PageError):
+        except PageError:
             continue  # validation reports a page it cannot read
         fixed = recite_page(page, loaded, report)
         if fixed is not None:

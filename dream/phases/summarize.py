@@ -30,6 +30,7 @@ from memoryfs.errors import PageError
 from memoryfs.forget.deletions import has_phrase
 from memoryfs.pages.transcript import Transcript, parse_transcript
 from memoryfs.store.hashing import content_hash
+from memoryfs.store.scan import read_file
 
 __all__ = ["Summarized", "run", "load_pending"]
 
@@ -55,25 +56,38 @@ class _Readable:
     digest: str
 
 
-def _read(ws: Workset, rel: str) -> tuple[Transcript, str] | None:
+def _read(ws: Workset, rel: str) -> tuple[Transcript, str] | str:
+    """The transcript ``rel`` parsed and its content hash, or why it cannot be: only a
+    regular file within the store's limits is read (a link to ``/dev/zero`` never is)."""
+    cfg = ws.store.config
+    limit = min(cfg.budgets.max_file_bytes, cfg.limits.transcript_bytes)
+    got = read_file(ws.memory, rel, limit)
+    if got is None:
+        return "not a regular file"
+    if got.oversize:
+        return f"{got.size} bytes, over the {limit}-byte limit"
     try:
-        data = (ws.memory / rel).read_bytes()
-        roster = ws.store.config.roster
-        return parse_transcript(data.decode("utf-8"), rel, roster), content_hash(data)
-    except (OSError, UnicodeDecodeError, PageError):
-        return None
+        text = got.data.decode("utf-8")
+        return parse_transcript(text, rel, cfg.roster, limits=cfg.limits.yaml), content_hash(
+            got.data
+        )
+    except UnicodeDecodeError:
+        return "not UTF-8"
+    except PageError as exc:
+        return str(exc).removeprefix(f"{rel}: ").removeprefix(f"{rel}:")
 
 
 def load_pending(ctx: EngineContext, ws: Workset) -> list[_Readable]:
-    """Pending transcripts that parse, oldest first (ties by id)."""
+    """Pending transcripts that parse, oldest first (ties by id); each other one is
+    reported (``rejected``) with the reason it was skipped."""
     out: list[_Readable] = []
     for p in ctx.pending:
         if p.id in ws.deletions.sessions:
             continue
         rel = p.path or f"sessions/transcripts/{p.id}.md"
         read = _read(ws, rel)
-        if read is None:
-            ws.report.rejected.append(f"{rel}:1: transcript unreadable; session skipped")
+        if isinstance(read, str):
+            ws.report.rejected.append(f"{rel}:1: transcript unreadable ({read}); session skipped")
             continue
         t, digest = read
         out.append(_Readable(t.started, t.id, rel, digest))
@@ -89,7 +103,7 @@ def run(ctx: EngineContext, ws: Workset) -> Summarized:
             break
         ctx.progress("summarize", i, len(pending))
         read = _read(ws, p.rel)  # nothing writes transcripts during a run: the same bytes
-        if read is None or read[1] != p.digest:
+        if isinstance(read, str) or read[1] != p.digest:
             raise DreamError(f"{p.rel} changed during the run")
         t, digest = read
         check = _Precheck(t, ws.report.rejected)

@@ -21,6 +21,7 @@ from dream.engines.base import Engine
 from dream.records import ConsolidationReport
 from memoryfs.forget.deletions import Deletions
 from memoryfs.store.cache_db import connect
+from memoryfs.store.scan import read_text
 from memoryfs.store.store import Store
 
 __all__ = ["FileDigests", "Workset"]
@@ -50,10 +51,8 @@ class Workset:
         return self.store.memory
 
     def _load(self, rel: str) -> str | None:
-        try:
-            return (self.memory / rel).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return None
+        # a regular file within the store's file limit only (never a link, FIFO or device)
+        return read_text(self.memory, rel, self.store.config.budgets.max_file_bytes)
 
     def read(self, rel: str) -> str | None:
         """A file's text as the run has it: what it wrote, else the file (None if missing)."""

@@ -25,6 +25,7 @@ from dream.records import Evidence, KeyPoint, SummaryDraft
 from dream.wiki.sources import Sources
 from memoryfs.errors import PageError
 from memoryfs.pages import sources_yaml
+from memoryfs.pages.bounded_yaml import limits_for_text, load_yaml
 from memoryfs.pages.page import KEY_ORDER, Page, parse_page, render_page, split_frontmatter
 
 __all__ = [
@@ -88,9 +89,6 @@ def _dump(data: dict[str, Any]) -> str:
     )
 
 
-_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
 def load_page_text(text: str, path: str, memo: bool = True) -> Page:
     """``memoryfs.pages.page.parse_page`` (memoized unless ``memo`` is False: the gates read the
     same base pages), else through libyaml directly for a frontmatter over ``parse_page``'s
@@ -104,7 +102,7 @@ def load_page_text(text: str, path: str, memo: bool = True) -> Page:
         raise PageError(f"{path}: no YAML frontmatter")
     raw, body, body_line = parts
     try:
-        meta = yaml.load(raw, Loader=_LOADER) if raw.strip() else {}
+        meta = load_yaml(raw, limits_for_text(raw), path) if raw.strip() else {}
     except (yaml.YAMLError, RecursionError, ValueError, TypeError) as exc:
         raise PageError(f"{path}: unreadable frontmatter: {type(exc).__name__}") from None
     if not isinstance(meta, dict):

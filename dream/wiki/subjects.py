@@ -21,9 +21,12 @@ from typing import Any
 import yaml
 from rapidfuzz import fuzz, process
 
+from memoryfs.errors import PageError
 from memoryfs.forget.deletions import Deletions, has_phrase
+from memoryfs.pages.bounded_yaml import limits_for_text, load_yaml
 from memoryfs.pages.page import split_frontmatter
 from memoryfs.store.cache_db import connect
+from memoryfs.store.scan import read_text
 from memoryfs.store.slugs import slugify
 from memoryfs.store.store import Store
 
@@ -37,7 +40,6 @@ FOLDERS = {
     "topic": "topics",
     "preference": "preferences",
 }
-_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # the top-level ``sources:`` key; its entries run up to the next top-level key
 _SOURCES_KEY_RE = re.compile(r"^sources:", re.MULTILINE)
 _TOP_KEY_RE = re.compile(r"^[A-Za-z_][\w-]*:", re.MULTILINE)
@@ -77,8 +79,9 @@ def _head_meta(text: str) -> dict[str, Any]:
     if parts is None:
         return {}
     try:
-        meta = yaml.load(without_sources(parts[0]), Loader=_LOADER)
-    except yaml.YAMLError:
+        head = without_sources(parts[0])
+        meta = load_yaml(head, limits_for_text(head))
+    except (yaml.YAMLError, PageError, RecursionError, ValueError, TypeError):
         return {}
     return meta if isinstance(meta, dict) else {}
 
@@ -136,10 +139,12 @@ class Registry:
                     if layer != "knowledge":
                         continue
                     path = Path(dirpath, name)
-                    try:
-                        meta = _head_meta(path.read_text(encoding="utf-8", errors="replace"))
-                    except OSError:
+                    rel = path.relative_to(store.memory).as_posix()
+                    # a regular file only: a link to /dev/zero or a FIFO is never read
+                    text = read_text(store.memory, rel, store.config.budgets.max_file_bytes)
+                    if text is None:
                         continue
+                    meta = _head_meta(text)
                     sid = str(meta.get("id") or name[:-3])
                     raw_aliases = meta.get("aliases") or []
                     aliases = [str(a) for a in raw_aliases] if isinstance(raw_aliases, list) else []
@@ -148,7 +153,7 @@ class Registry:
                             id=sid,
                             title=str(meta.get("title") or sid),
                             type=str(meta.get("type") or "topic"),
-                            path=path.relative_to(store.memory).as_posix(),
+                            path=rel,
                             aliases=aliases,
                         )
                     )

@@ -295,8 +295,14 @@ class IndexCache:
                 sig = (st.st_size, st.st_mtime_ns, st.st_ino)
                 if old is not None and tuple(old[:3]) == sig:
                     continue
-                with open(path, "rb") as fh:
-                    data = fh.read()
+                limit = self.store.config.budgets.max_file_bytes
+                if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+                    raise ValueError(rel)  # a FIFO or a device is never opened; nor a huge file
+                fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+                with os.fdopen(fd, "rb") as fh:
+                    data = fh.read(limit + 1)
+                if len(data) > limit:
+                    raise ValueError(rel)
                 text = data.decode("utf-8")
             except (OSError, UnicodeDecodeError, MemoryFSError, ValueError):
                 if old is not None:

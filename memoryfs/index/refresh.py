@@ -265,9 +265,13 @@ def _apply(
     now_ns: int,
 ) -> None:
     limit = store.config.budgets.max_file_bytes
+    # a transcript over its own limit is a validation finding (MF305): not indexed either
+    transcripts = min(limit, store.config.limits.transcript_bytes)
     prepared: list[tuple[str, FileBytes, int, str, FileInfo | None, list[Unit] | None]] = []
     for rel in batch:
-        got = read_file(store.memory, rel, limit)
+        got = read_file(
+            store.memory, rel, transcripts if rel.startswith("sessions/transcripts/") else limit
+        )
         if got is None:
             continue  # gone or no longer a regular file: the next refresh removes its row
         digest = content_hash(got.data)

@@ -28,6 +28,7 @@ import yaml
 
 from memoryfs.errors import PageError
 from memoryfs.pages.archives import page_title
+from memoryfs.pages.bounded_yaml import load_yaml
 from memoryfs.pages.factlines import marked_unsupported
 from memoryfs.pages.links import CITE_RE, WIKILINK_RE
 from memoryfs.pages.page import Page, split_frontmatter
@@ -76,7 +77,6 @@ _TABLE_RULE = set("|-: ")
 _WORD_RE = re.compile(r"\w+")
 _INDENTED_RE = re.compile(r"^(?: {4}|\t)")
 _CODE_SPAN_RE = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _NEXT_WORDS = 30  # ...and of the next one (a reply often names what a turn is about)
 _CONTEXT_WORDS = 60  # words of the previous turn a turn is also found by
 
@@ -205,18 +205,15 @@ def _words(text: str, n: int) -> str:
 
 
 def _parse_page(text: str, rel: str) -> Page:
-    """Like ``memoryfs.pages.page.parse_page``, with libyaml's safe loader when present.
-
-    Safe loading either way (no Python tags); this is only faster, which matters
-    when a whole store is indexed.
-    """
+    """Like ``memoryfs.pages.page.parse_page`` without its memo and its sources fast path
+    (``memoryfs.pages.bounded_yaml`` either way: safe, within the default limits)."""
     parts = split_frontmatter(text)
     if parts is None:
         raise PageError(f"{rel}: no frontmatter")
     raw, body, body_line = parts
     try:
-        meta = yaml.load(raw, Loader=_LOADER) if raw.strip() else {}
-    except yaml.YAMLError:
+        meta = load_yaml(raw, where=rel) if raw.strip() else {}
+    except (yaml.YAMLError, RecursionError, ValueError, TypeError, OverflowError):
         raise PageError(f"{rel}: malformed YAML") from None
     if not isinstance(meta, dict):
         raise PageError(f"{rel}: frontmatter is not a mapping")

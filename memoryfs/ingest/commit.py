@@ -11,9 +11,10 @@ content) committed with the transcripts.
 from __future__ import annotations
 
 import dataclasses
+import os
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import git
@@ -21,7 +22,14 @@ import git
 from memoryfs.errors import IngestError, MemoryFSError, PageError
 from memoryfs.forget.deletions import load_deletions
 from memoryfs.forget.redact import scrub_incoming
-from memoryfs.ingest.load import Input, Progress, read_inputs, settle
+from memoryfs.ingest.load import (
+    Input,
+    Progress,
+    check_size,
+    read_inputs,
+    settle,
+    transcript_limit,
+)
 from memoryfs.pages.transcript import (
     Transcript,
     Turn,
@@ -33,6 +41,7 @@ from memoryfs.pages.transcript import (
 from memoryfs.receipts.log import record_ingested, store_receipt_dir
 from memoryfs.store.atomic import atomic_write_text, remove_temp_files
 from memoryfs.store.hashing import content_hash
+from memoryfs.store.scan import read_file
 from memoryfs.store.store import Store
 
 __all__ = ["SessionChange", "IngestResult", "plan_ingest", "ingest"]
@@ -86,14 +95,14 @@ def plan_ingest(store: Store, sessions: list[Transcript]) -> list[tuple[SessionC
             raise IngestError(f"session {t.id} appears twice in this ingest")
         seen.add(t.id)
         path = _transcript_file(store, t.id)
-        if not path.exists():
+        if not os.path.lexists(path):
             text = render_transcript(t)
             plans.append((SessionChange(t.id, "new", len(t.turns), len(t.turns)), text))
             continue
         try:
-            old_text = path.read_text(encoding="utf-8")
-            old = parse_transcript(old_text, str(path))
-        except (OSError, UnicodeDecodeError, PageError) as exc:
+            old_text = _stored_text(store, t.id)
+            old = parse_transcript(old_text, str(path), limits=store.config.limits.yaml)
+        except (UnicodeDecodeError, PageError) as exc:
             raise IngestError(
                 f"session {t.id}: the stored transcript is unreadable: {exc}"
             ) from None
@@ -111,8 +120,28 @@ def plan_ingest(store: Store, sessions: list[Transcript]) -> list[tuple[SessionC
             old_text += "\n"
         text = old_text + "".join(render_turn(turn) for turn in new_turns)
         total = len(old.turns) + len(new_turns)
+        check_size(replace(old, turns=old.turns + new_turns), text, f"session {t.id}", store)
         plans.append((SessionChange(t.id, "grown", len(new_turns), total), text))
     return plans
+
+
+def _stored_text(store: Store, session_id: str) -> str:
+    """The stored transcript of ``session_id``, read only when it is a regular file (not a
+    FIFO, a device or a link) within the transcript limit."""
+    rel = f"sessions/transcripts/{session_id}.md"
+    limit = transcript_limit(store)
+    got = read_file(store.memory, rel, limit)
+    if got is None:
+        raise IngestError(
+            f"session {session_id}: memory/{rel} is not a regular file; "
+            "remove it or restore it from Git"
+        )
+    if got.oversize:
+        raise IngestError(
+            f"session {session_id}: memory/{rel} is {got.size} bytes, over the {limit}-byte "
+            "limit (limits.transcript_bytes in memory.toml); nothing can be appended to it"
+        )
+    return got.data.decode("utf-8")
 
 
 def _transcript_file(store: Store, session_id: str) -> Path:
@@ -228,8 +257,8 @@ def _uncommitted_transcripts(store: Store) -> dict[str, SessionChange]:
         if not rel.endswith(".md") or not valid_session_id(sid):
             continue
         try:
-            disk = parse_transcript(_transcript_file(store, sid).read_text(encoding="utf-8"), rel)
-        except (OSError, UnicodeDecodeError, PageError, IngestError):
+            disk = parse_transcript(_stored_text(store, sid), rel, limits=store.config.limits.yaml)
+        except (UnicodeDecodeError, PageError, IngestError):
             continue
         if disk.id != sid or disk.scope != scope or not disk.turns:
             continue

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import stat
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -48,15 +50,34 @@ class Source:
         self._json: tuple[Any] | None = None
 
     @classmethod
-    def from_path(cls, path: Path) -> Source:
+    def from_path(cls, path: Path, max_bytes: int = MAX_INPUT_BYTES) -> Source:
+        """The regular file ``path`` (a link to one is followed), at most ``max_bytes``
+        long: a FIFO, a device (``/dev/zero``) or a folder is refused before a byte is
+        read, a larger file by its size."""
         try:
-            if path.stat().st_size > MAX_INPUT_BYTES:
-                raise IngestError(f"{path}: larger than {MAX_INPUT_BYTES} bytes; split it first")
-            data = path.read_bytes()
-            mtime = path.stat().st_mtime
+            # O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below)
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError as exc:
             raise IngestError(f"{path}: cannot read: {exc.strerror or exc}") from None
-        modified = dt.datetime.fromtimestamp(mtime, tz=dt.UTC)
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise IngestError(
+                    f"{path}: not a regular file ({_file_kind(st.st_mode)}); "
+                    "ingest reads files, or '-' for standard input"
+                )
+            if st.st_size > max_bytes:
+                raise IngestError(
+                    f"{path}: {st.st_size} bytes, over the {max_bytes}-byte limit "
+                    "(limits.input_bytes in memory.toml); split it first"
+                )
+            try:
+                data = fh.read(max_bytes + 1)
+            except OSError as exc:
+                raise IngestError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        if len(data) > max_bytes:  # it grew while it was read
+            raise IngestError(f"{path}: larger than {max_bytes} bytes; split it first")
+        modified = dt.datetime.fromtimestamp(st.st_mtime, tz=dt.UTC)
         return cls(str(path), data, stem=path.stem, suffix=path.suffix, modified=modified)
 
     @classmethod
@@ -109,6 +130,19 @@ class Source:
         for lineno, line in enumerate(self.text.split("\n"), start=1):
             if line.strip():
                 yield lineno, parse_json(line, f"{self.label}:{lineno}", line_of_file=True)
+
+
+def _file_kind(mode: int) -> str:
+    for test, kind in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return kind
+    return "not a plain file"
 
 
 def parse_json(text: str, where: str, *, line_of_file: bool = False) -> Any:

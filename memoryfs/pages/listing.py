@@ -5,6 +5,8 @@ Malformed pages are skipped here; ``validate`` is where they are reported.
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Iterator
 
 from memoryfs.errors import MemoryFSError
@@ -15,11 +17,18 @@ __all__ = ["iter_pages", "load_page", "page_index"]
 
 
 def load_page(store: Store, rel: str) -> Page | None:
-    """The page at ``memory/rel``, or None if it is missing or malformed."""
+    """The page at ``memory/rel``, or None if it is missing, malformed, not a regular file
+    (a FIFO or a device is never read) or over ``budgets.max_file_bytes``."""
     try:
         path = store.resolve(rel)
-        text = path.read_text(encoding="utf-8")
-        return parse_page(text, rel)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            limit = store.config.budgets.max_file_bytes
+            if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+                return None
+            text = fh.read(limit + 1).decode("utf-8")
+        return None if len(text) > limit else parse_page(text, rel)
     except (OSError, UnicodeDecodeError, MemoryFSError, ValueError):
         return None  # MemoryFSError: malformed, or a symlink out of the store (never followed)
 

@@ -4,8 +4,9 @@ A page keeps the exact frontmatter text it was read from; rendering a page whose
 metadata did not change gives back the very same bytes, so reviewers never see
 reformatting in a diff. Changed metadata is dumped in one canonical key order.
 (``frontmatter.loads`` strips the body's whitespace, which would break byte-exact
-rewrites, so the split is done here and python-frontmatter's safe YAML handler
-parses the metadata: YAML tags like ``!!python/object`` are never executed.)
+rewrites, so the split is done here and ``memoryfs.pages.bounded_yaml`` parses the
+metadata with YAML's safe loader within a size, node and alias budget: YAML tags like
+``!!python/object`` are never executed, and an alias bomb is refused before it is built.)
 
 Parsing is memoized by (the text's digest, path) in a byte-bounded memo
 (``memoryfs.pages.parse_cache``): in one Dream run the wiki phase, the index facts and both gates
@@ -24,9 +25,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
-from frontmatter.default_handlers import YAMLHandler
 
 from memoryfs.errors import PageError
+from memoryfs.pages.bounded_yaml import DEFAULT_YAML_LIMITS, YamlLimits, check_size, load_yaml
 from memoryfs.pages.parse_cache import TextMemo
 from memoryfs.pages.sources_yaml import dump_meta, load_meta
 
@@ -56,8 +57,6 @@ KEY_ORDER = (
     "sources",
 )
 _SOURCE_ORDER = ("id", "ref", "at", "hash")
-_YAML = YAMLHandler()
-_MAX_META_CHARS = 200_000
 # the closing ``---`` line of frontmatter (trailing carriage returns allowed)
 _CLOSE_RE = re.compile(r"^---\r*$", re.MULTILINE)
 # Page texts kept parsed, by the text's digest (a key holding the text would keep every
@@ -207,16 +206,20 @@ def split_frontmatter(text: str) -> tuple[str, str, int] | None:
     return text[4 if text[3] == "\n" else 5 : close.start()], text[body_start:], line + 1
 
 
-def parse_page(text: str, path: str = "", *, memo: bool = True) -> Page:
+def parse_page(
+    text: str, path: str = "", *, memo: bool = True, limits: YamlLimits = DEFAULT_YAML_LIMITS
+) -> Page:
     """Parse a page; raises ``PageError`` (with the reason) on malformed input.
 
     The result may be shared with other callers that parsed the same text: do not
     mutate its ``meta``. ``memo=False``: a text no one will parse again (a page being
-    edited) is parsed without taking room in the memo."""
-    if not memo:
-        return _parse_page(text, path)
+    edited) is parsed without taking room in the memo. ``limits``: what the frontmatter
+    may hold (a store's ``StoreConfig.limits.yaml``; the defaults are the most any store
+    allows)."""
+    if not memo or limits != DEFAULT_YAML_LIMITS:
+        return _parse_page(text, path, limits)
     digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-    return _memo.get((digest, len(text), path), len(text), lambda: _parse_page(text, path))
+    return _memo.get((digest, len(text), path), len(text), lambda: _parse_page(text, path, limits))
 
 
 def clear_parse_cache() -> None:
@@ -224,19 +227,20 @@ def clear_parse_cache() -> None:
     _memo.clear()
 
 
-def _parse_page(text: str, path: str) -> Page:
+def _parse_page(text: str, path: str, limits: YamlLimits) -> Page:
     parts = split_frontmatter(text)
     if parts is None:
         raise PageError(f"{path or 'page'}: no YAML frontmatter (start the file with '---')")
     raw, body, body_line = parts
-    if len(raw) > _MAX_META_CHARS:
-        raise PageError(
-            f"{path or 'page'}: frontmatter is larger than {_MAX_META_CHARS} characters"
-        )
+
+    def load(part: str) -> Any:
+        return load_yaml(part, limits, path or "page")
+
     try:
-        meta = load_meta(raw, _YAML.load)
+        check_size(raw, limits, path or "page")  # the whole, before any part is parsed
+        meta = load_meta(raw, load)
         if meta is None:
-            meta = _YAML.load(raw) if raw.strip() else {}
+            meta = load(raw) if raw.strip() else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at frontmatter line {mark.line + 2}" if mark is not None else ""

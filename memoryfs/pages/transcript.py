@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memoryfs.errors import PageError
+from memoryfs.pages.bounded_yaml import DEFAULT_YAML_LIMITS, YamlLimits
 from memoryfs.pages.page import parse_page, render_meta
 from memoryfs.pages.speakers import Roster
 from memoryfs.store.hashing import turn_hash
@@ -100,14 +101,20 @@ def valid_session_id(value: str) -> bool:
 
 
 def parse_transcript(
-    text: str, path: str = "", roster: Roster | None = None, *, id_required: bool = True
+    text: str,
+    path: str = "",
+    roster: Roster | None = None,
+    *,
+    id_required: bool = True,
+    limits: YamlLimits = DEFAULT_YAML_LIMITS,
 ) -> Transcript:
     """Parse a transcript; raises ``PageError`` naming the line on malformed input.
     ``roster``: the store's names for the user and the assistant (``StoreConfig.roster``).
     ``id_required=False`` (an input to ingest): no ``id`` at all gives ``id == ""``, for
-    the caller to name; an ``id`` that is there must still be a slug."""
+    the caller to name; an ``id`` that is there must still be a slug. ``limits``: what
+    the frontmatter may hold (``memoryfs.pages.bounded_yaml``)."""
     where = path or "transcript"
-    page = parse_page(text, path)
+    page = parse_page(text, path, limits=limits)
     meta = page.meta
     sid = meta.get("id")
     if sid is None and not id_required:

@@ -19,8 +19,10 @@ later; additions, removals and replacements at once), while every byte copied is
 read from the store there and then.
 
 A re-run copies only files whose blob changed and removes what is no longer
-chosen or no longer in the store. It reads store files without following any
-symlink, never writes through a symlink in the sandbox (a link where a file or
+chosen or no longer in the store. It never replaces a file it did not write (one not
+in its manifest): a sandbox holding such a file where the working set goes is refused,
+as is a sandbox inside a store or inside (or at) a Git folder. It reads store files
+without following any symlink, never writes through a symlink in the sandbox (a link where a file or
 folder belongs is replaced, not followed), and takes a lock on the sandbox so two
 agents materializing at once never interleave. Crash safety: each file is
 written atomically, and before anything changes the manifest is rewritten
@@ -51,7 +53,7 @@ from memoryfs.receipts.reads import record_reads
 from memoryfs.store.atomic import atomic_write_text, remove_temp_files
 from memoryfs.store.hashing import content_hash
 from memoryfs.store.scan import read_file
-from memoryfs.store.store import Store
+from memoryfs.store.store import CONFIG_NAME, Store
 
 __all__ = [
     "MANIFEST",
@@ -241,6 +243,13 @@ def _sync(
         else:
             writes[path] = data
         entries.append(ManifestEntry(path=path, blob=blob, reason=reason, bytes=len(data)))
+    foreign = sorted(p for p, data in writes.items() if p not in old and _foreign(root, p, data))
+    if foreign:
+        more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""
+        raise MemoryFSError(
+            f"sandbox {root} already holds {foreign[0]}{more}, which materialize did not "
+            "write; use an empty folder (or one materialize made) or move those files away"
+        )
     keep = {e.path for e in entries}
     removed = [p for p in old if p not in keep and (prune or p in wanted)]
     commit = store.head()
@@ -298,19 +307,69 @@ def _write_manifest(
 
 
 def _sandbox_root(store: Store, sandbox: Path) -> Path:
+    """``sandbox`` resolved, refused when it is inside a store (this one or another) or
+    inside or at a Git folder (``.git``, a bare repository): writing there would change a
+    repository behind its back."""
     root = Path(sandbox).expanduser().resolve()
-    if (
-        root == store.root
-        or root.is_relative_to(store.memory.resolve())
-        or root.is_relative_to(store.cache_dir)
-    ):
+    if root.is_relative_to(store.root):
         raise MemoryFSError(
             f"{root} is inside the store; materialize into a separate sandbox folder"
         )
+    for folder in (root, *root.parents):
+        if folder.name == ".git" or _is_git_dir(folder):
+            raise MemoryFSError(
+                f"{root} is inside the Git folder {folder}; "
+                "materialize into a separate sandbox folder"
+            )
+        if (folder / CONFIG_NAME).is_file() and (folder / "memory").is_dir():
+            raise MemoryFSError(
+                f"{root} is inside the store at {folder}; "
+                "materialize into a separate sandbox folder"
+            )
     if root.exists() and not root.is_dir():
         raise MemoryFSError(f"sandbox {root} exists and is not a folder")
     root.mkdir(parents=True, exist_ok=True)
     return root
+
+
+def _is_git_dir(folder: Path) -> bool:
+    """A repository's own folder (``.git`` or a bare repository), not a work tree."""
+    return (
+        (folder / "HEAD").is_file() and (folder / "objects").is_dir() and (folder / "refs").is_dir()
+    )
+
+
+def _foreign(root: Path, path: str, data: bytes) -> bool:
+    """Whether writing ``data`` at ``path`` (relative to the sandbox) would replace or
+    delete a file materialize did not write: a file with other content at the path (the
+    same bytes lose nothing, as after a lost manifest) or a file where one of its folders
+    belongs. A link is not such a file: it is replaced, never followed."""
+    cur = root
+    parts = path.split("/")
+    for i, part in enumerate(parts):
+        cur = cur / part
+        try:
+            mode = os.lstat(cur).st_mode
+        except FileNotFoundError:
+            return False
+        except OSError:
+            return True
+        if stat.S_ISLNK(mode):
+            return False
+        if i < len(parts) - 1 and not stat.S_ISDIR(mode):
+            return True  # a file where a folder belongs (_ensure_dirs would delete it)
+    if stat.S_ISDIR(mode):
+        return False  # refused by _write
+    return not (stat.S_ISREG(mode) and _holds(cur, data))
+
+
+def _holds(path: Path, data: bytes) -> bool:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as fh:
+            return os.fstat(fh.fileno()).st_size == len(data) and fh.read(len(data) + 1) == data
+    except OSError:
+        return False
 
 
 @contextlib.contextmanager

@@ -48,7 +48,10 @@ RECENCY_HALF_LIFE_DAYS = 180.0
 
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
 _HYPHENS = "-\u2010\u2011"
-_COMPOUND_RE = re.compile(rf"[^\W\d_]+(?:[{_HYPHENS}][^\W\d_]+)+")
+# Linear on any input: a match starts only where a run of letters starts (the lookbehind),
+# and the runs are possessive (a letter run never gives letters back, so a long word
+# without a hyphen fails once, not once per letter: quadratic time otherwise).
+_COMPOUND_RE = re.compile(rf"(?<![^\W\d_])[^\W\d_]++(?:[{_HYPHENS}][^\W\d_]++)+")
 _HYPHEN_RE = re.compile(f"[{_HYPHENS}]")
 _QUALIFIER_RE = re.compile(r"\([^()]*\)")
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+")

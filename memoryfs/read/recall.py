@@ -35,7 +35,7 @@ from memoryfs.read.expand import feedback_terms, fuse
 from memoryfs.read.locations import FileNames
 from memoryfs.read.packing import Packer, content_words, covered, elide
 from memoryfs.read.ranking import excerpt, query_terms
-from memoryfs.read.search import SUPERSEDED_WEIGHT, Hit, SearchIndex
+from memoryfs.read.search import SUPERSEDED_WEIGHT, Hit, SearchIndex, check_query
 from memoryfs.read.situation import SLOT_WORDS, asked_names, asked_slot, situation_weights
 from memoryfs.read.voice import voice_weights
 from memoryfs.read.when import when_weights
@@ -141,6 +141,7 @@ def recall(
     """Search, expand and compress what the store knows about ``question``. ``mode``:
     ``lexical``, ``dense`` or ``hybrid`` first-stage retrieval (``memoryfs.read.dense``;
     default: hybrid when ``[embed]`` is configured, else lexical)."""
+    check_query(store, question, "question")
     unknown = set(exclude_layers) - set(LAYERS)
     if unknown:
         raise MemoryFSError(

@@ -1,7 +1,11 @@
 """Full-text search over a store: an SQLite FTS5 cache kept in step with the files.
 
 The index lives in ``.memoryfs/index.sqlite`` (Git ignores it). It is a cache:
-deleting it loses nothing, and a missing, corrupt or older-schema file is rebuilt.
+deleting it loses nothing, and a missing, corrupt or older-schema file is rebuilt. A
+store that cannot be written (a read-only mount, another user's store) is searched
+with an index built in memory for the one command: nothing is written anywhere, so
+no copy of the store's text outlives the command (a cache kept elsewhere would also
+keep what a later ``forget`` removes).
 ``refresh`` is incremental and sees every change: files are compared by their
 stat stamp (folder by folder, see ``memoryfs.index.refresh``) and then by content hash,
 and only added, changed and removed files are re-indexed. Two
@@ -15,8 +19,10 @@ and transcript turns, so hits are precise. Ranking is in ``memoryfs.read.ranking
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -46,6 +52,7 @@ __all__ = [
     "INDEX_NAME",
     "READ_STALE",
     "SUPERSEDED_WEIGHT",
+    "check_query",
 ]
 
 INDEX_NAME = "index.sqlite"
@@ -104,6 +111,34 @@ class Hit:
         }
 
 
+def check_query(store: Store, query: str, what: str = "query") -> None:
+    """Refuse a ``query`` over the store's ``limits.query_chars``: a question, not a
+    document (every later step then works on a bounded text)."""
+    limit = store.config.limits.query_chars
+    if len(query) > limit:
+        raise MemoryFSError(
+            f"the {what} is {len(query)} characters, over the limit of {limit} "
+            "(limits.query_chars in memory.toml); ask with fewer words"
+        )
+
+
+def _writable(folder: Path, path: Path) -> bool:
+    """Whether the index ``path`` in ``folder`` can be created or written (the folder made
+    if need be): False on a read-only store."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return False  # SQLite must create its -wal and -shm files beside the index
+    return not path.exists() or os.access(path, os.W_OK)
+
+
+def _read_only(exc: sqlite3.DatabaseError) -> bool:
+    text = str(exc).lower()
+    return "readonly" in text or "read-only" in text or "unable to open" in text
+
+
 class SearchIndex:
     """The FTS5 cache of one store. Open with ``SearchIndex.open(store)``."""
 
@@ -116,14 +151,20 @@ class SearchIndex:
 
     @classmethod
     def open(cls, store: Store) -> SearchIndex:
+        """The store's index in ``.memoryfs/``, or one in memory when that folder cannot
+        be written."""
         path = store.cache_dir / INDEX_NAME
-        store.cache_dir.mkdir(parents=True, exist_ok=True)
+        if not _writable(store.cache_dir, path):
+            return cls._in_memory(store)
         try:
             conn, rebuilt = connect(path)
-        except sqlite3.DatabaseError:
+        except sqlite3.DatabaseError as exc:
+            if _read_only(exc):
+                return cls._in_memory(store)
             # A cache that cannot be read is thrown away and rebuilt.
             for suffix in ("", "-wal", "-shm"):
-                Path(f"{path}{suffix}").unlink(missing_ok=True)
+                with contextlib.suppress(OSError):
+                    Path(f"{path}{suffix}").unlink(missing_ok=True)
             try:
                 conn, _ = connect(path)
             except sqlite3.Error as exc:
@@ -132,6 +173,11 @@ class SearchIndex:
         except sqlite3.Error as exc:
             raise MemoryFSError(f"cannot open the search index at {path}: {exc}") from None
         return cls(store, conn, rebuilt)
+
+    @classmethod
+    def _in_memory(cls, store: Store) -> SearchIndex:
+        conn, _ = connect(Path(":memory:"))
+        return cls(store, conn, True)
 
     def close(self) -> None:
         self._conn.close()
@@ -188,10 +234,12 @@ class SearchIndex:
 
     def search(self, query: str, k: int = 10, layers: Sequence[str] | None = None) -> list[Hit]:
         """The ``k`` best units for ``query`` (a question or keywords), best first."""
+        check_query(self.store, query)
         return self._search(query_terms(query), k, layers=layers)
 
     def search_in(self, query: str, paths: Sequence[str], k: int = 10) -> list[Hit]:
         """Like ``search``, restricted to the given files (relative to memory/)."""
+        check_query(self.store, query)
         if not paths:
             return []
         return self._search(query_terms(query), k, paths=paths)

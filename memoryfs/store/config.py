@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryfs.errors import MemoryFSError
+from memoryfs.pages.bounded_yaml import DEFAULT_YAML_LIMITS, YamlLimits
 from memoryfs.pages.speakers import Roster
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "DreamSettings",
     "EMBED_BACKENDS",
     "EmbedSettings",
+    "Limits",
     "StoreConfig",
     "VerifySettings",
     "load_config",
@@ -44,6 +46,43 @@ class Budgets:
     recall_tokens: int = 1500
     materialize_bytes: int = 262144
     max_file_bytes: int = 2_000_000
+
+
+@dataclass(frozen=True)
+class Limits:
+    """``[limits]``: how large an input may be, checked before it is parsed.
+
+    Ingest refuses an input file over ``input_bytes`` before reading it, and a session
+    whose transcript would be over ``transcript_bytes`` (or ``budgets.max_file_bytes``,
+    what validation accepts), with a turn over ``turn_bytes`` or more than ``turns``
+    turns, before writing anything. ``frontmatter_bytes``, ``yaml_nodes`` and
+    ``yaml_aliases`` bound the YAML frontmatter of every page and transcript
+    (``memoryfs.pages.bounded_yaml``); ingest and validation apply the store's values,
+    other readers the defaults, so these three may only be lowered. A search query or
+    recall question over ``query_chars`` characters is refused.
+    """
+
+    input_bytes: int = 200_000_000
+    transcript_bytes: int = 2_000_000
+    turn_bytes: int = 500_000
+    turns: int = 10_000
+    frontmatter_bytes: int = DEFAULT_YAML_LIMITS.max_bytes
+    yaml_nodes: int = DEFAULT_YAML_LIMITS.max_nodes
+    yaml_aliases: int = DEFAULT_YAML_LIMITS.max_aliases
+    query_chars: int = 10_000
+
+    @property
+    def yaml(self) -> YamlLimits:
+        return YamlLimits(self.frontmatter_bytes, self.yaml_nodes, self.yaml_aliases)
+
+
+_LIMIT_KEYS = tuple(Limits.__dataclass_fields__)
+# the frontmatter limits every reader applies: a store may set them lower, never higher
+_LIMIT_CEILINGS = {
+    "frontmatter_bytes": DEFAULT_YAML_LIMITS.max_bytes,
+    "yaml_nodes": DEFAULT_YAML_LIMITS.max_nodes,
+    "yaml_aliases": DEFAULT_YAML_LIMITS.max_aliases,
+}
 
 
 @dataclass(frozen=True)
@@ -105,6 +144,7 @@ class StoreConfig:
     assistant_name: str = ""
     verify: VerifySettings = field(default_factory=VerifySettings)
     embed: EmbedSettings = field(default_factory=EmbedSettings)
+    limits: Limits = field(default_factory=Limits)
 
     @property
     def roster(self) -> Roster:
@@ -181,6 +221,7 @@ def load_config(path: Path) -> StoreConfig:
         assistant_name=names["assistant_name"].strip(),
         verify=_verify(path, data.get("verify", {})),
         embed=_embed(path, data.get("embed", {})),
+        limits=_limits(path, data.get("limits", {})),
     )
 
 
@@ -205,6 +246,29 @@ def _table(
             raise bad(f"{key} must be a string on one line")
         text[key] = value.strip()
     return bad, v, text
+
+
+def _limits(path: Path, v: object) -> Limits:
+    """``[limits]``, every key checked: a typo must not leave a limit at its default."""
+    if not isinstance(v, dict):
+        raise MemoryFSError(f"{path}: [limits] must be a table")
+    unknown = sorted(set(v) - set(_LIMIT_KEYS))
+    if unknown:
+        raise MemoryFSError(
+            f"{path}: [limits] has unknown key {unknown[0]!r} (known: {', '.join(_LIMIT_KEYS)})"
+        )
+    values: dict[str, int] = {}
+    for key, value in v.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise MemoryFSError(f"{path}: [limits] {key} must be a whole number above 0")
+        ceiling = _LIMIT_CEILINGS.get(key)
+        if ceiling is not None and value > ceiling:
+            raise MemoryFSError(
+                f"{path}: [limits] {key} may be at most {ceiling} "
+                "(every reader of the store applies it)"
+            )
+        values[key] = value
+    return Limits(**values)
 
 
 def _verify(path: Path, v: object) -> VerifySettings:
@@ -286,7 +350,18 @@ def render_config(cfg: StoreConfig) -> str:
         + (f"approved_at = {_q(cfg.dream.approved_at)}\n" if cfg.dream.approved_at else "")
         + _render_verify(cfg.verify)
         + _render_embed(cfg.embed)
+        + _render_limits(cfg.limits)
     )
+
+
+def _render_limits(limits: Limits) -> str:
+    """``[limits]`` with the keys that differ from the defaults; "" when none does."""
+    changed = [
+        f"{k} = {getattr(limits, k)}"
+        for k in _LIMIT_KEYS
+        if getattr(limits, k) != getattr(Limits(), k)
+    ]
+    return "\n".join(["", "[limits]", *changed]) + "\n" if changed else ""
 
 
 def _render_verify(v: VerifySettings) -> str:

@@ -38,10 +38,15 @@ __all__ = [
     "scan_folder",
     "walk",
     "read_file",
+    "read_text",
+    "READ_MAX_BYTES",
     "is_file",
 ]
 
 _MASK = (1 << 62) - 1
+# what a reader without a store's limits at hand reads of one file: more than any page or
+# transcript ingest or Dream writes (validation holds the store's own limit)
+READ_MAX_BYTES = 20_000_000
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 WORKERS = 2  # threads stat-ing folders at once, when a core is free
 BUCKETS = 256  # a changed folder is compared bucket by bucket, by file name
@@ -279,7 +284,8 @@ def read_file(root: Path, rel: str, max_bytes: int) -> FileBytes | None:
         # lstat first: a symlink is never even opened (O_NOFOLLOW still guards a race).
         if not stat.S_ISREG(os.lstat(path).st_mode):
             return None
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        # O_NONBLOCK: a FIFO swapped in after the check is not waited on (fstat refuses it)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
     with os.fdopen(fd, "rb") as fh:
@@ -293,5 +299,19 @@ def read_file(root: Path, rel: str, max_bytes: int) -> FileBytes | None:
             )
         # The stamp is taken before reading: a write during the read moves the
         # file's stamp away from the recorded one, so the next refresh reads again.
-        data = fh.read()
+        data = fh.read(max_bytes + 1)
+        if len(data) > max_bytes:  # it grew after the stat: read again later
+            return FileBytes(b"", st.st_mtime_ns, len(data), True, st.st_ctime_ns, stamp, st.st_ino)
         return FileBytes(data, st.st_mtime_ns, st.st_size, False, st.st_ctime_ns, stamp, st.st_ino)
+
+
+def read_text(root: Path, rel: str, max_bytes: int) -> str | None:
+    """The UTF-8 text of the regular file ``root/rel`` (``read_file``); None when it is
+    missing, unsafe to read (a link, a FIFO, a device), over ``max_bytes`` or not UTF-8."""
+    got = read_file(root, rel, max_bytes)
+    if got is None or got.oversize:
+        return None
+    try:
+        return got.data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None

@@ -26,7 +26,7 @@ MF301  a ref or link is absolute, has ``..``, a URL scheme or a NUL byte
 MF302  a symlink under memory/ points outside the store (never followed)
 MF303  a symlink under memory/ is broken
 MF304  a file is not valid UTF-8
-MF305  a file is larger than ``budgets.max_file_bytes``
+MF305  a file is larger than ``budgets.max_file_bytes`` (a transcript: ``limits.transcript_bytes``)
 MF306  the tree has no memory/ folder
 MF401  a transcript is malformed (headings, turn order, id, started)
 MF402  a transcript id differs from its file name
@@ -69,7 +69,8 @@ CODES: dict[str, str] = {  # code -> one-line fix hint
     "MF302": "replace the symlink with the file itself",
     "MF303": "remove the broken symlink",
     "MF304": "re-save the file as UTF-8",
-    "MF305": "split the file or raise budgets.max_file_bytes in memory.toml",
+    "MF305": "split the file or raise budgets.max_file_bytes (for a transcript also "
+    "limits.transcript_bytes) in memory.toml",
     "MF306": "create memory/ (memoryfs init) or validate the store root",
     "MF401": "fix the turn headings: '## tN · speaker · ISO-time', numbered from t1",
     "MF402": "rename the file or set id to the file name without .md",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -220,11 +221,24 @@ def _read(run: Run, path: Path, rel: str) -> None:
     elif kind == "transcript":
         run.transcripts[rel] = None  # until it parses
     limit = run.store.config.budgets.max_file_bytes
+    if kind == "transcript":
+        limit = min(limit, run.store.config.limits.transcript_bytes)
     try:
-        size = path.stat().st_size
-        data = path.read_bytes() if size <= limit else b""
+        # the file itself (O_NOFOLLOW), and only a regular one: a FIFO or a device put in
+        # its place is never read (O_NONBLOCK: nor waited on)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
-        return  # vanished or unreadable mid-walk
+        return  # vanished, replaced by a link, or unreadable mid-walk
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return
+        size = st.st_size
+        try:
+            data = fh.read(limit + 1) if size <= limit else b""
+        except OSError:
+            return
+        size = max(size, len(data))
     if size > limit:
         run.add(rel, 0, "MF305", f"file is {size} bytes, over the {limit} byte limit")
         return
@@ -240,7 +254,7 @@ def _read(run: Run, path: Path, rel: str) -> None:
         run.transcripts[rel] = _read_transcript(run, rel, text)
     else:
         try:
-            page = parse_page(text, rel)
+            page = parse_page(text, rel, limits=run.store.config.limits.yaml)
         except PageError as exc:
             _frontmatter_finding(run, rel, text, str(exc))
             return
@@ -273,11 +287,12 @@ def _frontmatter_finding(run: Run, rel: str, text: str, message: str) -> None:
 
 
 def _read_transcript(run: Run, rel: str, text: str) -> TurnHashes | None:
+    limits = run.store.config.limits.yaml
     try:
-        t = parse_transcript(text, rel)
+        t = parse_transcript(text, rel, limits=limits)
     except PageError as exc:
         try:
-            parse_page(text, rel)
+            parse_page(text, rel, limits=limits)
         except PageError as page_exc:
             _frontmatter_finding(run, rel, text, str(page_exc))
             return None

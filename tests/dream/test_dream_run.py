@@ -741,10 +741,10 @@ def test_the_gates_parse_each_staged_page_once(
     parse, gates = page_mod._parse_page, dream.runner.run_gates
     gating = False
 
-    def counting(text: str, path: str) -> object:
+    def counting(text: str, path: str, *limits: Any) -> object:
         if gating:
             calls[(path, text)] = calls.get((path, text), 0) + 1
-        return parse(text, path)
+        return parse(text, path, *limits)
 
     def run_gates(*args: Any, **kwargs: Any) -> Any:
         nonlocal gating

@@ -58,6 +58,7 @@ from dream.records import (
 from dream.skills import active_skill_path
 from memoryfs.errors import PageError
 from memoryfs.pages.transcript import Transcript, Turn, parse_transcript
+from memoryfs.store.scan import read_text
 
 __all__ = ["LLMEngine", "LLMSettings"]
 
@@ -212,10 +213,16 @@ class _OutOfBudget(Exception):
 
 
 def _read(ctx: EngineContext, pending: PendingSession, rejected: list[str]) -> Transcript | None:
+    cfg = ctx.store.config
+    # a regular file within the store's limits only (never a link to /dev/zero, a FIFO)
+    text = read_text(
+        ctx.memory, pending.path, min(cfg.budgets.max_file_bytes, cfg.limits.transcript_bytes)
+    )
     try:
-        text = (ctx.memory / pending.path).read_text(encoding="utf-8")
-        return parse_transcript(text, pending.path, ctx.store.config.roster)
-    except (OSError, UnicodeDecodeError, PageError):
+        if text is None:
+            raise PageError(pending.path)
+        return parse_transcript(text, pending.path, cfg.roster, limits=cfg.limits.yaml)
+    except PageError:
         rejected.append(f"{pending.path}:1: transcript unreadable; session skipped")
         return None
 

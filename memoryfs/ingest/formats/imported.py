@@ -39,6 +39,8 @@ class Imported:
     transcript: Transcript
     source_id: str = ""  # the source's own id of the conversation; "" when it has none
     undated: bool = False  # the input has no times: every turn has the fallback time
+    # the file name (without extension) the session id was made from; "" when not
+    source_name: str = ""
 
 
 def _joins(prev: Said, cur: Said, merge_tools: bool) -> bool:

@@ -4,7 +4,8 @@
 ``content`` is the turn's text (a string); ``ts`` is an ISO datetime or a Unix time.
 A message without ``ts`` takes the time of the one before; the first needs one. The
 session id is the file name, lower-cased with other characters than letters and
-digits turned into ``-`` (``Chat Log 7.jsonl`` -> ``chat-log-7``); read from stdin,
+digits turned into ``-`` (``Chat Log 7.jsonl`` -> ``chat-log-7``; the name is kept as
+``source_name``, so another name with the same id gets ``-2``); read from stdin,
 it comes from the first time (``named_after_time``) unless ``--session-id`` names it.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from memoryfs.errors import IngestError
 from memoryfs.ingest.formats.imported import Imported, Said, build_transcript
-from memoryfs.ingest.formats.naming import file_session_id, named_after_time
+from memoryfs.ingest.formats.naming import named_after_file, named_after_time
 from memoryfs.ingest.formats.times import iso_time, parse_time
 from memoryfs.ingest.source import Source
 
@@ -44,9 +45,10 @@ def load(src: Source, scope: dict[str, str]) -> list[Imported]:
         said.append(Said(role.strip(), last_ts, content.strip(), message=str(lineno)))
     if not said:
         raise IngestError(f"{src.label}: no messages")
-    sid = file_session_id(src) or named_after_time(said[0].ts)
     # an empty message is a turn too: turn numbers follow the log's messages
-    t = build_transcript(sid, said, scope, {}, merge_tools=False, keep_empty=True)
+    t = build_transcript(
+        named_after_time(said[0].ts), said, scope, {}, merge_tools=False, keep_empty=True
+    )
     if t is None:
         raise IngestError(f"{src.label}: no messages")
-    return [Imported(t)]
+    return [Imported(t) if src.is_stdin else named_after_file(src, t)]

@@ -9,11 +9,9 @@ into the store of that user).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from memoryfs.errors import IngestError, PageError
 from memoryfs.ingest.formats.imported import Imported
-from memoryfs.ingest.formats.naming import file_session_id
+from memoryfs.ingest.formats.naming import named_after_file
 from memoryfs.ingest.source import Source
 from memoryfs.pages.transcript import parse_transcript
 
@@ -32,6 +30,6 @@ def load(src: Source, scope: dict[str, str]) -> list[Imported]:
             f"{src.label}: scope {t.scope} does not match this store's scope {scope}; "
             "ingest it into the store of that user"
         )
-    if not t.id:
-        t = replace(t, id=file_session_id(src))
+    if not t.id and not src.is_stdin:
+        return [named_after_file(src, t)]
     return [Imported(t)]

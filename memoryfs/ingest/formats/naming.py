@@ -10,13 +10,21 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import replace
 
 from memoryfs.errors import IngestError
+from memoryfs.ingest.formats.imported import Imported
 from memoryfs.ingest.source import Source
-from memoryfs.pages.transcript import valid_session_id
+from memoryfs.pages.transcript import Transcript, valid_session_id
 from memoryfs.store.slugs import slugify
 
-__all__ = ["file_session_id", "named_after_time", "title_slug", "TITLE_SLUG_MAX"]
+__all__ = [
+    "file_session_id",
+    "named_after_file",
+    "named_after_time",
+    "title_slug",
+    "TITLE_SLUG_MAX",
+]
 
 TITLE_SLUG_MAX = 40
 _NOT_SLUG_RE = re.compile(r"[^a-z0-9]+")
@@ -31,6 +39,17 @@ def file_session_id(src: Source) -> str:
     if not valid_session_id(sid):
         raise IngestError(f"{src.label}: cannot make a session id from the file name")
     return sid
+
+
+def named_after_file(src: Source, t: Transcript, *, undated: bool = False) -> Imported:
+    """``t`` as a session named after the file ``src``: its id ``file_session_id(src)``
+    and the file's name (without extension, NFC) kept as ``source_name``, in the
+    frontmatter too, so that two names that give one id ("café", "cafe") stay two
+    sessions (``memoryfs.ingest.load.settle``)."""
+    name = unicodedata.normalize("NFC", src.stem)
+    name = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    t = replace(t, id=file_session_id(src), meta={**t.meta, "source_name": name})
+    return Imported(t, undated=undated, source_name=name)
 
 
 def named_after_time(ts: str) -> str:

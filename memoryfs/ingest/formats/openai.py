@@ -36,7 +36,7 @@ from typing import Any
 
 from memoryfs.errors import IngestError
 from memoryfs.ingest.formats.imported import Imported, Said, build_transcript
-from memoryfs.ingest.formats.naming import file_session_id, named_after_time
+from memoryfs.ingest.formats.naming import named_after_file, named_after_time
 from memoryfs.ingest.formats.times import iso_time, parse_time
 from memoryfs.ingest.formats.tooltext import call_line, json_text, placeholder, result_line
 from memoryfs.ingest.source import Source
@@ -111,7 +111,9 @@ def load(src: Source, scope: dict[str, str]) -> list[Imported]:
     if t is None:
         raise IngestError(f"{src.label}: no message of the user, the assistant or a tool")
     # undated input from stdin has nothing to name it by: load_sessions asks for --session-id
-    sid = file_session_id(src) or ("" if undated else named_after_time(t.started))
+    if not src.is_stdin:
+        return [named_after_file(src, t, undated=undated)]
+    sid = "" if undated else named_after_time(t.started)
     return [Imported(replace(t, id=sid), undated=undated)]
 
 

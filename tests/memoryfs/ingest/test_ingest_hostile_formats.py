@@ -201,7 +201,9 @@ CASES: list[tuple[str, str | None, str, bytes, str]] = [
         None,
         "c.json",
         _chatgpt(_chain(*[USER_HI, ANSWER] * 25_000), "n50000"),
-        "ok",
+        # walked without recursion, then refused by limits.turns (2.5 MB as a transcript:
+        # more than validation accepts of a file)
+        "has 50000 turns, over the limit of 10000",
     ),
     # openai
     ("openai truncated", None, "o.json", _fixture("openai/flight-search")[:700], "not valid JSON"),

@@ -289,3 +289,96 @@ def test_a_manifest_temp_file_left_by_a_killed_run_is_removed(store: Store, tmp_
     assert again.copied == () and not left.exists() and not linked.is_symlink()
     assert elsewhere.read_text() == "keep me"  # the link went, not what it pointed to
     assert not list(sandbox.glob("*.tmp"))
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    """The files under ``folder`` but caches (a store's ``.memoryfs/``) and the sandbox's
+    lock file (taken before the sandbox is looked at)."""
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+        and not p.is_symlink()
+        and ".memoryfs" not in p.relative_to(folder).parts
+        and p.name != ".materialized.lock"
+    }
+
+
+@pytest.mark.parametrize(
+    "target",
+    [".git", ".git/objects/new", ".dream", "notes", "."],
+    ids=["dot-git", "in-dot-git", "dot-dream", "plain-folder", "root"],
+)
+def test_a_target_inside_the_store_is_refused_in_one_line(
+    store: Store, tmp_path: Path, target: str
+) -> None:
+    before = _tree(store.root)
+    with pytest.raises(MemoryFSError, match="is inside the store; materialize into a separate"):
+        materialize(store, store.root / target)
+    r = CliRunner().invoke(
+        app, ["materialize", "--to", str(store.root / target), "--store", str(store.root)]
+    )
+    assert r.exit_code == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert _tree(store.root) == before
+
+
+def test_a_target_inside_another_store_or_a_git_folder_is_refused(
+    store: Store, tmp_path: Path
+) -> None:
+    other = build_store(tmp_path / "other")
+    before = _tree(other.root)
+    with pytest.raises(MemoryFSError, match=f"inside the store at {other.root}"):
+        materialize(store, other.root / "sandbox")
+    with pytest.raises(MemoryFSError, match=f"inside the Git folder {other.root / '.git'}"):
+        materialize(store, other.root / ".git")
+    assert _tree(other.root) == before
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    with pytest.raises(MemoryFSError, match="inside the Git folder"):
+        materialize(store, bare / "hooks")
+    assert not (bare / "hooks" / "memory").exists()
+
+
+def test_files_materialize_did_not_write_are_never_overwritten(
+    store: Store, tmp_path: Path
+) -> None:
+    sandbox = tmp_path / "theirs"
+    (sandbox / "memory").mkdir(parents=True)
+    (sandbox / "memory" / "INDEX.md").write_text("their own index\n")
+    (sandbox / "notes.txt").write_text("their notes\n")
+    before = _tree(sandbox)
+    with pytest.raises(MemoryFSError, match="already holds memory/INDEX.md, which materialize"):
+        materialize(store, sandbox)
+    r = CliRunner().invoke(app, ["materialize", "--to", str(sandbox), "--store", str(store.root)])
+    assert r.exit_code == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert _tree(sandbox) == before
+    # a file where one of its folders belongs is theirs too (it would be deleted)
+    (sandbox / "memory" / "INDEX.md").unlink()
+    (sandbox / "memory" / "knowledge").write_text("a file named knowledge\n")
+    before = _tree(sandbox)
+    with pytest.raises(MemoryFSError, match="already holds memory/knowledge/"):
+        materialize(store, sandbox)
+    assert _tree(sandbox) == before
+    # recall --into keeps the same rule
+    (sandbox / "memory" / "knowledge").unlink()
+    (sandbox / "memory" / "knowledge" / "preferences").mkdir(parents=True)
+    (sandbox / PREF).write_text("their own figures page\n")
+    with pytest.raises(MemoryFSError, match=f"already holds {PREF}"):
+        add_files(store, sandbox, [PREF.removeprefix("memory/")])
+    assert (sandbox / PREF).read_text() == "their own figures page\n"
+
+
+def test_files_it_wrote_are_updated_and_others_beside_them_kept(
+    store: Store, tmp_path: Path
+) -> None:
+    sandbox = tmp_path / "sandbox"
+    sandbox.mkdir()
+    (sandbox / "notes.txt").write_text("their notes\n")
+    materialize(store, sandbox)
+    page = store.memory / PREF.removeprefix("memory/")
+    page.write_text(page.read_text() + "\nMore.\n")
+    again = materialize(store, sandbox)
+    assert PREF in again.copied
+    assert (sandbox / "notes.txt").read_text() == "their notes\n"
+    (sandbox / MANIFEST).write_text("{not json")  # lost: the same bytes still lose nothing
+    assert materialize(store, sandbox).files
