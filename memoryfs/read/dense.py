@@ -21,7 +21,7 @@ from memoryfs.embed.embedder import Embedder, open_embedder
 from memoryfs.errors import MemoryFSError
 from memoryfs.index.vectors import VectorCache
 from memoryfs.read.expand import fuse
-from memoryfs.read.search import Hit, SearchIndex
+from memoryfs.read.search import Hit, SearchIndex, check_query
 from memoryfs.store.store import Store
 
 __all__ = ["DENSE_WEIGHT", "SEARCH_MODES", "Dense", "search_mode", "hybrid_search"]
@@ -86,6 +86,7 @@ class Dense:
 
     def search(self, query: str, k: int, layers: Sequence[str] | None = None) -> list[Hit]:
         """The ``k`` units nearest ``query``, best first, scored by cosine."""
+        check_query(self.idx.store, query)
         if not query.strip() or k <= 0:
             return []
         vector = self.embedder.embed([query])[0]

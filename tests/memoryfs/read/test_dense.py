@@ -179,3 +179,13 @@ def test_a_cache_that_cannot_be_written_keeps_the_vectors_in_memory(store: Store
     (store.cache_dir / "vectors.sqlite").mkdir()  # no database can be made there (even by root)
     assert store.search(QUESTION, k=1, mode="dense")[0].path.endswith(f"{CAMPING}.md")
     assert not any((store.cache_dir / "vectors.sqlite").iterdir())
+
+
+def test_a_query_over_the_limit_is_refused_before_it_is_embedded(
+    store: Store, served: EmbeddingsServer
+) -> None:
+    store.search("pottery", k=1)
+    before = len(served.texts())
+    with pytest.raises(MemoryFSError, match="query"):
+        store.search("x" * 40_000, k=1, mode="dense")
+    assert len(served.texts()) == before
