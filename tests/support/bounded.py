@@ -29,7 +29,9 @@ from cli.memoryfs_app import app as memoryfs_app
 __all__ = ["DEADLINE_S", "Outcome", "call_bounded", "cli_bounded"]
 
 DEADLINE_S = 30.0
-MEMORY_CAP = 2 << 30  # address space of the child: a bomb fails with MemoryError, not swap
+# address space the child may add to what it inherits (a test process that loaded PyTorch maps
+# gigabytes it never touches): a bomb fails with MemoryError, not swap
+MEMORY_CAP = 2 << 30
 
 
 @dataclass(frozen=True)
@@ -39,13 +41,23 @@ class Outcome:
     message: str = ""
 
 
+def _mapped() -> int:
+    """The bytes of address space this process has mapped (its VmSize)."""
+    with open("/proc/self/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
 def _fork(body: Callable[[], None], timeout: float) -> None:
     """Run ``body`` in a child process group; wait up to ``timeout`` s for it to exit."""
     pid = os.fork()
     if pid == 0:  # child: never return into pytest
         try:
             os.setsid()
-            resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+            cap = _mapped() + MEMORY_CAP
+            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
             body()
         finally:
             os._exit(0)
