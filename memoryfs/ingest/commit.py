@@ -33,6 +33,7 @@ from memoryfs.pages.transcript import (
 from memoryfs.receipts.log import record_ingested, store_receipt_dir
 from memoryfs.store.atomic import atomic_write_text, remove_temp_files
 from memoryfs.store.hashing import content_hash
+from memoryfs.store.moving import recover_moves
 from memoryfs.store.store import Store
 
 __all__ = ["SessionChange", "IngestResult", "plan_ingest", "ingest"]
@@ -167,6 +168,7 @@ def ingest(
             else:
                 kept.append(scrubbed)
         remove_temp_files(store.memory)  # left by a killed write: we hold the lock
+        recover_moves(store.root)  # a Dream sync the disk stopped half way: its files go
         plans = plan_ingest(store, kept)
         written: set[str] = set()
         for done, (change, text) in enumerate(plans, 1):
