@@ -30,7 +30,7 @@ from memoryfs.pages.transcript import (
     render_turn,
     valid_session_id,
 )
-from memoryfs.receipts.log import record_ingested, store_receipt_dir
+from memoryfs.receipts.log import appends_undone_on_error, record_ingested, store_receipt_dir
 from memoryfs.store.atomic import atomic_write_text, remove_temp_files
 from memoryfs.store.hashing import content_hash
 from memoryfs.store.moving import recover_moves
@@ -188,8 +188,11 @@ def ingest(
         changed = sum(1 for c in changes if c.status in ("new", "grown"))
         commit = ""
         if written:
-            written.update(_receipts(store, changes))
-            commit = store.commit(f"ingest: {changed} sessions, {added} turns", sorted(written))
+            # a receipt says committed only once the commit is made (a full disk can refuse it)
+            with appends_undone_on_error(store_receipt_dir(store.root)):
+                written.update(_receipts(store, changes))
+                message = f"ingest: {changed} sessions, {added} turns"
+                commit = store.commit(message, sorted(written))
     return IngestResult(sessions=(*changes, *forgotten), turns_added=added, commit=commit)
 
 

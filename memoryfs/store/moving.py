@@ -50,6 +50,7 @@ _DISK_ERRNOS[errno.EDQUOT] = "disk quota exceeded"
 _DISK_TEXTS = {
     "no space left on device": "no space left on device",
     "insufficient space": "no space left on device",
+    "out of diskspace": "no space left on device",
     "read-only file system": "read-only file system",
     "disk quota exceeded": "disk quota exceeded",
 }

@@ -197,6 +197,10 @@ class Store(StoreAPI):
         try:
             return self._commit(message, paths)
         except git.GitCommandError as exc:
+            # what was staged for the commit that failed goes back out of the index
+            with contextlib.suppress(git.GitCommandError):
+                if self.repo.head.is_valid():
+                    self.repo.git.reset("-q", "HEAD", "--", *(paths or []))
             reason = disk_reason(exc)
             if reason is None:
                 raise
