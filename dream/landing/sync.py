@@ -49,6 +49,7 @@ from memoryfs.store.store import Store
 __all__ = [
     "MAX_ATTEMPTS",
     "ChangeSummary",
+    "LandingRefused",
     "SyncConflict",
     "SyncOutcome",
     "describe",
@@ -67,6 +68,11 @@ _ITEM_CHARS = 200  # a left-out item's line in a commit message, at most
 
 class SyncConflict(DreamError):
     """The run's commit does not rebase cleanly onto the new tip."""
+
+
+class LandingRefused(DreamError):
+    """The disk refused the landing and the live tree is as it was: the next run redoes
+    the work, so the run's branch is not kept (nor the space its objects take)."""
 
 
 @dataclass(frozen=True)
@@ -208,7 +214,7 @@ def _fast_forward(store: Store, target: str, expected: str, new: str) -> None:
         begin_move(store.root, expected, new)
     except OSError as exc:
         why = disk_reason(exc) or str(exc)
-        raise DreamError(_not_moved(target, why, restored=True)) from None
+        raise LandingRefused(_not_moved(target, why, restored=True)) from None
     proc = git_proc(store.root, "merge", "--ff-only", "--quiet", "--no-edit", new)
     if proc.returncode == 0:
         end_move(store.root)
@@ -219,15 +225,22 @@ def _fast_forward(store: Store, target: str, expected: str, new: str) -> None:
     reason = write_refused(store.root, proc.stderr + proc.stdout)
     try:
         undo_move(store.root, [new], spare=mine)
-    except (OSError, MemoryFSError):
+    except (OSError, MemoryFSError):  # the branch stays: the next command's undo reads it
         raise DreamError(_not_moved(target, reason or first, restored=False)) from None
     end_move(store.root)
-    if reason:
-        raise DreamError(_not_moved(target, reason, restored=True))
-    raise DreamError(
-        f"{target} was not moved: {first} "
-        "(commit or discard the local edits in the store, then 'dream apply RUN')"
-    )
+    if "would be overwritten" in proc.stderr:  # git refused before writing anything
+        raise DreamError(
+            f"{target} was not moved: {first} "
+            "(commit or discard the local edits in the store, then 'dream apply RUN')"
+        )
+    raise LandingRefused(_not_moved(target, reason or first, restored=True))
+
+
+_FIXES = {
+    "no space left on device": "free some space",
+    "disk quota exceeded": "free some space",
+    "read-only file system": "make the store writable",
+}
 
 
 def _not_moved(target: str, reason: str, restored: bool) -> str:
@@ -236,8 +249,8 @@ def _not_moved(target: str, reason: str, restored: bool) -> str:
         if restored
         else "files it wrote are put back by the next 'dream run' or 'memoryfs ingest'"
     )
-    fix = "make the store writable" if reason == "read-only file system" else "free some space"
-    return f"{target} was not moved: {reason}; {where}. {fix.capitalize()}, then 'dream run' again"
+    fix = _FIXES.get(reason, "see why ('git fsck' checks the repository)")
+    return f"{target} was not moved: {reason}; {where}. {fix.capitalize()}, then run it again"
 
 
 def rebase_stage(store: Store, stage: Stage, onto: str) -> tuple[Stage, str]:

@@ -35,7 +35,7 @@ from cli.memoryfs_app import app as memoryfs_app
 from dream.engines import load_engine
 from dream.errors import DreamError
 from dream.landing.runlog import recent_records
-from dream.landing.staging import Stage
+from dream.landing.staging import Stage, kept_runs
 from dream.runner import run_dream
 from dream.skills import approve
 from memoryfs.forget.remove import forget
@@ -109,6 +109,7 @@ def _check_untouched(root: Path, base: str, failed_run: str, scratch: Path) -> N
     assert not (root / ".git" / "memoryfs-moving").exists()
     assert failed_run not in _receipt_runs(root, None)
     assert failed_run not in _receipt_runs(root, "main")
+    assert kept_runs(Store.open(root)) == []  # the next run redoes it: no branch to keep
 
 
 def _failed_run_id(store: Store) -> str:
