@@ -8,6 +8,7 @@ to that).
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import sys
@@ -161,9 +162,19 @@ def _error_roots() -> tuple[type[Exception], ...]:
     return (MemoryFSError, dream_errors.DreamError)
 
 
+_DISK_FIXES = {
+    errno.ENOSPC: "free some space, then run the command again",
+    errno.EDQUOT: "free some space, then run the command again",
+    errno.EROFS: "make it writable, then run the command again",
+}
+
+
 def _os_message(exc: OSError) -> str:
-    """``path: reason`` for a file system error ("demo/x: Not a directory")."""
+    """``path: reason`` for a file system error ("demo/x: Not a directory"); a full or
+    read-only disk says the way out."""
     reason = exc.strerror or str(exc)
+    fix = _DISK_FIXES.get(exc.errno or 0)
+    reason = f"{reason}; {fix}" if fix else reason
     return f"{exc.filename}: {reason}" if exc.filename else reason
 
 

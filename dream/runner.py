@@ -59,6 +59,7 @@ from dream.landing.staging import (
 )
 from dream.landing.sync import (
     MAX_ATTEMPTS,
+    LandingRefused,
     SyncConflict,
     changed_files,
     commit_message,
@@ -399,7 +400,8 @@ class _Attempt:
             # After the commit (local edits blocking the fast-forward, say), keep the
             # branch so nothing is lost; before it there is nothing worth keeping.
             tip = git_proc(stage.path, "rev-parse", "HEAD").stdout.strip()
-            keep = not isinstance(exc, SyncConflict) and tip not in ("", o.base)
+            redone = isinstance(exc, (SyncConflict, LandingRefused))  # by the next run
+            keep = not redone and tip not in ("", o.base)
             raise
         finally:
             remove_stage(self.store, stage, keep_branch=keep)

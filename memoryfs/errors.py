@@ -14,6 +14,7 @@ __all__ = [
     "IngestError",
     "PageError",
     "LockedError",
+    "DiskError",
 ]
 
 
@@ -39,3 +40,7 @@ class PageError(MemoryFSError):
 
 class LockedError(MemoryFSError):
     """Another process holds the store lock."""
+
+
+class DiskError(MemoryFSError):
+    """The disk refused a write (full, read-only, over quota); nothing was committed."""

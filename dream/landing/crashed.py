@@ -27,6 +27,7 @@ from dream.landing.staging import (
     run_git,
     worktrees_dir,
 )
+from memoryfs.store.moving import recover_moves, undo_move
 from memoryfs.store.store import Store, remove_stale_lock
 
 __all__ = ["cleanup_stale"]
@@ -113,11 +114,15 @@ def cleanup_stale(store: Store, target: str) -> list[str]:
     tips = {run_id: branch_tip(store, run_id) for run_id in removed}
     interrupted = [t for t in tips.values() if t and not is_ancestor(store.root, t, target)]
     locks = _git_locks(store)
-    if interrupted or locks:
-        with store.lock("write"):
-            for lock in locks:  # a git killed with the run leaves its lock files
-                remove_stale_lock(lock)
-            _undo_interrupted_sync(store, interrupted)
+    with store.lock("write"):
+        for lock in locks:  # a git killed with the run leaves its lock files
+            remove_stale_lock(lock)
+        # ``git merge --ff-only`` writes the live tree and the index before it moves
+        # the branch, one file at a time: a sync killed (or refused by the disk)
+        # midway leaves files of the run's commit there, which every later
+        # fast-forward would refuse as local edits.
+        recover_moves(store.root)
+        undo_move(store.root, interrupted)
     for run_id in kept_runs(store):
         tip = branch_tip(store, run_id)
         # A branch kept on purpose (review, gate failure, an error after the commit)
@@ -128,48 +133,6 @@ def cleanup_stale(store: Store, target: str) -> list[str]:
         if tip and (crashed or is_ancestor(store.root, tip, target)):
             run_git(store.root, "branch", "-D", "--quiet", branch_name(run_id), check=False)
     return removed
-
-
-_NO_BLOB = "0" * 40
-
-
-def _undo_interrupted_sync(store: Store, tips: list[str]) -> None:
-    """Put back the live files a killed sync left half-moved (hold the write lock).
-
-    ``git merge --ff-only`` writes the working tree and the index before it moves
-    the branch, one file at a time and not atomically, so a sync killed midway
-    leaves ``.git/index.lock`` and files of the run's commit (whole, cut short or
-    not yet re-created) in the live tree while the target stays where it was;
-    every later fast-forward would refuse them as local edits. A file goes back
-    to ``HEAD`` only when it is missing or holds a prefix of what one of ``tips``
-    (the commits of crashed runs) has there, so a user's own edits stay.
-    """
-    odb = store.repo.odb
-    for tip in tips:
-        out = run_git(store.root, "diff", "--raw", "-z", "--no-renames", "--no-abbrev", "HEAD", tip)
-        fields = out.split("\0")
-        restore: list[str] = []
-        drop: list[str] = []
-        for meta, path in zip(fields[0::2], fields[1::2], strict=False):
-            parts = meta.split()
-            if len(parts) < 5:
-                continue
-            old, new = parts[2], parts[3]
-            live = _live_bytes(store.root / path)
-            if live is None:
-                left = old != _NO_BLOB  # removed before being written again
-            else:
-                left = new != _NO_BLOB and odb.stream(bytes.fromhex(new)).read().startswith(live)
-            if left:
-                (drop if old == _NO_BLOB else restore).append(path)
-        for path in drop:
-            (store.root / path).unlink(missing_ok=True)
-        for i in range(0, len(drop), 500):
-            run_git(
-                store.root, "rm", "--cached", "-q", "--ignore-unmatch", "--", *drop[i : i + 500]
-            )
-        for i in range(0, len(restore), 500):
-            run_git(store.root, "checkout", "HEAD", "--", *restore[i : i + 500])
 
 
 def _git_locks(store: Store) -> list[Path]:
@@ -183,11 +146,3 @@ def _git_locks(store: Store) -> list[Path]:
     for dirpath, _, names in os.walk(git_dir / "refs"):
         locks += [Path(dirpath, n) for n in sorted(names) if n.endswith(".lock")]
     return locks
-
-
-def _live_bytes(path: Path) -> bytes | None:
-    """The file at ``path`` (never through a symlink); None when there is none."""
-    try:
-        return None if path.is_symlink() or not path.is_file() else path.read_bytes()
-    except OSError:
-        return None

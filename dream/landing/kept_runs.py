@@ -50,6 +50,7 @@ from dream.runner import (
 from memoryfs.receipts.log import ReceiptLog, store_receipt_dir
 from memoryfs.receipts.records import page_item, session_item
 from memoryfs.store.hashing import content_hash
+from memoryfs.store.moving import recover_moves
 from memoryfs.store.store import Store
 
 __all__ = [
@@ -85,6 +86,8 @@ def apply_run(store: Store, run_id: str, full_validation: bool = False) -> RunRe
     started, t0 = now_utc(), time.monotonic()
     with run_lock(store):
         _require_kept(store, run_id)
+        with store.lock("write"):
+            recover_moves(store.root)  # a landing the disk stopped half way: its files go
         target = target_branch(store)
         judge = judge_for(store)  # [verify] only: the run's engine is not at hand
         stage = reopen_stage(store, run_id, target)

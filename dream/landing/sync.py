@@ -10,7 +10,10 @@ target branch (the one the store root has checked out, normally ``main``):
    run's commit (``git merge --ff-only`` in the store root, which also updates the
    live working tree and refuses to clobber local edits; ``git update-ref`` with
    the old value when the root has another branch checked out). A fast-forward
-   can never drop a commit, so nothing is ever overwritten.
+   can never drop a commit, so nothing is ever overwritten. One that stops midway
+   (a full disk, a read-only file system) leaves no file of the run in the live
+   tree: what git wrote is put back (``memoryfs.store.moving``), now or by the next
+   command that writes the store, and the error says how to go on.
 2. If the tip moved (a session was ingested meanwhile), release the lock, rebase
    the run's commit onto the new tip in the worktree, regenerate the two index
    files there, run the gates again on the rebased tree, and go back to 1. A
@@ -32,11 +35,21 @@ from itertools import groupby
 from dream.errors import DreamError
 from dream.gates import Problem
 from dream.landing.staging import Change, Stage, author_env, git_proc, run_git, stage_changes
+from memoryfs.errors import MemoryFSError
+from memoryfs.store.moving import (
+    begin_move,
+    dirty_paths,
+    disk_reason,
+    end_move,
+    undo_move,
+    write_refused,
+)
 from memoryfs.store.store import Store
 
 __all__ = [
     "MAX_ATTEMPTS",
     "ChangeSummary",
+    "LandingRefused",
     "SyncConflict",
     "SyncOutcome",
     "describe",
@@ -55,6 +68,11 @@ _ITEM_CHARS = 200  # a left-out item's line in a commit message, at most
 
 class SyncConflict(DreamError):
     """The run's commit does not rebase cleanly onto the new tip."""
+
+
+class LandingRefused(DreamError):
+    """The disk refused the landing and the live tree is as it was: the next run redoes
+    the work, so the run's branch is not kept (nor the space its objects take)."""
 
 
 @dataclass(frozen=True)
@@ -176,18 +194,63 @@ def advance(store: Store, target: str, expected: str, new: str) -> str | None:
             store.root, "symbolic-ref", "--quiet", "--short", "HEAD"
         ).stdout.strip()
         if checked_out == target:
-            proc = git_proc(store.root, "merge", "--ff-only", "--quiet", "--no-edit", new)
-            if proc.returncode != 0:
-                detail = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
-                raise DreamError(
-                    f"{target} was not moved: {detail[0] if detail else 'git merge failed'} "
-                    "(commit or discard the local edits in the store, then 'dream apply RUN')"
-                )
+            _fast_forward(store, target, expected, new)
         else:
             run_git(
                 store.root, "update-ref", "-m", "dream: sync", f"refs/heads/{target}", new, expected
             )
     return None
+
+
+def _fast_forward(store: Store, target: str, expected: str, new: str) -> None:
+    """``git merge --ff-only`` in the store root, never leaving the live tree half moved.
+
+    Git writes the files of ``new`` one at a time before it moves the branch; when it
+    stops midway (a full disk) the files it wrote are put back at once
+    (``memoryfs.store.moving``), and if even that fails, by the next command that
+    writes the store. Files a user had changed before are never touched."""
+    mine = dirty_paths(store.root)
+    try:
+        begin_move(store.root, expected, new)
+    except OSError as exc:
+        why = disk_reason(exc) or str(exc)
+        raise LandingRefused(_not_moved(target, why, restored=True)) from None
+    proc = git_proc(store.root, "merge", "--ff-only", "--quiet", "--no-edit", new)
+    if proc.returncode == 0:
+        end_move(store.root)
+        return
+    detail = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
+    first = next((line for line in detail if line.startswith(("error", "fatal"))), "")
+    first = first or (detail[0] if detail else "git merge failed")
+    reason = write_refused(store.root, proc.stderr + proc.stdout)
+    try:
+        undo_move(store.root, [new], spare=mine)
+    except (OSError, MemoryFSError):  # the branch stays: the next command's undo reads it
+        raise DreamError(_not_moved(target, reason or first, restored=False)) from None
+    end_move(store.root)
+    if "would be overwritten" in proc.stderr:  # git refused before writing anything
+        raise DreamError(
+            f"{target} was not moved: {first} "
+            "(commit or discard the local edits in the store, then 'dream apply RUN')"
+        )
+    raise LandingRefused(_not_moved(target, reason or first, restored=True))
+
+
+_FIXES = {
+    "no space left on device": "free some space",
+    "disk quota exceeded": "free some space",
+    "read-only file system": "make the store writable",
+}
+
+
+def _not_moved(target: str, reason: str, restored: bool) -> str:
+    where = (
+        "the live tree is as it was"
+        if restored
+        else "files it wrote are put back by the next 'dream run' or 'memoryfs ingest'"
+    )
+    fix = _FIXES.get(reason, "see why ('git fsck' checks the repository)")
+    return f"{target} was not moved: {reason}; {where}. {fix.capitalize()}, then run it again"
 
 
 def rebase_stage(store: Store, stage: Stage, onto: str) -> tuple[Stage, str]:

@@ -30,13 +30,14 @@ import json
 import os
 import re
 import secrets
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import git
 
-from memoryfs.errors import MemoryFSError, PageError
+from memoryfs.errors import DiskError, MemoryFSError, PageError
 from memoryfs.forget.deletions import (
     DELETIONS_REL,
     Deletions,
@@ -55,10 +56,16 @@ from memoryfs.forget.verify import VerifyReport, verify_forgotten
 from memoryfs.index.index_md import write_indexes
 from memoryfs.pages.page import parse_page
 from memoryfs.pages.transcript import valid_session_id
-from memoryfs.receipts.log import ReceiptLog, record_ingested, store_receipt_dir
+from memoryfs.receipts.log import (
+    ReceiptLog,
+    appends_undone_on_error,
+    record_ingested,
+    store_receipt_dir,
+)
 from memoryfs.receipts.records import Receipt, format_utc, page_item, scope_ids, source_version
 from memoryfs.store.atomic import atomic_write_text, remove_temp_files
 from memoryfs.store.hashing import content_hash
+from memoryfs.store.moving import disk_error, disk_reason, recover_moves
 from memoryfs.store.store import Store
 from memoryfs.validate.rules import normalize_words, phrase_hash
 
@@ -171,6 +178,7 @@ def forget(
     entry = make_entry(kind, target, reason, today)
     with store.lock("write"):
         remove_temp_files(store.memory)  # left by a killed write: we hold the lock
+        recover_moves(store.root)  # a Dream sync the disk stopped half way: its files go
         log = load_deletions(store)
         if kind != "phrase":
             traces = _traces(store, kind, target)
@@ -190,15 +198,17 @@ def forget(
             )
         if kind == "phrase" and not logged and not (plan.writes or plan.removes or interrupted):
             raise AlreadyForgotten("this phrase is already forgotten; nothing to do")
-        paths = _apply(store, plan)
-        if logged:
-            _append(store, entry)
-        paths.add(DELETIONS_REL)
-        write_indexes(store)
-        paths.update(_GENERATED)  # also when a killed run of this forget wrote them already
-        paths.update(interrupted)
-        committable = _committable(store, paths) + _receipts(store, plan)
-        commit = store.commit(f"forget: {kind} ({entry['reason']})", committable)
+        touched = {*plan.writes, *plan.removes, DELETIONS_REL, *_GENERATED, *interrupted}
+        with _put_back_when_disk_refuses(store, touched):
+            paths = _apply(store, plan)
+            if logged:
+                _append(store, entry)
+            paths.add(DELETIONS_REL)
+            write_indexes(store)
+            paths.update(_GENERATED)  # also when a killed run of this forget wrote them
+            paths.update(interrupted)
+            committable = _committable(store, paths) + _receipts(store, plan)
+            commit = store.commit(f"forget: {kind} ({entry['reason']})", committable)
         derived = clean_derived(store, new, plan.removes | _removed_in(store, interrupted))
         proof = verify_forgotten(store, history=False)
     return ForgetResult(
@@ -215,6 +225,30 @@ def forget(
         derived=derived,
         verify=proof,
     )
+
+
+@contextlib.contextmanager
+def _put_back_when_disk_refuses(store: Store, touched: set[str]) -> Iterator[None]:
+    """A forget the disk stopped (full, read-only) leaves the live tree as HEAD has it
+    when it can, and never receipts of a commit that was not made; running it again
+    once there is space finishes it (as after a kill)."""
+    try:
+        with appends_undone_on_error(store_receipt_dir(store.root)):
+            yield
+    except (OSError, DiskError) as exc:
+        reason = disk_reason(exc) if isinstance(exc, OSError) else None
+        if reason is None and not isinstance(exc, DiskError):
+            raise
+        rels = _committable(store, touched)
+        known = set(store.repo.git.ls_files("-z", "--", *rels).split("\0")) if rels else set()
+        with contextlib.suppress(OSError, git.GitCommandError):  # the rerun finishes it
+            for i in range(0, len(rels), 500):
+                chunk = [p for p in rels[i : i + 500] if p in known]
+                if chunk:
+                    store.repo.git.checkout("HEAD", "--", *chunk)
+        if isinstance(exc, DiskError):
+            raise
+        raise disk_error(store.root, "the forget could not be written", str(reason)) from None
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:

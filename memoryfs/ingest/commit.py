@@ -38,9 +38,10 @@ from memoryfs.pages.transcript import (
     render_turn,
     valid_session_id,
 )
-from memoryfs.receipts.log import record_ingested, store_receipt_dir
+from memoryfs.receipts.log import appends_undone_on_error, record_ingested, store_receipt_dir
 from memoryfs.store.atomic import atomic_write_text, remove_temp_files
 from memoryfs.store.hashing import content_hash
+from memoryfs.store.moving import recover_moves
 from memoryfs.store.scan import read_file
 from memoryfs.store.store import Store
 
@@ -196,6 +197,7 @@ def ingest(
             else:
                 kept.append(scrubbed)
         remove_temp_files(store.memory)  # left by a killed write: we hold the lock
+        recover_moves(store.root)  # a Dream sync the disk stopped half way: its files go
         plans = plan_ingest(store, kept)
         written: set[str] = set()
         for done, (change, text) in enumerate(plans, 1):
@@ -215,8 +217,11 @@ def ingest(
         changed = sum(1 for c in changes if c.status in ("new", "grown"))
         commit = ""
         if written:
-            written.update(_receipts(store, changes))
-            commit = store.commit(f"ingest: {changed} sessions, {added} turns", sorted(written))
+            # a receipt says committed only once the commit is made (a full disk can refuse it)
+            with appends_undone_on_error(store_receipt_dir(store.root)):
+                written.update(_receipts(store, changes))
+                message = f"ingest: {changed} sessions, {added} turns"
+                commit = store.commit(message, sorted(written))
     return IngestResult(sessions=(*changes, *forgotten), turns_added=added, commit=commit)
 
 

@@ -18,7 +18,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -39,6 +39,7 @@ from memoryfs.store.atomic import atomic_write_text
 __all__ = [
     "ReceiptLog",
     "ReceiptProblem",
+    "appends_undone_on_error",
     "ensure_union_merge",
     "local_receipt_dir",
     "parse_receipts",
@@ -169,6 +170,25 @@ class ReceiptLog:
                 seq += 1
         out.sort(key=lambda t: (t[0], t[1]))
         return [r for _, _, r in out]
+
+
+@contextlib.contextmanager
+def appends_undone_on_error(folder: Path) -> Iterator[None]:
+    """Receipts appended under ``folder`` inside the block are taken back when it raises:
+    a receipt says ``committed`` only for what a commit took (a full disk can stop the
+    commit after the receipts were written). Hold the lock of every writer there."""
+    log = ReceiptLog(folder)
+    before = {p: p.stat().st_size for p in log.files()}
+    try:
+        yield
+    except BaseException:
+        for path in log.files():
+            with contextlib.suppress(OSError):  # shrinking needs no space
+                if path not in before:
+                    path.unlink()
+                elif path.stat().st_size > before[path]:
+                    os.truncate(path, before[path])
+        raise
 
 
 def _part_path(folder: Path, day: str, part: int) -> Path:

@@ -32,6 +32,7 @@ from memoryfs.store.config import (
     valid_display_name,
     validate_scope_name,
 )
+from memoryfs.store.moving import disk_error, disk_reason
 
 if TYPE_CHECKING:
     import git
@@ -191,6 +192,21 @@ class Store(StoreAPI):
 
         Returns the new commit sha, or "" when there was nothing to commit.
         """
+        import git
+
+        try:
+            return self._commit(message, paths)
+        except git.GitCommandError as exc:
+            # what was staged for the commit that failed goes back out of the index
+            with contextlib.suppress(git.GitCommandError):
+                if self.repo.head.is_valid():
+                    self.repo.git.reset("-q", "HEAD", "--", *(paths or []))
+            reason = disk_reason(exc)
+            if reason is None:
+                raise
+            raise disk_error(self.root, "git could not commit", reason) from None
+
+    def _commit(self, message: str, paths: list[str] | None) -> str:
         repo = self.repo
         # With paths, only those paths go in (``git commit -- paths``): whatever else
         # happens to be staged stays out of this commit.
