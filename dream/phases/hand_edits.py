@@ -11,14 +11,20 @@ the gates, ``respect_hand_edits`` looks at each page the run changed or deleted:
   load, a required key missing: ``memoryfs validate`` reports it): Dream cannot tell what
   the person meant, so it keeps the file byte for byte as on the base and says so (DV401,
   left out). It is never written again from scratch over the person's text;
-- a well-formed page that a person edited last (the last commit that touched it on the
-  base has no ``Dream-Run:`` trailer, forgets aside): the lines the person added or
-  changed since Dream last wrote it (the page at the last Dream commit that touched it,
-  or every line if Dream never did) are put back where the engine dropped them, after
-  the nearest line before them that is still there, and the frontmatter keys the person
-  changed keep the person's value (``aliases``: the person's, plus what the engine
-  added). Dream's new claims land around them. When that cannot be done (the merged page
-  does not parse), the page is kept as on the base (DV401).
+- a well-formed page a person wrote lines of: the lines whose last change, as ``git
+  blame`` on the base tells it, is a person's commit (one without a ``Dream-Run:``
+  trailer; a forget's commit is neither a person's nor Dream's) are put back where the
+  engine dropped them, after the nearest line before them that is still there, and a
+  frontmatter key with such a line keeps the person's value (``aliases``: the person's,
+  plus what the engine added). Dream's new claims land around them. Blame, not "the
+  last commit was a person's": once a run kept the lines, the page's last commit is
+  Dream's, and the next run must keep them too. A line the engine still holds, or holds
+  with other citations or a ``(superseded ...)`` / ``(unsupported)`` mark, is not put
+  back twice. When the merged page does not parse, the page is kept as on the base
+  (DV401).
+
+What a person removed from a page is not tracked: Dream may write such a line again (a
+profile line regenerated from the page's claims).
 
 Boundary: pages of the staged tree the run changed; commits and leaving out on gate
 problems are ``dream.runner``'s and ``dream.landing``'s.
@@ -26,6 +32,7 @@ problems are ``dream.runner``'s and ``dream.landing``'s.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from collections.abc import Iterable, Iterator, Sequence
@@ -46,6 +53,8 @@ _TRAILER = "Dream-Run:"
 _FORGET = "forget:"  # a forget's commit (memoryfs.forget): neither Dream's nor a person's
 _MACHINE_KEYS = ("sources", "updated", "created")  # what Dream keeps up to date itself
 _CITE_RE = re.compile(r"\s*\[cite:\s*\d+\]")
+_BLAME_RE = re.compile(r"^([0-9a-f]{40}) \d+ (\d+)(?: (\d+))?$")
+_KEY_RE = re.compile(r"^['\"]?([A-Za-z_][\w-]*)['\"]?\s*:")
 _ENV = {
     "GIT_OPTIONAL_LOCKS": "0",
     "LC_ALL": "C",
@@ -98,18 +107,15 @@ def _malformed(text: str, path: str) -> str:
     return ""
 
 
-def _history(root: Path, base: str, paths: Sequence[str]) -> dict[str, tuple[bool, str | None]]:
-    """Per path: whether a person edited it last (after Dream), and the last commit of
-    Dream's that touched it (None: Dream never did). One ``git log`` for all of them,
-    newest first, stopped once each path is settled."""
-    out: dict[str, tuple[bool, str | None]] = {}
+def _person_commits(root: Path, base: str, paths: Sequence[str]) -> dict[str, set[str]]:
+    """Per path: the commits in the history of ``base`` that touched it and are a
+    person's (no ``Dream-Run:`` trailer, not a forget). One ``git log`` for all paths."""
+    out: dict[str, set[str]] = {}
     if not paths:
         return out
-    hand: set[str] = set()
+    wanted = set(paths)
     args = ["git", "log", "--no-renames", "--name-only", "-z"]
     args += ["--format=%x01%H%x02%s%x02%(trailers:key=Dream-Run,valueonly)%x03", base, "--"]
-    import os
-
     with subprocess.Popen(
         [*args, *paths],
         cwd=root,
@@ -119,19 +125,31 @@ def _history(root: Path, base: str, paths: Sequence[str]) -> dict[str, tuple[boo
     ) as proc:
         assert proc.stdout is not None
         for sha, subject, dream, files in _commits(proc.stdout):
+            if dream or subject.startswith(_FORGET):
+                continue
             for path in files:
-                if path in out or path not in paths:
-                    continue
-                if dream:
-                    out[path] = (path in hand, sha)
-                elif not subject.startswith(_FORGET):
-                    hand.add(path)
-            if len(out) == len(paths):
-                proc.kill()
-                break
-    for path in paths:
-        out.setdefault(path, (path in hand, None))
+                if path in wanted:
+                    out.setdefault(path, set()).add(sha)
     return out
+
+
+def _blamed(root: Path, base: str, path: str, people: set[str]) -> set[int]:
+    """The lines (1-based, of the file at ``base``) whose last change is a person's
+    commit (``people``), as ``git blame`` tells it."""
+    proc = subprocess.run(
+        ["git", "blame", "--porcelain", base, "--", path],
+        cwd=root,
+        capture_output=True,
+        env={**os.environ, **_ENV},
+        check=False,
+    )
+    lines: set[int] = set()
+    for raw in proc.stdout.decode("utf-8", "replace").split("\n"):
+        m = _BLAME_RE.match(raw)
+        if m and m.group(1) in people:
+            first, count = int(m.group(2)), int(m.group(3) or 1)
+            lines.update(range(first, first + count))
+    return lines
 
 
 def _commits(stream: Any) -> Iterator[tuple[str, str, bool, list[str]]]:
@@ -163,28 +181,12 @@ def _core(line: str) -> str:
     return _CITE_RE.sub("", line).strip().lstrip("-*").strip().rstrip(".")
 
 
-def _hand_lines(ancestor: str | None, base: str) -> list[int]:
-    """Indexes of the lines of ``base`` a person added or changed since ``ancestor``."""
-    import difflib
-
-    lines = base.split("\n")
-    if ancestor is None:
-        return [i for i, line in enumerate(lines) if line.strip()]
-    old = ancestor.split("\n")
-    out: list[int] = []
-    matcher = difflib.SequenceMatcher(None, old, lines, autojunk=False)
-    for tag, _i1, _i2, j1, j2 in matcher.get_opcodes():
-        if tag in ("insert", "replace"):
-            out.extend(j for j in range(j1, j2) if lines[j].strip())
-    return out
-
-
-def _merge_body(ancestor: str | None, base: str, staged: str) -> str:
-    """``staged`` with every line the person wrote into ``base`` (since ``ancestor``)
-    that it lacks, put back after the nearest earlier line of ``base`` it still has."""
+def _merge_body(base: str, hand: set[int], staged: str) -> str:
+    """``staged`` with every line of ``base`` a person wrote (indexes ``hand``) that it
+    lacks, put back after the nearest earlier line of ``base`` it still has."""
     lines = base.split("\n")
     out = staged.split("\n")
-    for j in _hand_lines(ancestor, base):
+    for j in sorted(i for i in hand if 0 <= i < len(lines) and lines[i].strip()):
         line = lines[j]
         core = _core(line)
         if line in out or (core and any(core in _core(o) for o in out if o.strip())):
@@ -204,35 +206,39 @@ def _merge_body(ancestor: str | None, base: str, staged: str) -> str:
     return "\n".join(out)
 
 
-def _merge_meta(ancestor: Page | None, base: Page, staged: Page) -> dict[str, Any]:
-    meta = dict(staged.meta)
-    before = ancestor.meta if ancestor is not None else {}
-    for key in sorted(set(base.meta) | set(before)):
-        if key in _MACHINE_KEYS or before.get(key) == base.meta.get(key):
-            continue  # the person did not touch it: the engine's value stands
-        if key not in base.meta:
-            meta.pop(key, None)  # the person removed it
-        elif key == "aliases" and isinstance(meta.get(key), list):
-            mine = list(base.meta[key]) if isinstance(base.meta[key], list) else []
-            added = [a for a in meta[key] if a not in mine and a not in before.get(key, [])]
-            meta[key] = mine + added
-        else:
-            meta[key] = base.meta[key]
-    return meta
+def _hand_keys(text: str, meta: dict[str, Any], hand: set[int]) -> list[str]:
+    """The top-level frontmatter keys of ``text`` with a line a person wrote."""
+    lines = text.split("\n")
+    keys: list[str] = []
+    current = ""
+    for n, line in enumerate(lines[1:], start=2):
+        if line.rstrip("\r") == "---":
+            break
+        m = _KEY_RE.match(line)
+        if m and m.group(1) in meta:
+            current = m.group(1)
+        if current and n in hand and current not in keys:
+            keys.append(current)
+    return [k for k in keys if k not in _MACHINE_KEYS]
 
 
-def _merge(ancestor_text: str | None, base_text: str, staged_text: str, rel: str) -> str | None:
-    """The staged page with the person's edits kept; None when that gives no page."""
+def _merge(base_text: str, hand: set[int], staged_text: str, rel: str) -> str | None:
+    """The staged page with the person's lines (``hand``: 1-based lines of
+    ``base_text``) kept; None when that gives no page."""
     try:
         base = parse_page(base_text, rel, memo=False)
         staged = parse_page(staged_text, rel, memo=False)
-        ancestor = None
-        if ancestor_text is not None:
-            ancestor = parse_page(ancestor_text, rel, memo=False)
     except PageError:
         return None
-    body = _merge_body(ancestor.body if ancestor is not None else None, base.body, staged.body)
-    merged = render_page(Page(_merge_meta(ancestor, base, staged), body))
+    meta = dict(staged.meta)
+    for key in _hand_keys(base_text, base.meta, hand):
+        mine = base.meta[key]
+        if key == "aliases" and isinstance(mine, list) and isinstance(meta.get(key), list):
+            meta[key] = [*mine, *(a for a in meta[key] if a not in mine)]
+        else:
+            meta[key] = mine
+    body_hand = {n - base.body_line for n in hand if n >= base.body_line}
+    merged = render_page(Page(meta, _merge_body(base.body, body_hand, staged.body)))
     try:
         parse_page(merged, rel, memo=False)
     except PageError:
@@ -272,20 +278,20 @@ def respect_hand_edits(
             )
         elif status == "M":
             well_formed.append((status, path))
-    history = _history(store_root, base, [p for _, p in well_formed])
+    people = _person_commits(store_root, base, [p for _, p in well_formed])
     for _, path in well_formed:
-        edited, last_dream = history[path]
-        if not edited:
-            continue
+        if path not in people:
+            continue  # only Dream (and forgets) ever wrote it
+        hand = _blamed(store_root, base, path, people[path])
+        if not hand:
+            continue  # what the person wrote is gone since (Dream superseded it, say)
         data = base_data[path]
         staged_path = stage_root / path
         try:
             staged = staged_path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        older = _show(store_root, last_dream, path) if last_dream else None
-        ancestor = _text(older) if older is not None else None
-        merged = _merge(ancestor, _text(data), staged, path.removeprefix("memory/"))
+        merged = _merge(_text(data), hand, staged, path.removeprefix("memory/"))
         if merged is None:
             _restore(stage_root, path, data)
             why = "edited by hand; Dream's update could not keep the person's lines, kept as is"

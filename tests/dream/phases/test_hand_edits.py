@@ -117,6 +117,15 @@ def test_line_added_by_hand_survives_a_run_that_adds_claims(tmp_path: Path) -> N
     assert mine in after.split("\n")
     assert "went running in the rain" in after  # Dream's new claim landed beside it
     assert any(HENRIK in h and "kept" in h for h in result.hand_edits)
+    # the run's commit is now the page's last: the next run keeps the line all the same
+    add_sessions(
+        store,
+        tmp_path / "again",
+        [("2026-03-12-henrik", "2026-03-12", ["Henrik Aalto ran a marathon in Oslo.", "Wow."])],
+    )
+    assert dream.run(store).status == "committed"
+    after = page.read_text(encoding="utf-8")
+    assert mine in after.split("\n") and "marathon in Oslo" in after
 
 
 def test_summary_written_by_hand_keeps_its_value(tmp_path: Path) -> None:
