@@ -78,15 +78,32 @@ class HandEdit:
         return f"{self.path}: {self.why}"
 
 
-def _show(root: Path, commit: str, path: str) -> bytes | None:
-    """The bytes of ``path`` at ``commit`` (None: not there)."""
+def _show(root: Path, commit: str, paths: Sequence[str]) -> dict[str, bytes]:
+    """The bytes of each of ``paths`` at ``commit`` (missing ones left out), read by one
+    ``git cat-file --batch``: a full run changes thousands of pages."""
+    if not paths:
+        return {}
     proc = subprocess.run(
-        ["git", "cat-file", "blob", f"{commit}:{path}"],
+        ["git", "cat-file", "--batch"],
         cwd=root,
+        input="".join(f"{commit}:{p}\n" for p in paths).encode("utf-8"),
         capture_output=True,
+        env={**os.environ, **_ENV},
         check=False,
     )
-    return proc.stdout if proc.returncode == 0 else None
+    out: dict[str, bytes] = {}
+    data, pos = proc.stdout, 0
+    for path in paths:
+        end = data.find(b"\n", pos)
+        if end < 0:
+            break
+        header = data[pos:end].split()
+        pos = end + 1
+        if len(header) == 3 and header[1] == b"blob":
+            size = int(header[2])
+            out[path] = data[pos : pos + size]
+            pos += size + 1
+    return out
 
 
 def _text(data: bytes) -> str:
@@ -258,12 +275,11 @@ def respect_hand_edits(
     ]
     done: list[HandEdit] = []
     well_formed: list[tuple[str, str]] = []
-    base_data: dict[str, bytes] = {}
+    base_data = _show(store_root, base, [path for _, path in touched])
     for status, path in touched:
-        data = _show(store_root, base, path)
+        data = base_data.get(path)
         if data is None:
             continue
-        base_data[path] = data
         why = _malformed(_text(data), path.removeprefix("memory/"))
         if why:
             _restore(stage_root, path, data)
