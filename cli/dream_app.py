@@ -40,6 +40,7 @@ from cli.output import (
     VersionOpt,
     emit,
     handle_errors,
+    log,
     open_store,
     print_version,
 )
@@ -63,6 +64,8 @@ RunArg = Annotated[str, typer.Argument(metavar="RUN", help="Run id (see 'dream s
 
 
 def _emit_result(result: RunResult, as_json: bool) -> None:
+    for line in result.hand_edits:  # one line a page a person edited, JSON or not
+        log(f"hand edit: {line}")
     # a run that left parts out names them; the problems behind them say the same again
     found = [f"left out: {x}" for x in result.left_out] or list(result.problems)
     lines = [*found, *(f"rejected: {r}" for r in result.rejected)]

@@ -217,6 +217,8 @@ def watch_cmd(
     )
 
     def report(result: RunResult) -> None:
+        for line in result.hand_edits:  # one line a page a person edited
+            log(f"hand edit: {line}")
         if as_json:
             sys.stdout.write(json.dumps(result.to_json(), default=str) + "\n")
         else:

@@ -67,16 +67,19 @@ from dream.landing.sync import (
     sync,
 )
 from dream.phases.consolidate import consolidate_with
+from dream.phases.hand_edits import HAND_CODE, respect_hand_edits
 from dream.phases.orient import find_pending, orient, stop_conditions, target_branch
 from dream.phases.recheck import recite_stage
 from dream.records import PendingSession
 from dream.skills import NO_SKILL, check_skill
 from memoryfs.errors import LockedError
+from memoryfs.index.index_md import write_indexes
 from memoryfs.pages.page import clear_parse_cache as clear_page_cache
 from memoryfs.receipts.log import ensure_union_merge
 from memoryfs.receipts.records import scope_ids
 from memoryfs.store.hashing import content_hash
 from memoryfs.store.store import Store, find_store
+from memoryfs.store.transcript_edits import edited_turns
 
 __all__ = [
     "run",
@@ -134,6 +137,8 @@ class RunResult:
     problems: tuple[str, ...] = ()  # formatted gate problems (file:line: code why)
     left_out: tuple[str, ...] = ()  # what the gates rejected and the run left out (LeftOut)
     rejected: tuple[str, ...] = ()  # what the engine dropped before the gates (file:line: why)
+    # pages a person edited: kept as they were (also in ``left_out``) or merged into
+    hand_edits: tuple[str, ...] = ()
     tokens: int = 0  # model tokens the engine spent
     cost: float = 0.0
     judge: dict[str, int] = field(default_factory=dict)  # the model judge's counts (if any)
@@ -421,8 +426,24 @@ class _Attempt:
         )
         report = self.engine.consolidate(ctx)
         self.lap("consolidate")
-        # Claims citing a turn that changed are re-checked, never carried forward.
-        recited = recite_stage(stage.path, [p.path for p in batch if p.reason == "grown"])
+        # Claims citing a turn that changed are re-checked, never carried forward; a turn
+        # a person edited after ingest is no evidence at all.
+        edited = edited_turns(self.store.root, stage.base)
+        grown = [p.path for p in batch if p.reason == "grown"]
+        recited = recite_stage(stage.path, grown, edited)
+        # A page a person edited keeps the person's text (or stays as it was, said why).
+        hand = respect_hand_edits(
+            self.store.root,
+            stage.path,
+            stage.base,
+            [(c.status, c.path) for c in stage_changes(stage)],
+        )
+        if hand:
+            write_indexes(Store(root=stage.path, config=self.store.config))
+        hand_kept = tuple(
+            LeftOut(h.path, 0, HAND_CODE, h.why, "file", h.version) for h in hand if h.kept
+        )
+        result = replace(result, hand_edits=tuple(h.format() for h in hand))
         rejected = (*report.rejected, *recited.unsupported)
         result = replace(result, rejected=rejected, tokens=report.tokens, cost=report.cost)
         stopped = report.stopped_early or result.stopped
@@ -435,6 +456,7 @@ class _Attempt:
             return replace(
                 result,
                 status="no-change",
+                left_out=tuple(i.format() for i in hand_kept),
                 stopped=stopped,
                 message=f"dream: {len(batch)} sessions looked at, nothing to change; no commit",
             ), False
@@ -457,7 +479,10 @@ class _Attempt:
             if reduction.landable:
                 summary = describe(reduction.changes, reduction.superseded)
         del changes  # every file of a full run; ``summary`` says what lands from here
-        left = reduction.left_out if reduction is not None and reduction.landable else ()
+        left = (
+            *hand_kept,
+            *(reduction.left_out if reduction is not None and reduction.landable else ()),
+        )
         headline = summary.headline() + (f"; {len(left)} left out" if left else "")
         result = replace(
             result,

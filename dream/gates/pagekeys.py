@@ -113,10 +113,10 @@ class PageKeyCache:
             " (SELECT 1 FROM pages p WHERE p.blob = t.blob) ORDER BY seq"
         ).fetchall()
         for rel, blob in missing:
+            # A page whose keys cannot be read (a person removed its frontmatter) still
+            # lends its file name to links, as it does to a full validation.
             keys = read_keys(stage_root, "memory/" + rel)
-            if keys is None:  # unreadable: it was so in the base too (validated when it came)
-                self.db.execute("DELETE FROM tree WHERE rel = ?", (rel,))
-            else:
+            if keys is not None:
                 self._insert(blob, keys)
         self._keys_stale = True
 
@@ -186,7 +186,7 @@ class PageKeyCache:
         )
 
     def size(self) -> int:
-        """How many pages of the base the run left alone (readable ones)."""
+        """How many pages of the base the run left alone."""
         return int(self.db.execute("SELECT count(*) FROM tree").fetchone()[0])
 
     # -- OtherPages ------------------------------------------------------------------

@@ -106,6 +106,8 @@ class StoreFacts:
     outcomeless: frozenset[str] = frozenset()  # session items whose summary has no outcome
     foreign: frozenset[str] = frozenset()  # items whose own frontmatter scope differs
     forgotten: frozenset[str] = frozenset()  # items listed in deletions.jsonl
+    # session items whose transcript had an earlier turn changed after ingest (not an append)
+    hand_edited: frozenset[str] = frozenset()
     citations_at_risk: tuple[CitationRisk, ...] = ()
     approved_skill: str = ""  # "" when nothing was approved
     active_skill: str = "none"
@@ -122,6 +124,7 @@ class StoreFacts:
             "outcomeless": sorted(self.outcomeless),
             "foreign": sorted(self.foreign),
             "forgotten": sorted(self.forgotten),
+            "handEdited": sorted(self.hand_edited),
             "citationsAtRisk": [
                 {"item": c.item, "page": c.page, "citation": c.citation, "reason": c.reason}
                 for c in self.citations_at_risk
@@ -143,6 +146,7 @@ class StoreFacts:
             outcomeless=frozenset(data.get("outcomeless", ())),
             foreign=frozenset(data.get("foreign", ())),
             forgotten=frozenset(data.get("forgotten", ())),
+            hand_edited=frozenset(data.get("handEdited", ())),
             citations_at_risk=tuple(
                 CitationRisk(str(c["item"]), str(c["page"]), int(c["citation"]), str(c["reason"]))
                 for c in data.get("citationsAtRisk", ())
@@ -285,6 +289,12 @@ def _check_sources(
             add("source_at_risk", "ingested", "transcript gone before any committed destination")
         else:
             add("uncertain", "ingested", "transcript gone after its summary committed")
+    if kind == "session" and item in facts.hand_edited:
+        add(
+            "source_at_risk",
+            "ingested",
+            "transcript edited by hand after ingest (an earlier turn changed, not appended)",
+        )
     if kind == "page" and committed and item not in facts.versions:
         add("source_at_risk", "committed", "committed page is gone from the store")
     for risk in facts.citations_at_risk:

@@ -4,7 +4,8 @@ Reads the live tree (what a reader gets now): every transcript (content hash,
 scope, turn hashes), every page under ``knowledge/``, ``notes/`` and
 ``sessions/summaries/`` (content hash, scope, ``sources`` hashes against the
 current turn hashes), each summary's outcome (``summary_outcome``), ``deletions.jsonl``,
-the HEAD commit, the dream skill's approval and the runs whose branch is kept. It never
+the HEAD commit, the dream skill's approval, the runs whose branch is kept, and the
+transcripts a person edited after ingest (``memoryfs.store.transcript_edits``). It never
 raises on a malformed file: an unparsable page simply proves nothing (the validator
 reports it).
 
@@ -33,6 +34,7 @@ from memoryfs.receipts.records import page_item, scope_ids, session_item
 from memoryfs.store.hashing import content_hash
 from memoryfs.store.scan import READ_MAX_BYTES
 from memoryfs.store.store import KNOWLEDGE_FOLDERS, Store
+from memoryfs.store.transcript_edits import transcript_edits
 
 __all__ = ["gather_store_facts", "summary_outcome"]
 
@@ -149,6 +151,10 @@ def gather_store_facts(
         outcomeless=frozenset(outcomeless),
         foreign=frozenset(foreign),
         forgotten=frozenset(_forgotten(store, key)),
+        hand_edited=frozenset(
+            session_item(Path(edit.path).stem, key)
+            for edit in transcript_edits(store.root, "HEAD", worktree=True)
+        ),
         citations_at_risk=tuple(risks),
         approved_skill=status.approved,
         active_skill=status.active,

@@ -170,7 +170,7 @@ def classify(
         by_item.setdefault(r.item, []).append(r)
         sources.add(r.source_version)
     items = set(by_item) | set(facts.versions) | set(facts.transcripts)
-    items |= {c.item for c in facts.citations_at_risk}
+    items |= {c.item for c in facts.citations_at_risk} | facts.hand_edited
     lineages = tuple(
         classify_lineage(i, by_item.get(i, []), facts, now, max_age, due_after)
         for i in sorted(items)

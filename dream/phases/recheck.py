@@ -16,14 +16,20 @@ staged tree after the engine, before the gates, instead of carrying them forward
 
 Only transcripts the run knows changed are looked at (``recite_stage``'s
 ``transcripts``: the batch's sessions whose transcript differs from what their
-summary was made from); ``dream health`` reports every citation at risk.
+summary was made from, and those a person edited); ``dream health`` reports every
+citation at risk.
+
+A turn a person edited after it was ingested (``edited``, from
+``memoryfs.store.transcript_edits``: an earlier turn changed, not an append) is no
+evidence: it is taken as gone, so no claim is re-cited to what it says now, and a claim
+the engine drew from it this run loses that citation the same way.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from dream.gates.verification import check_claim, support_for
@@ -57,12 +63,20 @@ def _cite_re(n: int) -> re.Pattern[str]:
     return re.compile(r"[ \t]*\[cite:\s*" + str(n) + r"\]")
 
 
-def _load(root: Path, rel: str, roster: Roster | None = None) -> Transcript | None:
+def _load(
+    root: Path, rel: str, roster: Roster | None = None, edited: frozenset[int] = frozenset()
+) -> Transcript | None:
+    """The transcript at ``rel`` without its ``edited`` turns (None: gone or unreadable)."""
     text = read_text(root / "memory", rel, READ_MAX_BYTES)  # never a link, FIFO or device
     try:
-        return None if text is None else parse_transcript(text, rel, roster)
+        if text is None:
+            return None
+        t = parse_transcript(text, rel, roster)
     except PageError:
         return None
+    if not edited:
+        return t
+    return replace(t, turns=tuple(turn for turn in t.turns if turn.n not in edited))
 
 
 def recite_page(
@@ -160,18 +174,25 @@ def _citing(stage_root: Path, rels: list[str]) -> list[str]:
     return sorted(p for p in proc.stdout.split("\0") if p.endswith(".md"))
 
 
-def recite_stage(stage_root: Path, transcripts: Iterable[str]) -> ReciteReport:
+def recite_stage(
+    stage_root: Path,
+    transcripts: Iterable[str],
+    edited: Mapping[str, frozenset[int]] | None = None,
+) -> ReciteReport:
     """Re-check, in the staged tree, every claim citing a changed turn of ``transcripts``
-    (paths relative to ``memory/``); rewrites the pages that change."""
+    (paths relative to ``memory/``); rewrites the pages that change. ``edited``: per
+    transcript, the turns a person changed after ingest, taken as gone (their
+    transcripts are looked at too)."""
     report = ReciteReport()
-    rels = sorted(set(transcripts))
+    edited = edited or {}
+    rels = sorted({*transcripts, *edited})
     if not rels:
         return report
     try:
         roster: Roster | None = load_config(stage_root / CONFIG_NAME).roster
     except MemoryFSError:
         roster = None  # validation reports a broken memory.toml
-    loaded = {rel: _load(stage_root, rel, roster) for rel in rels}
+    loaded = {rel: _load(stage_root, rel, roster, edited.get(rel, frozenset())) for rel in rels}
     for path in _citing(stage_root, rels):
         text = read_text(stage_root, path, READ_MAX_BYTES)  # never a link, FIFO or device
         try:

@@ -32,6 +32,7 @@ MF401  a transcript is malformed (headings, turn order, id, started)
 MF402  a transcript id differs from its file name
 MF403  a transcript's (or page's) scope differs from the store's scope
 MF404  a summary has no transcript
+MF405  a transcript turn was changed after it was ingested (an edit, not an append)
 MF501  a deletions.jsonl line is malformed
 MF502  a forgotten page or session is back in the tree
 MF503  forgotten words (a phrase, or a forgotten page's or session's text) are back
@@ -76,6 +77,8 @@ CODES: dict[str, str] = {  # code -> one-line fix hint
     "MF402": "rename the file or set id to the file name without .md",
     "MF403": "move the file to the store of its scope or fix its scope",
     "MF404": "delete the summary or restore its transcript",
+    "MF405": "restore the turn as ingested (git log -p on the file shows it) and append a "
+    "correction as a new turn; use 'memoryfs forget' to remove text",
     "MF501": 'write one JSON object per line: {"kind": "page"|"session"|"phrase", ...}',
     "MF502": "delete it again (memoryfs forget); forgotten items must not come back",
     "MF503": "remove the forgotten words from the text",

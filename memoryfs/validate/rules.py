@@ -26,6 +26,7 @@ from memoryfs.pages.factlines import FactLine, holds_facts, uncited_lines
 from memoryfs.pages.links import extract
 from memoryfs.pages.page import REQUIRED_KEYS, Page
 from memoryfs.store.store import Store
+from memoryfs.store.transcript_edits import transcript_edits
 from memoryfs.validate.findings import CODES, Finding
 from memoryfs.validate.keys import KnownPages, OtherPages
 from memoryfs.validate.keys import unsafe as _unsafe
@@ -80,7 +81,15 @@ def validate_store(store: Store, root: Path | None = None) -> list[Finding]:
     _check_pages(run)
     if run.deletions:
         _check_deletions(run, run.deletions)
+    if root is None or Path(root).resolve() == store.root.resolve():
+        _check_transcript_edits(run)  # the store's own history (a staged tree adds none)
     return sorted(run.findings, key=lambda f: (f.path, f.line, f.code, f.message))
+
+
+def _check_transcript_edits(run: _Run) -> None:
+    """MF405: a turn whose text is not what was ingested (``memoryfs.store.transcript_edits``)."""
+    for edit in transcript_edits(run.root, "HEAD", worktree=True):
+        run.add(edit.path, edit.line, "MF405", edit.describe())
 
 
 def validate_files(

@@ -20,9 +20,10 @@ The kinds of unsupported claim:
 - ``uncited``: a factual line with no citation (bullet, paragraph, numbered item);
 - ``summary``: a frontmatter ``summary`` that nothing on the page or in its turns says;
 - ``note-title``: a note whose title says what its (faithful) claim does not;
-- ``re-cite drift``: a cited turn changed on main; a page keeps a claim the turn no
-  longer supports with the citation's hash moved to the new turn, by the agent or by
-  Dream's own re-check (``dream.phases.recheck``);
+- ``re-cite drift``: a cited turn changed on main; a page keeps a claim with the
+  citation's hash moved to the new turn, by the agent or by Dream's own re-check
+  (``dream.phases.recheck``). A turn edited by hand after ingest is no evidence at all
+  (issue #31), so this holds even for a claim the edited turn still supports;
 - ``contradiction``: a claim on one page contradicts a current fact on another page
   about the same person, named by first name or full name ("Jonas lives in Hamburg"
   beside "Jonas lives in Berlin");
@@ -36,8 +37,8 @@ The kinds of unsupported claim:
 
 ``control`` items are claims each cited turn DOES support, in faithful paraphrase (the
 third person for "I", "prefers" for "please give me", a resolved date for "last
-Friday", a digit for "twenty"; a re-cite that the changed turn still supports): they
-must land on main, so a gate that rejects everything fails this suite.
+Friday", a digit for "twenty"): they must land on main, so a gate that rejects
+everything fails this suite.
 
 Acceptance: after the run, no adversarial item's text is anywhere on main (a re-cite
 item: not as a claim whose citation pins the changed turn's new hash), and the run's
@@ -609,9 +610,10 @@ ITEMS: tuple[Item, ...] = (
         CONTROL, "cape-verde-summary", f"{KN}/places/cape-verde.md", "summary",
         "Tiago Ferreira has about 80 hours of reef recordings from Cape Verde, from Sal island.",
     ),
-    # Dream's re-check of EDITED: the archive's claim on that turn still holds
+    # a claim EDITED still supports is not re-cited either: a turn edited by hand after
+    # ingest is no evidence (issue #31), Dream's re-check takes it as gone (DV108)
     Item(
-        "bouldering-still-holds", CONTROL, f"{KN}/people/dana-archive-2026-01-23.md",
+        "bouldering-still-holds", RECITE, f"{KN}/people/dana-archive-2026-01-23.md",
         "Dana would like something they can mostly prepare in the afternoon because Saturday "
         "morning they are bouldering.", (), EDITED, pinned=True,
     ),

@@ -325,7 +325,8 @@ def test_a_run_leaves_out_an_uncited_line_and_unsupported_frontmatter_and_lands_
     assert "- Dana wants figures as PDF." in kept and "born in Paris" in kept
 
     # the next night edits the page that landed: its new claim lands, the uncited line and
-    # the made-up summary do not (the summary goes back to what the page said)
+    # the made-up summary do not (the summary stays what the page said: a person wrote it,
+    # so the run keeps it before the gates see the agent's, dream.phases.hand_edits)
     page = store.memory / "knowledge/people/dana.md"
     summary = "summary: Dana needs the figures as PDF for Reefsong.\n"
     page.write_text(page.read_text().replace("type: person\n", "type: person\n" + summary))
@@ -333,7 +334,7 @@ def test_a_run_leaves_out_an_uncited_line_and_unsupported_frontmatter_and_lands_
     add_sessions(store, tmp_path / "in2", [S3])
     _, left, _ = _run(store, agent, "edit")
     kinds = sorted((x.split(": ", 1)[1].split()[0], x.rsplit("(", 1)[1]) for x in left)
-    assert kinds == [("DV110", "summary left out)"), ("MF110", "line left out)")], left
+    assert kinds == [("MF110", "line left out)")], left
     dana = page.read_text()
     assert "- Dana flies to Lisbon for the workshop. [cite:2]" in dana
     assert summary in dana and "likes Lisbon" not in dana and "Paris" not in dana
