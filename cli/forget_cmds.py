@@ -94,6 +94,10 @@ def forget_cmd(
         try:
             result = forget(store, kind, target, reason or "")
         except AlreadyForgotten as exc:
+            if exc.finished and not purge_history_:
+                # a forget stopped after its commit: its clean-up is done now
+                log(str(exc.args[0]))
+                return
             if not purge_history_:
                 raise
             # a purge that failed after its forget committed: finish the purge

@@ -121,7 +121,12 @@ def _shown(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 class AlreadyForgotten(MemoryFSError):
-    """The log already holds this tombstone and nothing in the tree is left to change."""
+    """The log already holds this tombstone and nothing in the tree is left to change.
+    ``finished``: what the earlier forget left outside the tree was done now."""
+
+    def __init__(self, message: str, finished: bool = False) -> None:
+        super().__init__(message)
+        self.finished = finished
 
 
 def make_entry(
@@ -191,13 +196,17 @@ def forget(
         logged = not log.has(entry)
         if kind != "phrase" and not plan.removes and not interrupted:
             if not logged:
-                raise AlreadyForgotten(f"{kind} {target!r} is already forgotten; nothing to do")
+                done = _finish_earlier(store, new)
+                raise AlreadyForgotten(
+                    f"{kind} {target!r} is already forgotten; {done}", done != _NOTHING
+                )
             where = "knowledge/ or notes/" if kind == "page" else "sessions/"
             raise MemoryFSError(
                 f"no {kind} {target!r} in {where} (check the id with 'memoryfs index --prompt')"
             )
         if kind == "phrase" and not logged and not (plan.writes or plan.removes or interrupted):
-            raise AlreadyForgotten("this phrase is already forgotten; nothing to do")
+            done = _finish_earlier(store, new)
+            raise AlreadyForgotten(f"this phrase is already forgotten; {done}", done != _NOTHING)
         touched = {*plan.writes, *plan.removes, DELETIONS_REL, *_GENERATED, *interrupted}
         with _put_back_when_disk_refuses(store, touched):
             paths = _apply(store, plan)
@@ -225,6 +234,35 @@ def forget(
         derived=derived,
         verify=proof,
     )
+
+
+_NOTHING = "nothing to do"
+
+
+def _finish_earlier(store: Store, deletions: Deletions) -> str:
+    """An earlier forget of this target committed, but what it does after its commit
+    (Dream's worktrees and kept branches, run logs, caches, the check) may have been
+    stopped by a full disk or a kill: that is done again here, and checked. What to say
+    after "already forgotten"; a trace still found is an error naming where."""
+    derived = clean_derived(store, deletions, set())
+    proof = verify_forgotten(store, history=False)
+    if not proof.ok:
+        raise MemoryFSError(
+            "already forgotten, but forgotten content remains: "
+            + "; ".join(r.line() for r in proof.remains)
+        )
+    finished = [
+        f"{len(found)} {what}"
+        for found, what in (
+            (derived.worktrees, "Dream worktrees removed"),
+            (derived.branches, "kept Dream branches deleted"),
+            (derived.run_logs, "run logs scrubbed"),
+        )
+        if found
+    ]
+    if finished:
+        return "finished what the earlier forget left: " + ", ".join(finished)
+    return _NOTHING
 
 
 @contextlib.contextmanager

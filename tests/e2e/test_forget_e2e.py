@@ -178,3 +178,25 @@ def test_a_purge_that_cannot_finish_refuses_before_the_forget(
     out = CliRunner().invoke(app, [*args, "--store", str(store.root)])
     assert out.exit_code == 1 and "worktrees outside .dream" in out.stderr
     assert store.head() == head  # nothing committed: the same command works once it is gone
+
+
+def test_a_forget_stopped_after_its_commit_is_finished_by_running_it_again(
+    dreamed: Path, tmp_path: Path
+) -> None:
+    store = _copy(dreamed, tmp_path / "store")
+    args = ["forget", "--session", SESSION, "--reason", "asked to", "--store", str(store.root)]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    # as if the forget had been stopped after its commit, before it removed Dream's
+    # parked worktree (a checkout of the tree before the forget)
+    spare = store.root / ".dream" / "worktrees" / ".spare"
+    shutil.copytree(dreamed / ".dream" / "worktrees" / ".spare", spare, symlinks=True)
+    left = verify_forgotten(store, history=False)
+    assert not left.ok
+    again = CliRunner().invoke(app, args)
+    assert again.exit_code == 0, again.stderr
+    assert "already forgotten; finished what the earlier forget left: " in again.stderr
+    assert "Dream worktrees removed" in again.stderr and not spare.exists()
+    assert verify_forgotten(store, history=False).ok
+    # and once finished, running it again has nothing to do (an error, as it always was)
+    third = CliRunner().invoke(app, args)
+    assert third.exit_code == 1 and "already forgotten; nothing to do" in third.stderr
