@@ -48,15 +48,12 @@ def _quantile(values: list[float], q: float) -> float:
 
 
 def _with_embed(root: Path, model: Path) -> None:
-    from memoryfs.store.atomic import atomic_write_text
-    from memoryfs.store.config import EmbedSettings, render_config
+    from memoryfs.store.config import EmbedSettings
     from memoryfs.store.store import Store
 
     store = Store.open(root)
     embed = EmbedSettings(backend="local", model=str(model))
-    config = dataclasses.replace(store.config, embed=embed)
-    atomic_write_text(root / "memory.toml", render_config(config))
-    store.commit("bench: [embed]")
+    store.configure(dataclasses.replace(store.config, embed=embed), "bench: [embed]")
 
 
 def _store(args: argparse.Namespace, work: Path) -> Path:

@@ -58,8 +58,7 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     import dream
-    from memoryfs.store.atomic import atomic_write_text
-    from memoryfs.store.config import EmbedSettings, render_config
+    from memoryfs.store.config import EmbedSettings
     from memoryfs.store.store import Store, init_store
 
     questions = [json.loads(line) for line in (CHATLOGS / "questions.jsonl").open()]
@@ -72,9 +71,7 @@ def main() -> None:
         modes = ["lexical"]
         if args.model:
             embed = EmbedSettings(backend="local", model=str(args.model.resolve()))
-            config = dataclasses.replace(store.config, embed=embed)
-            atomic_write_text(store.root / "memory.toml", render_config(config))
-            store.commit("bench: [embed]")
+            store.configure(dataclasses.replace(store.config, embed=embed), "bench: [embed]")
             modes.append("hybrid")
         store = Store.open(store.root)
         turns = {}

@@ -28,8 +28,7 @@ from pathlib import Path
 from dream.errors import DreamError, SkillNotApproved
 from dream.packaged import skill_file
 from memoryfs.receipts.records import format_utc
-from memoryfs.store.atomic import atomic_write_text
-from memoryfs.store.config import load_config, render_config
+from memoryfs.store.config import load_config
 from memoryfs.store.hashing import content_hash
 from memoryfs.store.store import CONFIG_NAME, Store
 
@@ -183,8 +182,9 @@ def approve(store: Store, skill_path: Path | None = None, by: str = "") -> Appro
         dream_cfg = dataclasses.replace(
             cfg.dream, approved_skill=digest, approved_by=by, approved_at=at
         )
-        atomic_write_text(cfg_path, render_config(dataclasses.replace(cfg, dream=dream_cfg)))
-        commit = store.commit(f"dream: approve skill {digest} (by {by})", [CONFIG_NAME])
+        commit = store.configure(
+            dataclasses.replace(cfg, dream=dream_cfg), f"dream: approve skill {digest} (by {by})"
+        )
     return Approval(digest, by, at, commit)
 
 

@@ -47,7 +47,7 @@ from dream.evaluation.scoring import (
 )
 from memoryfs.ingest.locomo import Conversation, load_locomo
 from memoryfs.store.atomic import atomic_write_text
-from memoryfs.store.config import EmbedSettings, render_config
+from memoryfs.store.config import EmbedSettings
 from memoryfs.store.store import Store, init_store
 from memoryfs.store.tokens import count_tokens, truncate_to_tokens
 
@@ -405,9 +405,7 @@ def _run_in(
 ) -> tuple[ConversationRun, list[QuestionResult]]:
     store = init_store(root, SCOPE["user"], SCOPE["assistant"])
     if embed is not None and embed.on:
-        config = dataclasses.replace(store.config, embed=embed)
-        atomic_write_text(store.root / "memory.toml", render_config(config))
-        store.commit("eval: the embedder of hybrid recall")
+        store.configure(dataclasses.replace(store.config, embed=embed), "eval: hybrid's embedder")
         store = Store.open(store.root)
     return evaluate_conversation(
         conv,

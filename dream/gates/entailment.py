@@ -1,6 +1,6 @@
 """The deterministic floor of entailment: does a cited turn say what a claim says?
 
-Names, numbers and dates are checked by ``dream.gates.verification.check_claim``; this
+Names, numbers and dates are checked by ``dream.gates.support.check_claim``; this
 module checks the rest of the meaning, without a model, in two rules:
 
 - **coverage** (DV105): the claim's content words (not stop words, not the words a

@@ -6,7 +6,7 @@ recall serve a page's head (``memoryfs.index.units``): a reader takes them for f
 any claim line, so the semantic gate holds them to the claim rule, with the page's
 current (not superseded) claims as their evidence (all of them on a page that is
 history as a whole, ``status: superseded``). "Supported" is
-``dream.gates.verification.check_claim`` against a ``Support`` made of those claims'
+``dream.gates.support.check_claim`` against a ``Support`` made of those claims'
 texts: their names, numbers and dates (written in the claims, or the day of the dated
 section holding them), so whatever that check learns to ask of a claim, a summary is
 asked too. A subject page's subject (title, aliases) may be named by its summary, as by
@@ -37,7 +37,7 @@ from pathlib import Path
 from dream.gates import Problem, base_page
 from dream.gates.claimtext import claim_dates, plain
 from dream.gates.entailment import TurnView, evidence
-from dream.gates.verification import Support, check_claim, support_for
+from dream.gates.support import Support, check_claim, support_for
 from dream.wiki.subjects import FOLDERS
 from memoryfs.errors import PageError
 from memoryfs.pages.claims import Claim, extract_claims

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from dream.gates.verification import check_claim, support_for
+from dream.gates.support import check_claim, support_for
 from dream.landing.staging import git_proc
 from memoryfs.errors import MemoryFSError, PageError
 from memoryfs.pages.claims import extract_claims

@@ -9,7 +9,7 @@ returns (``Summarized``) for the later phases; a deadline stops it cleanly betwe
 leaving the rest pending.
 
 Every key point and fact is checked here with the verification gate's own test
-(``dream.gates.verification.check_claim``) against the turns it cites; one that would fail
+(``dream.gates.support.check_claim``) against the turns it cites; one that would fail
 is dropped and reported (``ConsolidationReport.rejected``), so one bad extraction never
 costs the whole run. The gate stays strict as the last line of defence.
 """
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from dream.engines.base import EngineContext
 from dream.engines.embedded.extract import speaker_names
 from dream.errors import DreamError
-from dream.gates.verification import Support, check_claim, support_for
+from dream.gates.support import Support, check_claim, support_for
 from dream.phases.spilled_facts import SpilledFacts
 from dream.phases.workset import Workset
 from dream.records import Evidence, Fact, KeyPoint, SummaryDraft

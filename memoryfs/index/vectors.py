@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memoryfs.errors import MemoryFSError
+from memoryfs.index.fts import immediate
 
 if TYPE_CHECKING:
     import numpy as np
@@ -147,7 +148,7 @@ class VectorCache:
         if fingerprint == self.embedder.fingerprint and self._meta("files") == signature:
             return RefreshCount(units=-1, embedded=0)
         if fingerprint != self.embedder.fingerprint:
-            with _immediate(db):
+            with immediate(db):
                 db.execute("DELETE FROM vec")
                 db.execute("DELETE FROM unit")
                 db.execute("DELETE FROM meta")
@@ -172,7 +173,7 @@ class VectorCache:
                     f"the embedder's vectors are {rows.shape[1]} wide, the cache's {width}"
                 )
             width = int(rows.shape[1])
-            with _immediate(db):
+            with immediate(db):
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('width', ?)", (str(width),))
                 db.executemany(
                     "INSERT OR IGNORE INTO vec VALUES (?, ?)",
@@ -185,7 +186,7 @@ class VectorCache:
         for uid, layer, key, _ in keyed:
             units_key.update(f"{uid}\0{layer}\0".encode() + key)
         if self._meta("units") != units_key.hexdigest():
-            with _immediate(db):
+            with immediate(db):
                 db.execute("DELETE FROM unit")
                 db.executemany(
                     "INSERT INTO unit VALUES (?, ?, ?)", [(u, lay, k) for u, lay, k, _ in keyed]
@@ -194,7 +195,7 @@ class VectorCache:
                 db.execute(
                     "INSERT OR REPLACE INTO meta VALUES ('units', ?)", (units_key.hexdigest(),)
                 )
-        with _immediate(db):
+        with immediate(db):
             db.execute("INSERT OR REPLACE INTO meta VALUES ('files', ?)", (signature,))
         return RefreshCount(units=len(keyed), embedded=len(missing))
 
@@ -221,16 +222,3 @@ class VectorCache:
                 rows=matrix,
             )
         return _matrices[key]
-
-
-class _immediate:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on an error)."""
-
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
-
-    def __enter__(self) -> None:
-        self.db.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, kind: object, *_: object) -> None:
-        self.db.execute("ROLLBACK" if kind is not None else "COMMIT")

@@ -187,6 +187,13 @@ class Store(StoreAPI):
         except ValueError:
             return ""
 
+    def configure(self, config: StoreConfig, message: str) -> str:
+        """Write ``config`` as ``memory.toml`` and commit it alone (the commit's sha). The
+        caller holds the write lock when others may write; ``Store.open`` sees the new
+        configuration."""
+        atomic_write_text(self.root / CONFIG_NAME, render_config(config))
+        return self.commit(message, [CONFIG_NAME])
+
     def commit(self, message: str, paths: list[str] | None = None) -> str:
         """Stage ``paths`` (relative to the root; all changes when None) and commit.
 

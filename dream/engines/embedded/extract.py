@@ -35,7 +35,7 @@ from dream.engines.embedded.standalone import points_back, restates_name, stated
 from dream.engines.embedded.todos import as_request
 from dream.gates.claimtext import plain
 from dream.gates.entailment import uncovered
-from dream.gates.verification import Support, check_claim, support_for
+from dream.gates.support import Support, check_claim, support_for
 from dream.language.analysis import (
     Analysis,
     Sentence,

@@ -12,7 +12,7 @@ Nothing the model says is trusted:
   parse error quoted back; then the session is skipped and stays pending;
 - every claim (key point, outcome, open thread, fact, the title and fact subjects) is
   checked against the turn it cites with the semantic gate's own rules
-  (``dream.gates.verification.check_claim``): a turn that does not exist, or a name,
+  (``dream.gates.support.check_claim``): a turn that does not exist, or a name,
   number or date the turn does not hold, drops the claim before anything is staged, and
   the run report lists it (``rejected``). A session left with no supported key point
   stays pending. Whatever still reaches the gates and fails them fails the run, as for
@@ -46,7 +46,7 @@ from dream.engines.llm.schema import (
     retry_message,
 )
 from dream.errors import DreamError
-from dream.gates.verification import check_claim, support_for
+from dream.gates.support import check_claim, support_for
 from dream.records import (
     ConsolidationReport,
     Evidence,

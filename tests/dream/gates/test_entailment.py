@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dream.gates.entailment import key
-from dream.gates.verification import Support, check_claim, support_for
+from dream.gates.support import Support, check_claim, support_for
 from memoryfs.pages.transcript import Transcript, Turn
 
 

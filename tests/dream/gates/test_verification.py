@@ -10,14 +10,8 @@ from gate_fixtures import JOB, JOB_TURNS, PATH, one_session_store, write_job_pag
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dream.gates.verification import (
-    Support,
-    check_claim,
-    claim_dates,
-    slot_of,
-    support_for,
-    verify_stage,
-)
+from dream.gates.support import Support, check_claim, support_for
+from dream.gates.verification import claim_dates, slot_of, verify_stage
 from dream.landing.staging import Change
 from memoryfs.pages.transcript import Transcript, Turn
 from memoryfs.store.store import Store

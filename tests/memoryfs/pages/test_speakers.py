@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.memoryfs_app import app
-from dream.gates.verification import check_claim, support_for
+from dream.gates.support import check_claim, support_for
 from memoryfs.errors import MemoryFSError
 from memoryfs.pages.speakers import Roster, display_name
 from memoryfs.pages.transcript import Transcript, Turn
