@@ -10,8 +10,9 @@ start with it (any case: ``2026-02`` is every February heading), each with its
 subheadings. ``max_tokens`` cuts at a line, never inside one, and says in the text
 where the rest starts (an HTML comment, unseen where Markdown is rendered, plain to an
 agent). When a page is cut, by either, its long ``sources`` list is replaced by the
-sources the shown lines cite, as reference lines under them, so every ``[cite:N]`` in
-what is shown still says which turn it came from.
+sources the shown lines cite, as reference lines under them (``[cite:3]:
+2026-03-02-moving#t4``, a name ``show`` takes), so every ``[cite:N]`` in what is shown still
+says which turn it came from.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import replace
 
 from memoryfs.errors import MemoryFSError
 from memoryfs.pages.links import CITE_RE, headings
-from memoryfs.pages.page import Page, parse_page, render_meta, split_frontmatter
+from memoryfs.pages.page import Page, Source, parse_page, render_meta, split_frontmatter
 from memoryfs.read.file_text import FileText, read_file
 from memoryfs.store.store import Store
 from memoryfs.store.tokens import count_tokens
@@ -29,6 +30,7 @@ from memoryfs.store.tokens import count_tokens
 __all__ = ["resolve_name", "show"]
 
 _SPACES = re.compile(r"\s+")
+_TRANSCRIPTS = "sessions/transcripts/"
 
 
 def resolve_name(store: Store, name: str) -> str:
@@ -124,9 +126,7 @@ class _View:
             header = ["---", *render_meta(meta).rstrip("\n").split("\n"), "---"]
         else:
             header = [t for n, t in numbered if n < page.body_line]
-        sources = {
-            s.id: f"[cite:{s.id}]: {s.ref}" + (f" ({s.at})" if s.at else "") for s in page.sources
-        }
+        sources = {s.id: _source_line(s) for s in page.sources}
         body = [(n, t) for n, t in numbered if n >= page.body_line]
         label = ""
         if section is not None:
@@ -178,6 +178,16 @@ class _View:
         return replace(
             got, text=text, start=start, end=end, section=self.label, cut=bool(left or dropped)
         )
+
+
+def _source_line(source: Source) -> str:
+    """``[cite:N]: <session id>#tN (date)``: a transcript turn by the name ``show`` takes,
+    without the path (six tokens a source) and without a date its id begins with."""
+    ref = source.ref
+    if ref.startswith(_TRANSCRIPTS) and ".md#" in ref:
+        ref = ref.removeprefix(_TRANSCRIPTS).replace(".md#", "#", 1)
+    dated = source.at and not ref.startswith(source.at)
+    return f"[cite:{source.id}]: {ref}" + (f" ({source.at})" if dated else "")
 
 
 def _page(got: FileText) -> Page | None:

@@ -101,10 +101,10 @@ def test_a_section_keeps_its_lines_and_the_sources_they_cite(shared: Store) -> N
     assert lines[0] == "## Facts" and got.section == "Facts"
     assert "## History" not in got.text and "marathon" not in got.text
     assert not got.text.startswith("---")  # no frontmatter: the part asked for
-    # each cited source once, under the lines, as the page's sources list has it
+    # each cited source once, under the lines, by a name show takes
     assert lines[-2:] == [
-        f"[cite:1]: sessions/transcripts/{S2}.md#t1 (2023-05-25)",
-        f"[cite:2]: sessions/transcripts/{S2}.md#t3 (2023-05-25)",
+        f"[cite:1]: {S2}#t1",  # a name show takes; the session id holds its date
+        f"[cite:2]: {S2}#t3",
     ]
     file_lines = (shared.memory / PAGE).read_text().splitlines()
     assert (
@@ -112,10 +112,23 @@ def test_a_section_keeps_its_lines_and_the_sources_they_cite(shared: Store) -> N
         and "[[community-studio]]" in file_lines[got.end - 1]
     )
     history = show(shared, "melanie", section="History")
-    assert (
-        history.text.splitlines()[-1] == f"[cite:1]: sessions/transcripts/{S2}.md#t1 (2023-05-25)"
-    )
+    assert history.text.splitlines()[-1] == f"[cite:1]: {S2}#t1"
     assert "[cite:2]" not in history.text
+    # the name under the lines is the turn the page's source names
+    listed = show(shared, lines[-1].split(": ", 1)[1])
+    assert (listed.path, listed.turn) == (f"sessions/transcripts/{S2}.md", "t3")
+
+
+def test_a_source_keeps_its_date_unless_its_session_id_begins_with_it() -> None:
+    from memoryfs.pages.page import Source
+    from memoryfs.read.show import _source_line
+
+    dated = Source(4, "sessions/transcripts/lisbon-trip.md#t2", at="2026-01-19")
+    assert _source_line(dated) == "[cite:4]: lisbon-trip#t2 (2026-01-19)"
+    named = Source(5, f"sessions/transcripts/{S1}.md#t3", at="2023-05-08")
+    assert _source_line(named) == f"[cite:5]: {S1}#t3"
+    other = Source(6, "notes/x/y.md", at="2023-05-08")  # not a turn: the ref as written
+    assert _source_line(other) == "[cite:6]: notes/x/y.md (2023-05-08)"
 
 
 def test_a_section_by_its_start_takes_every_heading_that_starts_so(shared: Store) -> None:
