@@ -1,0 +1,70 @@
+"""Dream on a remote store: fetch, consolidate, push as a compare-and-swap on the remote's main.
+
+``run_remote`` pulls (``memoryfs.remote.pull``: the local main becomes the remote's,
+with anything made here and not pushed replayed on top), runs Dream as on any store,
+and publishes. The push is never forced, so the remote takes the run's commit only
+as a fast forward of the main the run started from. When another writer pushed
+first, the publish's pull drops the run's commit (it is derived from the files, and a
+commit rebased without its gates would land unchecked) and pushes what else was made
+here; the run is then made again from the new base, ``attempts`` times at most. A
+run that commits nothing (nothing pending, no change, a gate rejection, a dry run, a
+review) pushes only what else was waiting. An unreachable remote stops the run
+before it starts (``RemoteError``), and every attempt losing its race is one too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dream.engines.base import Engine
+from dream.runner import Progress, RunOptions, RunResult, run_dream
+from memoryfs.errors import RemoteError
+from memoryfs.remote import publish, pull
+from memoryfs.remote.sync import is_ancestor, remote_tip
+from memoryfs.store.store import Store
+
+__all__ = ["ATTEMPTS", "RemoteRun", "run_remote"]
+
+ATTEMPTS = 3  # runs made before a store whose remote keeps moving is given up for now
+
+
+@dataclass(frozen=True)
+class RemoteRun:
+    result: RunResult  # the last run's result; "gate-failed" is an answer, not worth a retry
+    pushed: str  # the commit this run put on the remote's main ("" when none)
+    tries: int  # runs made (a lost push race runs again from the new base)
+    url: str
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            **self.result.to_json(),
+            "remote": self.url,
+            "pushed": self.pushed,
+            "tries": self.tries,
+        }
+
+
+def run_remote(
+    store: Store,
+    engine: Engine,
+    options: RunOptions | None = None,
+    *,
+    attempts: int = ATTEMPTS,
+    progress: Progress | None = None,
+) -> RemoteRun:
+    """One Dream run on a store with a remote; see the module docstring."""
+    options = options or RunOptions()
+    for tries in range(1, attempts + 1):
+        pulled = pull(store)
+        result = run_dream(store, engine, options, progress=progress)
+        pushed = publish(store)
+        if result.status != "committed":
+            return RemoteRun(result, pushed, tries, pulled.url)
+        tip = remote_tip(store)
+        if tip and is_ancestor(store, result.commit, tip):
+            return RemoteRun(result, pushed or tip, tries, pulled.url)
+        # the publish found the remote moved and left the run's commit out: run again
+    raise RemoteError(
+        f"{pulled.url}: the remote's main moved under each of {attempts} runs; "
+        "nothing of them was pushed (the next run starts from the new main)"
+    )
