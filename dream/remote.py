@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from dream.engines.base import Engine
 from dream.runner import Progress, RunOptions, RunResult, run_dream
 from memoryfs.errors import RemoteError
-from memoryfs.remote import publish, pull
+from memoryfs.remote import publish, pull, remote_url
 from memoryfs.remote.sync import is_ancestor, remote_tip
 from memoryfs.store.store import Store
 
-__all__ = ["ATTEMPTS", "RemoteRun", "run_remote"]
+__all__ = ["ATTEMPTS", "RemoteRun", "run_remote", "run_store"]
 
 ATTEMPTS = 3  # runs made before a store whose remote keeps moving is given up for now
 
@@ -57,7 +57,15 @@ def run_remote(
     for tries in range(1, attempts + 1):
         pulled = pull(store)
         result = run_dream(store, engine, options, progress=progress)
-        pushed = publish(store)
+        try:
+            pushed = publish(store)
+        except RemoteError as exc:
+            if result.status != "committed":
+                raise
+            raise RemoteError(
+                f"committed {result.commit[:10]} here but not pushed: {exc} "
+                "(the next run or 'memoryfs sync' pushes it)"
+            ) from None
         if result.status != "committed":
             return RemoteRun(result, pushed, tries, pulled.url)
         tip = remote_tip(store)
@@ -68,3 +76,15 @@ def run_remote(
         f"{pulled.url}: the remote's main moved under each of {attempts} runs; "
         "nothing of them was pushed (the next run starts from the new main)"
     )
+
+
+def run_store(
+    store: Store,
+    engine: Engine,
+    options: RunOptions | None = None,
+    progress: Progress | None = None,
+) -> RunResult:
+    """A run on any store: ``run_remote``'s when it has a remote, else ``run_dream``'s."""
+    if remote_url(store) is not None:
+        return run_remote(store, engine, options, progress=progress).result
+    return run_dream(store, engine, options, progress=progress)

@@ -115,3 +115,26 @@ def test_an_unreachable_remote_stops_the_run_before_it_starts(
         run_remote(a, load_engine("embedded"), OPTIONS)
     assert a.head() == head
     assert not (a.dream_dir / "runs").exists() or not list((a.dream_dir / "runs").iterdir())
+
+
+def test_a_push_that_fails_after_the_run_says_the_commit_is_here(
+    tmp_path: Path, url: str, server: GitServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = clone_store(url, tmp_path / "a")
+    a.ingest(MOVING, session_id="2026-03-02-moving")
+    real_publish = dream.remote.publish
+
+    def publish_offline(store: Store) -> str:
+        server.pause()  # the server goes away between the run and its push
+        return real_publish(store)
+
+    monkeypatch.setattr(dream.remote, "publish", publish_offline)
+    with pytest.raises(RemoteError, match=r"committed \w+ here but not pushed: cannot reach"):
+        run_remote(a, load_engine("embedded"), OPTIONS)
+    assert _dream_commits(server) == []
+    server.resume()
+    monkeypatch.setattr(dream.remote, "publish", real_publish)
+    again = run_remote(a, load_engine("embedded"), OPTIONS)  # nothing pending; pushes the run
+    assert again.result.status == "nothing-pending"
+    assert again.pushed == server.head("dana") == a.head()
+    assert len(_dream_commits(server)) == 1

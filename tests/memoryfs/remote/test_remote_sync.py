@@ -13,7 +13,7 @@ import pytest
 from git_server import GitServer, git
 
 import memoryfs
-from memoryfs.errors import RemoteError
+from memoryfs.errors import MemoryFSError, RemoteError
 from memoryfs.forget.purge import purge_history
 from memoryfs.forget.remove import forget
 from memoryfs.forget.verify import verify_forgotten
@@ -196,3 +196,20 @@ def test_a_purge_whose_remote_moved_is_refused_and_kept_for_later(
     assert purge_pending(a) == lease
     with pytest.raises(RemoteError, match="moved since the purge began"):
         pull(a)  # every later pull tries the forced push first, and refuses the same way
+
+
+def test_remote_in_memory_toml_pushes_to_an_empty_server(tmp_path: Path, server: GitServer) -> None:
+    from dataclasses import replace
+
+    store = memoryfs.init_store(tmp_path / "local", "dana", "atlas", "Dana")
+    empty = server.bare("empty")
+    with pytest.raises(MemoryFSError, match="has no remote"):
+        pull(store)
+    store.configure(replace(store.config, remote=empty), "config: push to the server")
+    store = Store.open(store.root)
+    assert remote_url(store) == empty
+    result = store.ingest(MOVING, session_id="2026-03-02-moving")
+    assert server.head("empty") == result.commit == store.head()
+    clone = clone_store(empty, tmp_path / "clone")
+    assert clone.config.remote == empty
+    assert (clone.memory / "sessions/transcripts/2026-03-02-moving.md").is_file()
