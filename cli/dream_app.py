@@ -222,9 +222,9 @@ def apply_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Land a kept run on main, after the same gates as 'dream run'."""
-    from dream.landing.kept_runs import apply_run
+    from dream.remote import apply_store
 
-    _emit_result(apply_run(open_store(store_dir), run_id, full_validation=full_validation), as_json)
+    _emit_result(apply_store(open_store(store_dir), run_id, full_validation), as_json)
 
 
 @app.command("discard")

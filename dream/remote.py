@@ -23,7 +23,7 @@ from memoryfs.remote import publish, pull, remote_url
 from memoryfs.remote.sync import is_ancestor, remote_tip
 from memoryfs.store.store import Store
 
-__all__ = ["ATTEMPTS", "RemoteRun", "run_remote", "run_store"]
+__all__ = ["ATTEMPTS", "RemoteRun", "apply_store", "run_remote", "run_store"]
 
 ATTEMPTS = 3  # runs made before a store whose remote keeps moving is given up for now
 
@@ -88,3 +88,28 @@ def run_store(
     if remote_url(store) is not None:
         return run_remote(store, engine, options, progress=progress).result
     return run_dream(store, engine, options, progress=progress)
+
+
+def apply_store(store: Store, run_id: str, full_validation: bool = False) -> RunResult:
+    """``dream apply`` on any store. With a remote: pull, land the kept run through its
+    gates, push; a remote that moved in between leaves the applied commit out (a Dream
+    commit is never replayed unchecked), which is an error that says to run again."""
+    from dream.landing.kept_runs import apply_run
+
+    if remote_url(store) is None:
+        return apply_run(store, run_id, full_validation=full_validation)
+    pulled = pull(store)
+    result = apply_run(store, run_id, full_validation=full_validation)
+    if result.status != "committed":
+        return result
+    try:
+        publish(store)
+    except RemoteError as exc:
+        raise RemoteError(f"applied {result.commit[:10]} here but not pushed: {exc}") from None
+    tip = remote_tip(store)
+    if not (tip and is_ancestor(store, result.commit, tip)):
+        raise RemoteError(
+            f"{pulled.url}: the remote's main moved while run {run_id} was applied, so it was "
+            "left out; run 'dream run' (or --review again) on the new main"
+        )
+    return result

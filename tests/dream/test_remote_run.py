@@ -138,3 +138,24 @@ def test_a_push_that_fails_after_the_run_says_the_commit_is_here(
     assert again.result.status == "nothing-pending"
     assert again.pushed == server.head("dana") == a.head()
     assert len(_dream_commits(server)) == 1
+
+
+def test_a_reviewed_run_applied_on_a_clone_lands_on_the_remote(
+    tmp_path: Path, url: str, server: GitServer
+) -> None:
+    from dataclasses import replace
+
+    from dream.remote import apply_store
+
+    a = clone_store(url, tmp_path / "a")
+    b = clone_store(url, tmp_path / "b")
+    a.ingest(MOVING, session_id="2026-03-02-moving")
+    review = run_remote(a, load_engine("embedded"), replace(OPTIONS, review=True))
+    assert review.result.status == "review" and review.pushed == ""
+    assert _dream_commits(server) == []
+    theirs = b.ingest(CELLO, session_id="2026-03-03-ines").commit  # the remote moves meanwhile
+    applied = apply_store(a, review.result.run_id)
+    assert applied.status == "committed"
+    assert server.head("dana") == applied.commit == a.head()
+    assert git(server.path("dana"), "merge-base", "--is-ancestor", theirs, "main") == ""
+    _fresh_clone_is_valid(tmp_path, url, "fresh")
