@@ -133,6 +133,12 @@ def pull(store: Store) -> Pulled:
 
 
 def _pull_locked(store: Store, url: str) -> Pulled:
+    branch = local_git(store, "symbolic-ref", "--quiet", "HEAD", check=False)
+    if branch != "refs/heads/main":
+        raise MemoryFSError(
+            f"{store.root} has {branch.removeprefix('refs/heads/') or 'a detached HEAD'} "
+            "checked out; a remote store keeps main in step (git switch main)"
+        )
     seen = remote_tip(store)
     tip = fetch_main(store.root, url)
     local = store.head()
@@ -318,8 +324,14 @@ def _replay(
 
 
 def _scratch_root(store: Store) -> Path:
+    """Where replays happen; one a killed process left is removed first (the caller holds
+    the write lock, so no replay is running)."""
     folder = store.cache_dir / "replay"
     folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.iterdir():
+        local_git(store, "worktree", "remove", "--force", str(stale), check=False)
+        shutil.rmtree(stale, ignore_errors=True)
+    local_git(store, "worktree", "prune", check=False)
     return folder
 
 

@@ -213,3 +213,11 @@ def test_remote_in_memory_toml_pushes_to_an_empty_server(tmp_path: Path, server:
     clone = clone_store(empty, tmp_path / "clone")
     assert clone.config.remote == empty
     assert (clone.memory / "sessions/transcripts/2026-03-02-moving.md").is_file()
+
+
+def test_pull_refuses_a_store_with_another_branch_checked_out(tmp_path: Path, url: str) -> None:
+    a = clone_store(url, tmp_path / "a")
+    git(a.root, "switch", "-q", "-c", "draft")
+    with pytest.raises(MemoryFSError, match="has draft checked out"):
+        pull(a)
+    assert git(a.root, "rev-parse", "draft") == git(a.root, "rev-parse", "main")
