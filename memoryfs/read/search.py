@@ -158,10 +158,16 @@ class SearchIndex:
             return cls._in_memory(store)
         try:
             conn, rebuilt = connect(path)
+        except sqlite3.OperationalError as exc:
+            # locked, busy, out of space: the file is sound and may be another process's
+            # index in use, so it is never deleted for this
+            if _read_only(exc):
+                return cls._in_memory(store)
+            raise MemoryFSError(f"cannot open the search index at {path}: {exc}") from None
         except sqlite3.DatabaseError as exc:
             if _read_only(exc):
                 return cls._in_memory(store)
-            # A cache that cannot be read is thrown away and rebuilt.
+            # A cache that cannot be read (not a database, malformed) is thrown away and rebuilt.
             for suffix in ("", "-wal", "-shm"):
                 with contextlib.suppress(OSError):
                     Path(f"{path}{suffix}").unlink(missing_ok=True)
