@@ -80,6 +80,15 @@ def mcp_cmd(
         bool,
         typer.Option("--allow-write", help="Let clients add sessions (the add_session tool)."),
     ] = False,
+    pull_every: Annotated[
+        float,
+        typer.Option(
+            "--pull-every",
+            min=0,
+            metavar="SECONDS",
+            help="A store with a remote: pull before a read at most this often (0: never).",
+        ),
+    ] = 60.0,
 ) -> None:
     """Serve the store to MCP clients (tools: recall, search, read, index, record_use,
     add_session) over stdio, or streamable HTTP with --http."""
@@ -103,7 +112,7 @@ def mcp_cmd(
             raise
         raise fail(MISSING_EXTRA, 2) from None
     store = open_store(store_dir)
-    server = build_server(store, allow_write=allow_write)
+    server = build_server(store, allow_write=allow_write, pull_every=pull_every)
     if http is None:
         server.run("stdio")
         return

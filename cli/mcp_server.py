@@ -21,6 +21,7 @@ error. Importing this module imports the ``mcp`` SDK: only ``memoryfs mcp`` does
 
 # no ``from __future__ import annotations``: the SDK reads each tool's annotations at
 # registration, where they name values of ``build_server`` (the store's budgets)
+import sys
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
@@ -34,6 +35,7 @@ from pydantic import Field, ValidationError
 from memoryfs import __version__
 from memoryfs.api import MAX_HITS
 from memoryfs.errors import MemoryFSError
+from memoryfs.remote import pull_if_stale
 from memoryfs.store.store import LAYERS, Store
 
 __all__ = ["build_server", "WRITE_OFF"]
@@ -79,8 +81,12 @@ def _refused(exc: Exception) -> ToolError:
     return ToolError(str(exc))
 
 
-def build_server(store: Store, allow_write: bool = False) -> MCPServer[Any]:
-    """An ``MCPServer`` serving ``store``; ``add_session`` refuses unless ``allow_write``."""
+def build_server(
+    store: Store, allow_write: bool = False, pull_every: float = 0.0
+) -> MCPServer[Any]:
+    """An ``MCPServer`` serving ``store``; ``add_session`` refuses unless ``allow_write``.
+    A store with a remote is pulled before a read at most every ``pull_every`` seconds
+    (0: never); a pull that cannot be made is logged and the read served as it is."""
     server = _MemoryServer(
         "memoryfs",
         version=__version__,
@@ -88,6 +94,11 @@ def build_server(store: Store, allow_write: bool = False) -> MCPServer[Any]:
         log_level="WARNING",
     )
     budgets = store.config.budgets
+
+    def fresh() -> None:
+        problem = pull_if_stale(store, pull_every)
+        if problem:
+            print(f"memoryfs mcp: serving the store as it is: {problem}", file=sys.stderr)
 
     @server.tool(annotations=_READS)
     def recall(
@@ -100,6 +111,7 @@ def build_server(store: Store, allow_write: bool = False) -> MCPServer[Any]:
         """The Memory Agent: a short synthesis of what memory knows about the question,
         one dated line per item with where it lives and the transcript turns it cites.
         The structured result is `memoryfs recall --json`'s: items, files, tokens."""
+        fresh()
         try:
             result = store.recall(question, budget_tokens)
         except (MemoryFSError, OSError) as exc:
@@ -123,6 +135,7 @@ def build_server(store: Store, allow_write: bool = False) -> MCPServer[Any]:
     ) -> CallToolResult:
         """Search over memory, best hits first: `path:line` (or `path#tN` for a
         transcript turn), layer, date and the matching text."""
+        fresh()
         try:
             hits = store.search(query, k=k, layer=layer, mode=mode)
         except (MemoryFSError, OSError) as exc:
@@ -155,6 +168,7 @@ def build_server(store: Store, allow_write: bool = False) -> MCPServer[Any]:
         """One file of memory (a page, note, session summary or transcript), whole, by
         lines, by section, or one transcript turn with `#tN`. Only files under memory/.
         A cut page lists only the sources its shown lines cite and says what it left out."""
+        fresh()
         try:
             got = store.show(path, section, max_tokens, None if lines is None else str(lines))
         except (MemoryFSError, OSError) as exc:
@@ -173,6 +187,7 @@ def build_server(store: Store, allow_write: bool = False) -> MCPServer[Any]:
         """The map of memory an agent starts with: every page with its one-line summary,
         recent sessions and note folders, cut to the budget (most useful first)."""
         budget = max_tokens or budgets.index_tokens
+        fresh()
         try:
             text = store.prompt_index(budget)
         except (MemoryFSError, OSError) as exc:
@@ -251,6 +266,7 @@ def build_server(store: Store, allow_write: bool = False) -> MCPServer[Any]:
         return _result(text, result.to_json())
 
     def resource_text(path: str) -> str:
+        fresh()
         try:
             return store.read(path).text
         except (MemoryFSError, OSError) as exc:

@@ -21,6 +21,9 @@ local ``main`` to it:
   one (reflogs, unreachable objects, Dream worktrees, caches), unless it has commits
   of its own the remote never had, which it refuses to guess about.
 
+``pull_if_stale`` is the readers' pull (the MCP server): at most once per interval, never
+waiting for a writer, never failing the read.
+
 ``publish`` pushes ``main``, never forced: a push the remote refuses because another
 writer pushed first is followed by a pull and another push, ``attempts`` times.
 ``publish_purged`` is the one forced push: the rewritten history of a purge, recorded
@@ -35,6 +38,7 @@ import contextlib
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +56,7 @@ __all__ = [
     "publish",
     "publish_purged",
     "pull",
+    "pull_if_stale",
     "purge_pending",
     "remote_tip",
     "remote_url",
@@ -123,10 +128,11 @@ def _require(store: Store) -> str:
     return url
 
 
-def pull(store: Store) -> Pulled:
-    """Fetch the remote's main and bring the local main to it (see the module docstring)."""
+def pull(store: Store, wait: float = 30.0) -> Pulled:
+    """Fetch the remote's main and bring the local main to it (see the module docstring);
+    ``wait``: seconds to wait for the store's write lock (``LockedError`` after)."""
     url = _require(store)
-    with store.lock("write"):
+    with store.lock("write", timeout=wait):
         if purge_pending(store):
             _push_purged(store, url)
         return _pull_locked(store, url)
@@ -160,6 +166,28 @@ def _pull_locked(store: Store, url: str) -> Pulled:
         return Pulled(url, tip, store.head(), "replayed", replayed, dropped)
     local_git(store, "update-ref", REMOTE_TIP, tip)
     return Pulled(url, tip, store.head(), how)
+
+
+_PULLED_AT: dict[Path, float] = {}  # this process's last pull of each store (monotonic)
+
+
+def pull_if_stale(store: Store, max_age: float) -> str:
+    """For a reader that lives long (the MCP server): pull when this process last pulled
+    the store more than ``max_age`` seconds ago. Never waits for a writer and never
+    fails the read: "" when fresh enough or pulled, else the one-line reason the pull
+    could not be made (the reader serves what the store has)."""
+    if max_age <= 0 or remote_url(store) is None:
+        return ""
+    now = time.monotonic()
+    last = _PULLED_AT.get(store.root)
+    if last is not None and now - last < max_age:
+        return ""
+    _PULLED_AT[store.root] = now  # an unreachable remote is tried again after max_age too
+    try:
+        pull(store, wait=0)
+    except MemoryFSError as exc:
+        return str(exc)
+    return ""
 
 
 def publish(store: Store, attempts: int = ATTEMPTS) -> str:

@@ -541,3 +541,36 @@ def test_addresses_and_which_are_loopback(
 def test_addresses_that_are_not_host_port(text: str) -> None:
     with pytest.raises(ValueError, match="HOST:PORT"):
         parse_address(text)
+
+
+def test_a_server_on_a_clone_serves_what_others_push(tmp_path: Path) -> None:
+    from git_server import GitServer
+
+    from memoryfs.remote import clone_store
+
+    server = GitServer(tmp_path / "srv")
+    try:
+        init_store(tmp_path / "origin", "dana", "atlas", "Dana")
+        url = server.bare("dana", from_store=tmp_path / "origin")
+        served = clone_store(url, tmp_path / "served")
+        writer = clone_store(url, tmp_path / "writer")
+
+        async def steps(s: ClientSession) -> None:
+            first = await s.call_tool("search", {"query": "kayak"})
+            assert text(first) == "no hits"
+            # another clone ingests and pushes while the server runs
+            writer.ingest(
+                [{"role": "user", "content": "I bought a red kayak.", "ts": "2026-03-02T09:00"}],
+                session_id="2026-03-02-kayak",
+            )
+            await anyio.sleep(0.3)  # past --pull-every
+            hits = data(await s.call_tool("search", {"query": "kayak"}))["hits"]
+            assert [h["path"] for h in hits] == ["sessions/transcripts/2026-03-02-kayak.md"]
+            server.pause()  # unreachable: the read is served from what the clone has
+            await anyio.sleep(0.3)
+            again = data(await s.call_tool("search", {"query": "kayak"}))["hits"]
+            assert len(again) == 1
+
+        over_stdio(served, steps, "--pull-every", "0.2")
+    finally:
+        server.close()
