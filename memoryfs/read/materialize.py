@@ -106,11 +106,12 @@ def fill_budget(
     queues: Sequence[tuple[str, Sequence[str]]],
     size: Callable[[str], int],
     budget_bytes: int,
+    max_misses: int = _MAX_MISSES,
 ) -> list[tuple[str, str]]:
     """(path, reason) of the pages that fill ``budget_bytes``: every page of ``first``
     that fits (reason ``preference``), then one at a time from each queue in turn
     (``(reason, paths best first)``); a page that does not fit is skipped and the next
-    one tried, until every queue is done or 200 pages did not fit."""
+    one tried, until every queue is done or ``max_misses`` pages did not fit."""
     chosen: list[tuple[str, str]] = []
     used = 0
     taken: set[str] = set()
@@ -131,7 +132,7 @@ def fill_budget(
     for path in first:
         take(path, "preference")
     cursors = [0] * len(queues)
-    while misses < _MAX_MISSES and any(
+    while misses < max_misses and any(
         c < len(q) for c, (_, q) in zip(cursors, queues, strict=True)
     ):
         for i, (reason, queue) in enumerate(queues):
