@@ -120,7 +120,7 @@ class _Clone:
 
     def fetch_commit(self, commit: str) -> None:
         """Fetch one commit and its trees (depth 1, no blobs) unless it is here."""
-        if self.local().get(commit, ("", 0))[0] != "commit":
+        if not _has(self, commit):
             self._fetch("--depth", "1", "origin", commit)
 
     def fetch_blobs(self, oids: Sequence[str]) -> None:
@@ -128,7 +128,7 @@ class _Clone:
         want = sorted(set(oids))
         if want:
             self._fetch(
-                "--no-write-fetch-head", "--recurse-submodules=no", "--filter=blob:none",
+                "--recurse-submodules=no", "--filter=blob:none",
                 "--stdin", "origin", stdin="".join(f"{oid}\n" for oid in want),
                 negotiate=False,
             )  # fmt: skip
@@ -186,7 +186,16 @@ class _Clone:
         extra = [] if negotiate else ["-c", "fetch.negotiationAlgorithm=noop"]
         self.fetches += 1
         proc = subprocess.run(
-            ["git", *extra, f"--git-dir={self.git_dir}", "fetch", "--quiet", "--no-tags", *args],
+            [
+                "git",
+                *extra,
+                f"--git-dir={self.git_dir}",
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                "--no-write-fetch-head",
+                *args,
+            ],
             input=stdin,
             capture_output=True,
             text=True,
@@ -236,7 +245,13 @@ def materialize_from(url: str, sandbox: Path, budget_bytes: int | None = None) -
         index_md = texts.get(tree.get("memory/INDEX.md", ""), b"").decode("utf-8", "replace")
         sessions_md = texts.get(tree.get("memory/sessions/index.md", ""), b"")
         first, queues = _queues(tree, index_md, sessions_md.decode("utf-8", "replace"))
-        plan = _plan(clone, tree, first, queues, budget)
+        previous = manifest_head(root).commit
+        hints = (
+            clone.tree(previous)
+            if previous and previous != commit and _has(clone, previous)
+            else {}
+        )
+        plan = _plan(clone, tree, first, queues, budget, hints)
         old = load_manifest(root)
         wanted = {path: "index" for path in maps}
         wanted.update({f"memory/{rel}": reason for rel, reason in plan})
@@ -342,6 +357,7 @@ def _plan(
     first: list[str],
     queues: list[tuple[str, list[str]]],
     budget: int,
+    before: dict[str, str],
 ) -> list[tuple[str, str]]:
     """The working set (path relative to memory/, reason): ``fill_budget`` over the real
     sizes of every page it weighs, whose blobs are fetched on the way.
@@ -350,8 +366,10 @@ def _plan(
     pages known), then fetches every page of unknown size that walk weighed, in one
     batch; a walk that weighed only known sizes is the answer. So the choice depends on
     the store alone, not on what earlier runs fetched, and a re-run of an unchanged
-    store fetches nothing. After ``_ROUNDS`` rounds pages still unknown count as not
-    fitting."""
+    store fetches nothing. A page changed since the sandbox's last commit (``before``:
+    that commit's tree) is first taken at its size then: a page grows or shrinks a
+    little, so the walk weighs what it weighed then. After ``_ROUNDS`` rounds pages
+    still unknown count as not fitting."""
     sizes = {oid: size for oid, (kind, size) in clone.local().items() if kind == "blob"}
     pages = {tree[f"memory/{p}"] for p in first} | {
         tree[f"memory/{p}"] for _, q in queues for p in q
@@ -372,7 +390,9 @@ def _plan(
             if got is not None:
                 return got
             weighed.append(oid)
-            return budget + 1 if last else guess
+            if last:
+                return budget + 1
+            return sizes.get(before.get(f"memory/{rel}", ""), guess)
 
         plan = fill_budget(first, queues, size, budget, _MAX_MISSES)
         if not weighed or round_ == _ROUNDS:
@@ -380,6 +400,10 @@ def _plan(
         clone.fetch_blobs(weighed)
         sizes.update({oid: size for oid, (kind, size) in clone.local().items() if kind == "blob"})
     raise AssertionError("unreachable")
+
+
+def _has(clone: _Clone, commit: str) -> bool:
+    return clone.local().get(commit, ("", 0))[0] == "commit"
 
 
 def _missing(clone: _Clone, oids: Sequence[str]) -> list[str]:
