@@ -19,9 +19,12 @@ the blobs it asked for). A run:
    field, which no map carries, so a remote choice has no such queue;
 4. fetches the chosen blobs in batches (protocol v2 wants by object id, as a partial
    clone fetches a missing blob). A blob's size is known only once it is fetched, so
-   each batch is what a walk with estimated sizes weighed (``_plan``), until a walk
-   weighs only real sizes: usually two or three batches. The choice stops after 20
-   pages that did not fit (a local one after 200: each one weighed here is fetched);
+   the choice is walked with estimated sizes (the mean of the known pages of the same
+   kind, after a probe of a few) and each batch is the pages of unknown size the walk
+   took, until a walk takes only real sizes (``_plan``): three to seven fetches in all
+   on a store of a few hundred sessions. A page whose estimate does not fit is passed
+   over without being fetched, and the choice stops after 20 such misses (a local one
+   after 200);
 5. writes the files through ``memoryfs.read.sandbox.sync``: the same manifest,
    receipts, crash safety, locks and refusals as a local materialize. The manifest
    records the URL and the commit.
@@ -73,6 +76,7 @@ _LOCK = ".materialized.lock"
 _REF = "refs/remotes/origin/main"
 _ROUNDS = 6  # blob batches that may weigh the working set's pages
 _MAX_MISSES = 20  # pages that did not fit before the choice stops (each one fetched)
+_PROBE = 3  # pages of a kind fetched to learn its sizes before a batch trusts their mean
 _ESTIMATE = 2000  # bytes a page is taken to have before any page was fetched
 _TIMEOUT = 600  # seconds one git command may take
 _LINKS_RE = re.compile(r"\((\d+) links?\)\s*$")
@@ -359,47 +363,68 @@ def _plan(
     budget: int,
     before: dict[str, str],
 ) -> list[tuple[str, str]]:
-    """The working set (path relative to memory/, reason): ``fill_budget`` over the real
-    sizes of every page it weighs, whose blobs are fetched on the way.
+    """The working set (path relative to memory/, reason): ``fill_budget`` over real
+    sizes for the pages it takes, fetched on the way.
 
-    Each round walks with the sizes known and an estimate for the others (the mean of the
-    pages known), then fetches every page of unknown size that walk weighed, in one
-    batch; a walk that weighed only known sizes is the answer. So the choice depends on
-    the store alone, not on what earlier runs fetched, and a re-run of an unchanged
-    store fetches nothing. A page changed since the sandbox's last commit (``before``:
-    that commit's tree) is first taken at its size then: a page grows or shrinks a
-    little, so the walk weighs what it weighed then. After ``_ROUNDS`` rounds pages
-    still unknown count as not fitting."""
+    Each round walks with the sizes known and an estimate for the others, then fetches,
+    in one batch, the pages of unknown size the walk took; a walk that took only known
+    sizes is the answer. The estimate is the mean size of the known pages of the same
+    kind (knowledge pages, notes and session summaries differ tenfold), so while fewer
+    than ``_PROBE`` pages of a kind the walk weighed are known, a round fetches only the
+    first few of that kind: a small probe instead of a batch chosen with a wrong mean.
+    A page whose estimate does not fit is passed over unfetched (a local choice would
+    weigh its real size): fetching every page the walk passes over would cost more than
+    the working set. A page changed since the sandbox's last commit (``before``: that
+    commit's tree) is first taken at its size then, so a re-run weighs what it weighed
+    then and fetches only the changed pages it takes; a re-run of an unchanged store
+    fetches nothing. After ``_ROUNDS`` rounds, pages still unknown count as not fitting.
+    """
     sizes = {oid: size for oid, (kind, size) in clone.local().items() if kind == "blob"}
-    pages = {tree[f"memory/{p}"] for p in first} | {
-        tree[f"memory/{p}"] for _, q in queues for p in q
-    }
+    kinds: dict[str, set[str]] = {}
+    for rel in [*first, *(p for _, q in queues for p in q)]:
+        kinds.setdefault(_kind(rel), set()).add(tree[f"memory/{rel}"])
     for round_ in range(_ROUNDS + 1):
-        known = [sizes[oid] for oid in pages if oid in sizes]
-        guess = sum(known) // len(known) if known else _ESTIMATE
-        weighed: list[str] = []  # blobs of unknown size the walk weighed
+        known = {k: [sizes[o] for o in oids if o in sizes] for k, oids in kinds.items()}
+        every = [n for got in known.values() for n in got]
+        default = sum(every) // len(every) if every else _ESTIMATE
+        guess = {k: sum(got) // len(got) if got else default for k, got in known.items()}
+        weighed: list[tuple[str, str]] = []  # (kind, blob) of unknown size the walk weighed
 
         def size(
             rel: str,
-            guess: int = guess,
+            guess: dict[str, int] = guess,
             last: bool = round_ == _ROUNDS,
-            weighed: list[str] = weighed,
+            weighed: list[tuple[str, str]] = weighed,
         ) -> int:
             oid = tree[f"memory/{rel}"]
             got = sizes.get(oid)
             if got is not None:
                 return got
-            weighed.append(oid)
+            weighed.append((_kind(rel), oid))
             if last:
                 return budget + 1
-            return sizes.get(before.get(f"memory/{rel}", ""), guess)
+            return sizes.get(before.get(f"memory/{rel}", ""), guess[_kind(rel)])
 
         plan = fill_budget(first, queues, size, budget, _MAX_MISSES)
         if not weighed or round_ == _ROUNDS:
             return plan
-        clone.fetch_blobs(weighed)
+        probes: list[str] = []
+        for kind in dict.fromkeys(k for k, _ in weighed):
+            room = _PROBE - len(known[kind])
+            if room > 0:
+                probes += list(dict.fromkeys(o for k, o in weighed if k == kind))[:room]
+        taken = {tree[f"memory/{rel}"] for rel, _ in plan}
+        batch = probes or [oid for _, oid in weighed if oid in taken]
+        if not batch:
+            return plan  # only pages whose estimate does not fit are unknown
+        clone.fetch_blobs(batch)
         sizes.update({oid: size for oid, (kind, size) in clone.local().items() if kind == "blob"})
     raise AssertionError("unreachable")
+
+
+def _kind(rel: str) -> str:
+    """A page's kind for size estimates: its top folder under memory/ (summaries apart)."""
+    return "summaries" if rel.startswith("sessions/") else rel.split("/", 1)[0]
 
 
 def _has(clone: _Clone, commit: str) -> bool:
