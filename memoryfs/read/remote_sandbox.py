@@ -47,6 +47,7 @@ import dataclasses
 import os
 import re
 import shutil
+import stat
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -60,6 +61,7 @@ from memoryfs.read.sandbox import (
     RECALL,
     MaterializeResult,
     Origin,
+    blob_hash,
     check_sandbox,
     load_manifest,
     locked,
@@ -242,10 +244,9 @@ def materialize_from(url: str, sandbox: Path, budget_bytes: int | None = None) -
         tree = clone.tree(commit)
         _check_store(tree, url)
         maps = [f"memory/{rel}" for rel in GENERATED if f"memory/{rel}" in tree]
-        clone.fetch_blobs(_missing(clone, [tree[p] for p in (CONFIG_NAME, *maps)]))
-        config = _config(clone, tree, url)
+        texts = _gather(clone, root, tree, [CONFIG_NAME, *maps])
+        config = _config(texts[tree[CONFIG_NAME]], url)
         budget = config.budgets.materialize_bytes if budget_bytes is None else budget_bytes
-        texts = clone.read([tree[p] for p in maps])
         index_md = texts.get(tree.get("memory/INDEX.md", ""), b"").decode("utf-8", "replace")
         sessions_md = texts.get(tree.get("memory/sessions/index.md", ""), b"")
         first, queues = _queues(tree, index_md, sessions_md.decode("utf-8", "replace"))
@@ -255,14 +256,16 @@ def materialize_from(url: str, sandbox: Path, budget_bytes: int | None = None) -
             if previous and previous != commit and _has(clone, previous)
             else {}
         )
-        plan = _plan(clone, tree, first, queues, budget, hints)
         old = load_manifest(root)
+        # the sandbox's copies: their sizes, without fetching their blobs again
+        copies = {e.blob: e.bytes for e in old.values() if e.blob}
+        plan = _plan(clone, tree, first, queues, budget, hints, copies)
         wanted = {path: "index" for path in maps}
         wanted.update({f"memory/{rel}": reason for rel, reason in plan})
         for path, entry in old.items():
             if entry.reason == RECALL:  # on-demand files stay until the store deletes them
                 wanted.setdefault(path, RECALL)
-        origin = _origin(clone, tree, commit, config, list(wanted))
+        origin = _origin(clone, root, tree, commit, config, list(wanted))
         result = sync(origin, root, wanted, old, budget, prune=True)
         return _with_fetches(result, clone, before)
 
@@ -281,13 +284,12 @@ def add_files(sandbox: Path, paths: Sequence[str], reason: str = RECALL) -> Mate
         clone.fetch_commit(head.commit)
         tree = clone.tree(head.commit)
         _check_store(tree, head.url)
-        clone.fetch_blobs(_missing(clone, [tree[CONFIG_NAME]]))
-        config = _config(clone, tree, head.url)
+        config = _config(_gather(clone, root, tree, [CONFIG_NAME])[tree[CONFIG_NAME]], head.url)
         wanted = {path: entry.reason for path, entry in old.items()}
         for rel in paths:
-            if f"memory/{rel}" in tree:
+            if f"memory/{rel}" in tree and rel.endswith(".md"):  # Markdown files only
                 wanted.setdefault(f"memory/{rel}", reason)
-        origin = _origin(clone, tree, head.commit, config, list(wanted))
+        origin = _origin(clone, root, tree, head.commit, config, list(wanted))
         result = sync(origin, root, wanted, old, config.budgets.materialize_bytes, prune=False)
         return _with_fetches(result, clone, before)
 
@@ -362,6 +364,7 @@ def _plan(
     queues: list[tuple[str, list[str]]],
     budget: int,
     before: dict[str, str],
+    copies: dict[str, int],
 ) -> list[tuple[str, str]]:
     """The working set (path relative to memory/, reason): ``fill_budget`` over real
     sizes for the pages it takes, fetched on the way.
@@ -417,7 +420,7 @@ def _plan(
         batch = probes or [oid for _, oid in weighed if oid in taken]
         if not batch:
             return plan  # only pages whose estimate does not fit are unknown
-        clone.fetch_blobs(batch)
+        clone.fetch_blobs([oid for oid in batch if oid not in sizes])
         sizes.update({oid: size for oid, (kind, size) in clone.local().items() if kind == "blob"})
     raise AssertionError("unreachable")
 
@@ -431,9 +434,36 @@ def _has(clone: _Clone, commit: str) -> bool:
     return clone.local().get(commit, ("", 0))[0] == "commit"
 
 
-def _missing(clone: _Clone, oids: Sequence[str]) -> list[str]:
+def _gather(
+    clone: _Clone, root: Path, tree: dict[str, str], paths: Sequence[str]
+) -> dict[str, bytes]:
+    """The contents of the blobs of ``paths`` (paths in ``tree``, as in the sandbox): from
+    the clone, else from the sandbox's own copy when it is that very blob, else fetched,
+    all in one request."""
     held = clone.local()
-    return [oid for oid in oids if oid not in held]
+    got: dict[str, bytes] = {}
+    for path in paths:
+        oid = tree.get(path)
+        if oid is None or oid in held or oid in got:
+            continue
+        data = _copy(root / path)
+        if data is not None and blob_hash(data) == oid:
+            got[oid] = data
+    oids = {tree[p] for p in paths if p in tree}
+    clone.fetch_blobs([oid for oid in oids if oid not in held and oid not in got])
+    got.update(clone.read([oid for oid in oids if oid not in got]))
+    return got
+
+
+def _copy(path: Path) -> bytes | None:
+    """A sandbox file's bytes (None if it is not a regular file); never follows a link."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        return fh.read() if stat.S_ISREG(st.st_mode) else None
 
 
 def _check_store(tree: dict[str, str], url: str) -> None:
@@ -444,10 +474,8 @@ def _check_store(tree: dict[str, str], url: str) -> None:
         )
 
 
-def _config(clone: _Clone, tree: dict[str, str], url: str) -> StoreConfig:
-    """The store's ``memory.toml`` at the fetched commit (its blob already fetched)."""
-    oid = tree[CONFIG_NAME]
-    data = clone.read([oid])[oid]
+def _config(data: bytes, url: str) -> StoreConfig:
+    """The store's ``memory.toml`` (``data``) at the fetched commit."""
     with tempfile.TemporaryDirectory() as tmp:  # load_config reads a file
         path = Path(tmp) / CONFIG_NAME
         path.write_bytes(data)
@@ -459,12 +487,16 @@ def _config(clone: _Clone, tree: dict[str, str], url: str) -> StoreConfig:
 
 
 def _origin(
-    clone: _Clone, tree: dict[str, str], commit: str, config: StoreConfig, paths: list[str]
+    clone: _Clone,
+    root: Path,
+    tree: dict[str, str],
+    commit: str,
+    config: StoreConfig,
+    paths: list[str],
 ) -> Origin:
-    """The files of ``paths`` (sandbox paths) at ``commit``, fetched in one batch."""
-    oids = [tree[p] for p in paths if p in tree]
-    clone.fetch_blobs(_missing(clone, oids))
-    blobs = clone.read(oids)
+    """The files of ``paths`` (sandbox paths) at ``commit``; what is not here is fetched
+    in one batch."""
+    blobs = _gather(clone, root, tree, paths)
     limit = config.budgets.max_file_bytes
 
     def read(rel: str) -> bytes | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -25,6 +26,7 @@ from memoryfs.read.materialize import materialize
 from memoryfs.read.recall import recall
 from memoryfs.read.remote_sandbox import CLONE, materialize_from
 from memoryfs.read.sandbox import MANIFEST, blob_hash
+from memoryfs.store.store import CONFIG_NAME as CONFIG
 from memoryfs.store.store import Store, init_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
@@ -118,7 +120,7 @@ def test_choice_follows_the_local_planners_order(
         return sorted(e.path for e in result.files if e.reason == reason)  # type: ignore[attr-defined]
 
     assert by_reason(remote, "preference") == by_reason(local, "preference")
-    summaries = sorted(p for p in _tree(store) if "/summaries/" in p)
+    summaries = sorted(p for p in _tree(store) if "/summaries/" in p and p.endswith(".md"))
     chosen = by_reason(remote, "recent-session")
     assert chosen and chosen == summaries[-len(chosen) :]  # the newest sessions
     # the most linked page (INDEX.md's link counts) is in both
@@ -169,6 +171,22 @@ def test_rerun_fetches_only_what_changed(store: Store, server: GitServer, tmp_pa
     assert (sandbox / page).read_bytes() == (store.root / page).read_bytes()
     assert proxy.received < 6000  # the new commit, its changed trees and one blob
     assert json.loads((sandbox / MANIFEST).read_text())["commit"] == store.head()
+
+
+def test_a_sandbox_whose_clone_was_deleted_fetches_again_and_rewrites_nothing(
+    store: Store, server: GitServer, tmp_path: Path
+) -> None:
+    url = server.bare("dana", from_store=store.root)
+    sandbox = tmp_path / "sandbox"
+    first = materialize_from(url, sandbox, BUDGET)
+    summary = sorted(p for p in _tree(store) if "/summaries/" in p and p.endswith(".md"))[0]
+    shutil.rmtree(sandbox / CLONE)
+    added = remote_sandbox.add_files(sandbox, [summary.removeprefix("memory/")])
+    assert added.copied == (summary,) and added.commit == first.commit
+    assert _held_blobs(sandbox) == {_tree(store)[CONFIG], _tree(store)[summary]}
+    shutil.rmtree(sandbox / CLONE)
+    again = materialize_from(url, sandbox, BUDGET)
+    assert again.copied == () and again.files == added.files
 
 
 def test_unreachable_server_fails_with_one_line_and_writes_nothing(
