@@ -167,14 +167,17 @@ class _Clone:
         want = sorted(set(oids))
         if not want:
             return {}
-        proc = subprocess.run(
-            ["git", f"--git-dir={self.git_dir}", "cat-file", "--batch"],
-            input="".join(f"{oid}\n" for oid in want).encode(),
-            capture_output=True,
-            env=_env(),
-            timeout=_TIMEOUT,
-            check=False,
-        )
+        try:
+            proc = subprocess.run(
+                ["git", f"--git-dir={self.git_dir}", "cat-file", "--batch"],
+                input="".join(f"{oid}\n" for oid in want).encode(),
+                capture_output=True,
+                env=_env(),
+                timeout=_TIMEOUT,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise MemoryFSError(f"cannot read the sandbox's clone {self.git_dir}: {exc}") from None
         if proc.returncode != 0:
             raise MemoryFSError(f"cannot read the sandbox's clone {self.git_dir}: {_last(proc)}")
         data, pos, got = proc.stdout, 0, {}
@@ -191,24 +194,23 @@ class _Clone:
     def _fetch(self, *args: str, stdin: str | None = None, negotiate: bool = True) -> None:
         extra = [] if negotiate else ["-c", "fetch.negotiationAlgorithm=noop"]
         self.fetches += 1
-        proc = subprocess.run(
-            [
-                "git",
-                *extra,
-                f"--git-dir={self.git_dir}",
-                "fetch",
-                "--quiet",
-                "--no-tags",
-                "--no-write-fetch-head",
-                *args,
-            ],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            env=_env(),
-            timeout=_TIMEOUT,
-            check=False,
-        )
+        cmd = ["git", *extra, f"--git-dir={self.git_dir}", "fetch", "--quiet", "--no-tags"]
+        try:
+            proc = subprocess.run(
+                [*cmd, "--no-write-fetch-head", *args],
+                input=stdin,
+                capture_output=True,
+                text=True,
+                env=_env(),
+                timeout=_TIMEOUT,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise MemoryFSError(
+                f"cannot fetch from {_shown(self.url)}: no answer in {_TIMEOUT} seconds"
+            ) from None
+        except OSError as exc:
+            raise MemoryFSError(f"cannot run git: {exc}") from None
         if proc.returncode != 0:
             raise _fetch_error(self.url, proc.stderr)
         if "filtering not recognized by server" in proc.stderr:
