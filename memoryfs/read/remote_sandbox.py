@@ -77,7 +77,7 @@ CLONE = ".materialized.git"  # the sandbox's partial clone, beside its manifest
 _LOCK = ".materialized.lock"
 _REF = "refs/remotes/origin/main"
 _ROUNDS = 6  # blob batches that may weigh the working set's pages
-_MAX_MISSES = 20  # pages that did not fit before the choice stops (each one fetched)
+_MAX_MISSES = 20  # pages that did not fit (real or estimated size) before the choice stops
 _PROBE = 3  # pages of a kind fetched to learn its sizes before a batch trusts their mean
 _ESTIMATE = 2000  # bytes a page is taken to have before any page was fetched
 _TIMEOUT = 600  # seconds one git command may take
@@ -103,7 +103,6 @@ class _Clone:
         for key, value in (
             ("core.repositoryformatversion", "1"),
             ("extensions.partialClone", "origin"),
-            ("remote.origin.url", url),
             ("remote.origin.promisor", "true"),
             ("remote.origin.partialCloneFilter", "blob:none"),
             ("gc.auto", "0"),  # packs stay as received: their sizes are what was fetched
@@ -172,7 +171,7 @@ class _Clone:
                 ["git", f"--git-dir={self.git_dir}", "cat-file", "--batch"],
                 input="".join(f"{oid}\n" for oid in want).encode(),
                 capture_output=True,
-                env=_env(),
+                env=_env(self.url),
                 timeout=_TIMEOUT,
                 check=False,
             )
@@ -201,7 +200,7 @@ class _Clone:
                 input=stdin,
                 capture_output=True,
                 text=True,
-                env=_env(),
+                env=_env(self.url),
                 timeout=_TIMEOUT,
                 check=False,
             )
@@ -224,7 +223,12 @@ class _Clone:
         cmd = ["git", *([f"--git-dir={self.git_dir}"] if git_dir else []), *args]
         try:
             proc = subprocess.run(
-                cmd, capture_output=True, text=True, env=_env(), timeout=_TIMEOUT, check=False
+                cmd,
+                capture_output=True,
+                text=True,
+                env=_env(self.url),
+                timeout=_TIMEOUT,
+                check=False,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise MemoryFSError(f"git {args[0]} failed in {self.git_dir}: {exc}") from None
@@ -575,7 +579,19 @@ def _fetch_error(url: str, stderr: str) -> MemoryFSError:
         if line.endswith(":") and at + 1 < len(lines):
             line += " " + lines[at + 1]
     line = line.removeprefix("error: ").replace(url, _shown(url))
+    secret = _userinfo(url)
+    if secret:  # git names the host as given, user and password included
+        line = line.replace(f"{secret}@", "").replace(secret, "***")
     return MemoryFSError(f"cannot fetch from {_shown(url)}: {line}")
+
+
+def _userinfo(url: str) -> str:
+    """The ``user:password`` part of a URL ("" when none)."""
+    with contextlib.suppress(ValueError):
+        netloc = urlsplit(url).netloc
+        if "@" in netloc:
+            return netloc.rsplit("@", 1)[0]
+    return ""
 
 
 def _last(proc: subprocess.CompletedProcess[str] | subprocess.CompletedProcess[bytes]) -> str:
@@ -588,7 +604,16 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else "git failed"
 
 
-def _env() -> dict[str, str]:
-    # never wait for a password on a terminal nobody reads; the user's own Git
-    # settings (credentials, proxies) still apply
-    return {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+def _env(url: str) -> dict[str, str]:
+    """Git's environment: never wait for a password on a terminal nobody reads (the
+    user's own Git settings, credential helpers and proxies still apply), and the URL
+    given in the environment rather than written in the clone's config, where the agent
+    in the sandbox could read a token in it."""
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    count = env.get("GIT_CONFIG_COUNT", "")
+    n = int(count) if count.isdigit() else 0
+    env.update(
+        {"GIT_CONFIG_COUNT": str(n + 1), f"GIT_CONFIG_KEY_{n}": "remote.origin.url",
+         f"GIT_CONFIG_VALUE_{n}": url}
+    )  # fmt: skip
+    return env

@@ -189,6 +189,23 @@ def test_a_sandbox_whose_clone_was_deleted_fetches_again_and_rewrites_nothing(
     assert again.copied == () and again.files == added.files
 
 
+def test_the_url_is_not_in_the_clones_config_and_a_password_is_never_shown(
+    store: Store, server: GitServer, tmp_path: Path
+) -> None:
+    url = server.bare("dana", from_store=store.root)
+    sandbox = tmp_path / "sandbox"
+    materialize_from(url, sandbox, BUDGET)
+    # the URL goes to git in its environment: a token in it never lands in the sandbox
+    assert url not in (sandbox / CLONE / "config").read_text()
+    assert remote_sandbox._shown("https://agent:tok@git.example.org/d.git") == (
+        "https://git.example.org/d.git"
+    )
+    secret = f"git://agent:s3cret-token@127.0.0.1:{server.port}/dana.git"  # git:// has no users
+    with pytest.raises(MemoryFSError, match="cannot fetch") as err:
+        materialize_from(secret, tmp_path / "other", BUDGET)
+    assert "s3cret" not in str(err.value) and not (tmp_path / "other").exists()
+
+
 def test_unreachable_server_fails_with_one_line_and_writes_nothing(
     store: Store, server: GitServer, tmp_path: Path
 ) -> None:
