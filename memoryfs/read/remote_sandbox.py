@@ -2,8 +2,8 @@
 needs, never a full clone.
 
 The sandbox keeps a blob-less partial clone of the store's ``main`` in
-``<sandbox>/.materialized.git`` (a bare repository: commit and trees, depth 1, only
-the blobs it asked for). A run:
+``<sandbox>/.materialized.git`` (``memoryfs.read.partial_clone``: a bare repository
+with commit and trees at depth 1 and only the blobs it asked for). A run:
 
 1. fetches the tip of ``main`` (``--depth 1 --filter=blob:none``): the commit and its
    trees, which name every file and its blob hash but not its size; a re-run fetches
@@ -48,14 +48,13 @@ import os
 import re
 import shutil
 import stat
-import subprocess
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 from memoryfs.errors import MemoryFSError
 from memoryfs.read.materialize import GENERATED, fill_budget
+from memoryfs.read.partial_clone import PartialClone, check_url, shown_url
 from memoryfs.read.sandbox import (
     MANIFEST,
     RECALL,
@@ -75,176 +74,24 @@ __all__ = ["CLONE", "materialize_from", "add_files"]
 
 CLONE = ".materialized.git"  # the sandbox's partial clone, beside its manifest
 _LOCK = ".materialized.lock"
-_REF = "refs/remotes/origin/main"
 _ROUNDS = 6  # blob batches that may weigh the working set's pages
 _MAX_MISSES = 20  # pages that did not fit (real or estimated size) before the choice stops
 _PROBE = 3  # pages of a kind fetched to learn its sizes before a batch trusts their mean
 _ESTIMATE = 2000  # bytes a page is taken to have before any page was fetched
-_TIMEOUT = 600  # seconds one git command may take
 _LINKS_RE = re.compile(r"\((\d+) links?\)\s*$")
 _PAGE_RE = re.compile(r"\]\((knowledge/[^()\n]+?\.md)\)")
 _SESSION_RE = re.compile(r"^\|[^|]*\|\s*(\d{4}-\d{2}-\d{2})[^|]*\|.*\]\((summaries/[^()\n]+\.md)\)")
 _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
-class _Clone:
-    """The sandbox's blob-less partial clone, driven with ``git --git-dir``."""
-
-    def __init__(self, git_dir: Path, url: str) -> None:
-        self.git_dir = git_dir
-        self.url = url
-        self.fetches = 0
-
-    @classmethod
-    def open(cls, git_dir: Path, url: str) -> _Clone:
-        clone = cls(git_dir, url)
-        if not (git_dir / "HEAD").is_file():
-            clone._git("init", "--quiet", "--bare", str(git_dir), git_dir=False)
-        for key, value in (
-            ("core.repositoryformatversion", "1"),
-            ("extensions.partialClone", "origin"),
-            ("remote.origin.promisor", "true"),
-            ("remote.origin.partialCloneFilter", "blob:none"),
-            ("gc.auto", "0"),  # packs stay as received: their sizes are what was fetched
-            ("transfer.unpackLimit", "1"),
-            ("fetch.unpackLimit", "1"),
-        ):
-            clone._git("config", key, value)
-        return clone
-
-    def pack_bytes(self) -> int:
-        folder = self.git_dir / "objects" / "pack"
-        with contextlib.suppress(FileNotFoundError):
-            return sum(p.stat().st_size for p in folder.glob("*.pack"))
-        return 0
-
-    def fetch_tip(self) -> str:
-        """Fetch ``main``'s commit and trees (depth 1, no blobs); its commit id."""
-        self._fetch("--depth", "1", "origin", f"+refs/heads/main:{_REF}")
-        return self._git("rev-parse", "--verify", f"{_REF}^{{commit}}").strip()
-
-    def fetch_commit(self, commit: str) -> None:
-        """Fetch one commit and its trees (depth 1, no blobs) unless it is here."""
-        if not _has(self, commit):
-            self._fetch("--depth", "1", "origin", commit)
-
-    def fetch_blobs(self, oids: Sequence[str]) -> None:
-        """Fetch blobs by id in one request (as a partial clone fetches missing blobs)."""
-        want = sorted(set(oids))
-        if want:
-            self._fetch(
-                "--recurse-submodules=no", "--filter=blob:none",
-                "--stdin", "origin", stdin="".join(f"{oid}\n" for oid in want),
-                negotiate=False,
-            )  # fmt: skip
-
-    def tree(self, commit: str) -> dict[str, str]:
-        """Regular files of ``commit``: path -> blob id (symlinks and submodules left out)."""
-        out = self._git("ls-tree", "-r", "-z", "--full-tree", commit)
-        files: dict[str, str] = {}
-        for record in out.split("\0"):
-            meta, _, path = record.partition("\t")
-            parts = meta.split()
-            if len(parts) == 3 and parts[1] == "blob" and parts[0] in ("100644", "100755"):
-                files[path] = parts[2]
-        return files
-
-    def local(self) -> dict[str, tuple[str, int]]:
-        """Every object held here: id -> (type, size). Never fetches."""
-        out = self._git(
-            "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype) "
-            "%(objectsize)",
-        )  # fmt: skip
-        held: dict[str, tuple[str, int]] = {}
-        for line in out.splitlines():
-            oid, kind, size = line.split()
-            held[oid] = (kind, int(size))
-        return held
-
-    def read(self, oids: Sequence[str]) -> dict[str, bytes]:
-        """The contents of blobs held here, in one ``cat-file --batch``."""
-        want = sorted(set(oids))
-        if not want:
-            return {}
-        try:
-            proc = subprocess.run(
-                ["git", f"--git-dir={self.git_dir}", "cat-file", "--batch"],
-                input="".join(f"{oid}\n" for oid in want).encode(),
-                capture_output=True,
-                env=_env(self.url),
-                timeout=_TIMEOUT,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise MemoryFSError(f"cannot read the sandbox's clone {self.git_dir}: {exc}") from None
-        if proc.returncode != 0:
-            raise MemoryFSError(f"cannot read the sandbox's clone {self.git_dir}: {_last(proc)}")
-        data, pos, got = proc.stdout, 0, {}
-        for oid in want:
-            end = data.index(b"\n", pos)
-            header = data[pos:end].split()
-            if len(header) != 3:
-                raise MemoryFSError(f"blob {oid} is missing from {self.git_dir}")
-            size = int(header[2])
-            got[oid] = data[end + 1 : end + 1 + size]
-            pos = end + 1 + size + 1
-        return got
-
-    def _fetch(self, *args: str, stdin: str | None = None, negotiate: bool = True) -> None:
-        extra = [] if negotiate else ["-c", "fetch.negotiationAlgorithm=noop"]
-        self.fetches += 1
-        cmd = ["git", *extra, f"--git-dir={self.git_dir}", "fetch", "--quiet", "--no-tags"]
-        try:
-            proc = subprocess.run(
-                [*cmd, "--no-write-fetch-head", *args],
-                input=stdin,
-                capture_output=True,
-                text=True,
-                env=_env(self.url),
-                timeout=_TIMEOUT,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            raise MemoryFSError(
-                f"cannot fetch from {_shown(self.url)}: no answer in {_TIMEOUT} seconds"
-            ) from None
-        except OSError as exc:
-            raise MemoryFSError(f"cannot run git: {exc}") from None
-        if proc.returncode != 0:
-            raise _fetch_error(self.url, proc.stderr)
-        if "filtering not recognized by server" in proc.stderr:
-            raise MemoryFSError(
-                f"{_shown(self.url)} does not serve partial clones (set "
-                "uploadpack.allowFilter on the server); materialize --from never takes a "
-                "full clone"
-            )
-
-    def _git(self, *args: str, git_dir: bool = True) -> str:
-        cmd = ["git", *([f"--git-dir={self.git_dir}"] if git_dir else []), *args]
-        try:
-            proc = subprocess.run(
-                cmd,
-                capture_output=True,
-                text=True,
-                env=_env(self.url),
-                timeout=_TIMEOUT,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise MemoryFSError(f"git {args[0]} failed in {self.git_dir}: {exc}") from None
-        if proc.returncode != 0:
-            raise MemoryFSError(f"git {args[0]} failed in {self.git_dir}: {_last(proc)}")
-        return proc.stdout
-
-
 def materialize_from(url: str, sandbox: Path, budget_bytes: int | None = None) -> MaterializeResult:
     """Lay the working set of the store at ``url`` (its ``main``) into ``sandbox``,
     fetching only the blobs it writes; incremental on re-runs."""
-    _check_url(url)
+    check_url(url)
     if budget_bytes is not None and budget_bytes < 0:
         raise MemoryFSError("the byte budget must not be negative")
     with _sandbox(Path(sandbox)) as root:
-        clone = _Clone.open(root / CLONE, url)
+        clone = PartialClone.open(root / CLONE, url)
         before = clone.pack_bytes()
         commit = clone.fetch_tip()
         tree = clone.tree(commit)
@@ -259,7 +106,7 @@ def materialize_from(url: str, sandbox: Path, budget_bytes: int | None = None) -
         previous = manifest_head(root).commit
         hints = (
             clone.tree(previous)
-            if previous and previous != commit and _has(clone, previous)
+            if previous and previous != commit and clone.has_commit(previous)
             else {}
         )
         old = load_manifest(root)
@@ -285,7 +132,7 @@ def add_files(sandbox: Path, paths: Sequence[str], reason: str = RECALL) -> Mate
         raise MemoryFSError(f"sandbox {root} was not materialized from a URL")
     with _sandbox(root) as root:
         old = load_manifest(root)
-        clone = _Clone.open(root / CLONE, head.url)
+        clone = PartialClone.open(root / CLONE, head.url)
         before = clone.pack_bytes()
         clone.fetch_commit(head.commit)
         tree = clone.tree(head.commit)
@@ -364,7 +211,7 @@ def _newest_first(paths: list[str], date: Callable[[str], str]) -> list[str]:
 
 
 def _plan(
-    clone: _Clone,
+    clone: PartialClone,
     tree: dict[str, str],
     first: list[str],
     queues: list[tuple[str, list[str]]],
@@ -436,12 +283,8 @@ def _kind(rel: str) -> str:
     return "summaries" if rel.startswith("sessions/") else rel.split("/", 1)[0]
 
 
-def _has(clone: _Clone, commit: str) -> bool:
-    return clone.local().get(commit, ("", 0))[0] == "commit"
-
-
 def _gather(
-    clone: _Clone, root: Path, tree: dict[str, str], paths: Sequence[str]
+    clone: PartialClone, root: Path, tree: dict[str, str], paths: Sequence[str]
 ) -> dict[str, bytes]:
     """The contents of the blobs of ``paths`` (paths in ``tree``, as in the sandbox): from
     the clone, else from the sandbox's own copy when it is that very blob, else fetched,
@@ -475,7 +318,7 @@ def _copy(path: Path) -> bytes | None:
 def _check_store(tree: dict[str, str], url: str) -> None:
     if CONFIG_NAME not in tree or not any(p.startswith("memory/") for p in tree):
         raise MemoryFSError(
-            f"{_shown(url)} is not a memory store: its main branch has no {CONFIG_NAME} "
+            f"{shown_url(url)} is not a memory store: its main branch has no {CONFIG_NAME} "
             "and memory/ folder"
         )
 
@@ -488,12 +331,12 @@ def _config(data: bytes, url: str) -> StoreConfig:
         try:
             return load_config(path)
         except MemoryFSError as exc:
-            message = str(exc).replace(str(path), f"{_shown(url)} {CONFIG_NAME}")
+            message = str(exc).replace(str(path), f"{shown_url(url)} {CONFIG_NAME}")
             raise MemoryFSError(message) from None
 
 
 def _origin(
-    clone: _Clone,
+    clone: PartialClone,
     root: Path,
     tree: dict[str, str],
     commit: str,
@@ -509,13 +352,13 @@ def _origin(
         data = blobs.get(tree.get(f"memory/{rel}", ""))
         return None if data is None or len(data) > limit else data
 
-    return Origin(read=read, commit=commit, config=config, where={"url": _shown(clone.url)})
+    return Origin(read=read, commit=commit, config=config, where={"url": shown_url(clone.url)})
 
 
-def _with_fetches(result: MaterializeResult, clone: _Clone, before: int) -> MaterializeResult:
+def _with_fetches(result: MaterializeResult, clone: PartialClone, before: int) -> MaterializeResult:
     return dataclasses.replace(
         result,
-        url=_shown(clone.url),
+        url=shown_url(clone.url),
         fetched_bytes=max(0, clone.pack_bytes() - before),
         fetches=clone.fetches,
     )
@@ -548,72 +391,3 @@ def _sandbox(sandbox: Path) -> Iterator[Path]:
                 with contextlib.suppress(OSError):
                     folder.rmdir()
         raise
-
-
-def _check_url(url: str) -> None:
-    if not url.strip() or url.startswith("-") or any(c in url for c in "\0\n\r"):
-        raise MemoryFSError(f"{url!r} is not a Git URL")
-
-
-def _shown(url: str) -> str:
-    """``url`` without a password or token in it (for messages and the manifest)."""
-    with contextlib.suppress(ValueError):
-        parts = urlsplit(url)
-        if parts.password is not None or (parts.username and parts.scheme in ("http", "https")):
-            host = parts.hostname or ""
-            netloc = host + (f":{parts.port}" if parts.port else "")
-            return urlunsplit(parts._replace(netloc=netloc))
-    return url
-
-
-def _fetch_error(url: str, stderr: str) -> MemoryFSError:
-    if "couldn't find remote ref refs/heads/main" in stderr:
-        return MemoryFSError(f"{_shown(url)} is not a memory store: it has no main branch")
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    # git's first "fatal:" says what failed; one ending in ":" continues on the next line
-    at = next((i for i, line in enumerate(lines) if line.startswith("fatal:")), None)
-    if at is None:
-        line = _last_line(stderr)
-    else:
-        line = lines[at].removeprefix("fatal:").strip()
-        if line.endswith(":") and at + 1 < len(lines):
-            line += " " + lines[at + 1]
-    line = line.removeprefix("error: ").replace(url, _shown(url))
-    secret = _userinfo(url)
-    if secret:  # git names the host as given, user and password included
-        line = line.replace(f"{secret}@", "").replace(secret, "***")
-    return MemoryFSError(f"cannot fetch from {_shown(url)}: {line}")
-
-
-def _userinfo(url: str) -> str:
-    """The ``user:password`` part of a URL ("" when none)."""
-    with contextlib.suppress(ValueError):
-        netloc = urlsplit(url).netloc
-        if "@" in netloc:
-            return netloc.rsplit("@", 1)[0]
-    return ""
-
-
-def _last(proc: subprocess.CompletedProcess[str] | subprocess.CompletedProcess[bytes]) -> str:
-    err = proc.stderr
-    return _last_line(err.decode("utf-8", "replace") if isinstance(err, bytes) else err)
-
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1] if lines else "git failed"
-
-
-def _env(url: str) -> dict[str, str]:
-    """Git's environment: never wait for a password on a terminal nobody reads (the
-    user's own Git settings, credential helpers and proxies still apply), and the URL
-    given in the environment rather than written in the clone's config, where the agent
-    in the sandbox could read a token in it."""
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-    count = env.get("GIT_CONFIG_COUNT", "")
-    n = int(count) if count.isdigit() else 0
-    env.update(
-        {"GIT_CONFIG_COUNT": str(n + 1), f"GIT_CONFIG_KEY_{n}": "remote.origin.url",
-         f"GIT_CONFIG_VALUE_{n}": url}
-    )  # fmt: skip
-    return env

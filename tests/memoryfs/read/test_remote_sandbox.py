@@ -23,6 +23,7 @@ import dream
 from memoryfs.errors import MemoryFSError
 from memoryfs.read import remote_sandbox
 from memoryfs.read.materialize import materialize
+from memoryfs.read.partial_clone import shown_url
 from memoryfs.read.recall import recall
 from memoryfs.read.remote_sandbox import CLONE, materialize_from
 from memoryfs.read.sandbox import MANIFEST, blob_hash
@@ -197,9 +198,7 @@ def test_the_url_is_not_in_the_clones_config_and_a_password_is_never_shown(
     materialize_from(url, sandbox, BUDGET)
     # the URL goes to git in its environment: a token in it never lands in the sandbox
     assert url not in (sandbox / CLONE / "config").read_text()
-    assert remote_sandbox._shown("https://agent:tok@git.example.org/d.git") == (
-        "https://git.example.org/d.git"
-    )
+    assert shown_url("https://agent:tok@git.example.org/d.git") == ("https://git.example.org/d.git")
     secret = f"git://agent:s3cret-token@127.0.0.1:{server.port}/dana.git"  # git:// has no users
     with pytest.raises(MemoryFSError, match="cannot fetch") as err:
         materialize_from(secret, tmp_path / "other", BUDGET)
