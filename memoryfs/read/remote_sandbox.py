@@ -58,6 +58,7 @@ from memoryfs.read.partial_clone import PartialClone, check_url, shown_url
 from memoryfs.read.sandbox import (
     MANIFEST,
     RECALL,
+    ManifestHead,
     MaterializeResult,
     Origin,
     blob_hash,
@@ -127,10 +128,9 @@ def add_files(sandbox: Path, paths: Sequence[str], reason: str = RECALL) -> Mate
     """Add files (relative to memory/) to a sandbox materialized from a URL, fetched
     from that URL at the sandbox's commit; a file that commit does not hold is left out."""
     root = check_sandbox(Path(sandbox))
-    head = manifest_head(root)
-    if not head.url or not head.commit:
-        raise MemoryFSError(f"sandbox {root} was not materialized from a URL")
+    _from_url(root)  # before the lock: nothing is written for a sandbox of another kind
     with _sandbox(root) as root:
+        head = _from_url(root)  # again, under the lock: a run may have moved it
         old = load_manifest(root)
         clone = PartialClone.open(root / CLONE, head.url)
         before = clone.pack_bytes()
@@ -145,6 +145,13 @@ def add_files(sandbox: Path, paths: Sequence[str], reason: str = RECALL) -> Mate
         origin = _origin(clone, root, tree, head.commit, config, list(wanted))
         result = sync(origin, root, wanted, old, config.budgets.materialize_bytes, prune=False)
         return _with_fetches(result, clone, before)
+
+
+def _from_url(root: Path) -> ManifestHead:
+    head = manifest_head(root)
+    if not head.url or not head.commit:
+        raise MemoryFSError(f"sandbox {root} was not materialized from a URL")
+    return head
 
 
 # -- choosing from the maps ---------------------------------------------------------

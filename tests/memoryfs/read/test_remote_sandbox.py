@@ -316,3 +316,14 @@ def test_concurrent_runs_on_one_sandbox_do_not_interleave(
     manifest = json.loads((sandbox / MANIFEST).read_text())
     for entry in manifest["files"]:
         assert blob_hash((sandbox / entry["path"]).read_bytes()) == entry["blob"]
+
+
+def test_adding_from_a_url_to_a_sandbox_made_from_a_local_store_is_refused(
+    store: Store, tmp_path: Path
+) -> None:
+    sandbox = tmp_path / "sandbox"
+    materialize(store, sandbox, BUDGET)
+    before = _snapshot(sandbox)
+    with pytest.raises(MemoryFSError, match="was not materialized from a URL"):
+        remote_sandbox.add_files(sandbox, ["INDEX.md"])
+    assert _snapshot(sandbox) == before
