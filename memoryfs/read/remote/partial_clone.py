@@ -1,6 +1,6 @@
 """A sandbox's blob-less partial clone of a Git server's store, driven with ``git``.
 
-``PartialClone`` is a bare repository (``memoryfs.read.remote_sandbox`` keeps it in
+``PartialClone`` is a bare repository (``memoryfs.read.remote.materialize`` keeps it in
 ``<sandbox>/.materialized.git``) set up as a partial clone of ``origin`` with the
 ``blob:none`` filter: ``fetch_tip`` brings ``main``'s commit and trees at depth 1,
 ``fetch_commit`` one given commit the same way, ``fetch_blobs`` blobs by id in one

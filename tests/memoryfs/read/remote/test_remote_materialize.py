@@ -21,16 +21,16 @@ from git_server import GitServer, git
 
 import dream
 from memoryfs.errors import MemoryFSError
-from memoryfs.read import remote_sandbox
 from memoryfs.read.materialize import materialize
-from memoryfs.read.partial_clone import shown_url
 from memoryfs.read.recall import recall
-from memoryfs.read.remote_sandbox import CLONE, materialize_from
+from memoryfs.read.remote.materialize import CLONE, materialize_from
+from memoryfs.read.remote.materialize import add_files as add_from_url
+from memoryfs.read.remote.partial_clone import shown_url
 from memoryfs.read.sandbox import MANIFEST, blob_hash
 from memoryfs.store.store import CONFIG_NAME as CONFIG
 from memoryfs.store.store import Store, init_store
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "bench"))
 from synthetic import write_sessions  # noqa: E402
 
 SESSIONS = 24
@@ -182,7 +182,7 @@ def test_a_sandbox_whose_clone_was_deleted_fetches_again_and_rewrites_nothing(
     first = materialize_from(url, sandbox, BUDGET)
     summary = sorted(p for p in _tree(store) if "/summaries/" in p and p.endswith(".md"))[0]
     shutil.rmtree(sandbox / CLONE)
-    added = remote_sandbox.add_files(sandbox, [summary.removeprefix("memory/")])
+    added = add_from_url(sandbox, [summary.removeprefix("memory/")])
     assert added.copied == (summary,) and added.commit == first.commit
     assert _held_blobs(sandbox) == {_tree(store)[CONFIG], _tree(store)[summary]}
     shutil.rmtree(sandbox / CLONE)
@@ -285,7 +285,7 @@ def test_recall_into_fetches_more_from_the_sandboxs_commit(
     held = _held_blobs(sandbox)
     result = recall(store, "Where did Dana Reyes move?", 400, into=sandbox)
     assert result.files
-    got = {e.path: e for e in remote_sandbox.add_files(sandbox, []).files}
+    got = {e.path: e for e in add_from_url(sandbox, []).files}
     recalled = {p for p, e in got.items() if e.reason == "recall"}
     assert recalled == {f"memory/{p}" for p in result.files}
     for path in recalled:  # fetched at the sandbox's commit, not copied from the store
@@ -308,7 +308,7 @@ def test_concurrent_runs_on_one_sandbox_do_not_interleave(
     sandbox = tmp_path / "sandbox"
     code = (
         "import sys; from pathlib import Path; "
-        "from memoryfs.read.remote_sandbox import materialize_from; "
+        "from memoryfs.read.remote.materialize import materialize_from; "
         f"materialize_from({url!r}, Path({str(sandbox)!r}), {BUDGET})"
     )
     procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(3)]
@@ -325,5 +325,5 @@ def test_adding_from_a_url_to_a_sandbox_made_from_a_local_store_is_refused(
     materialize(store, sandbox, BUDGET)
     before = _snapshot(sandbox)
     with pytest.raises(MemoryFSError, match="was not materialized from a URL"):
-        remote_sandbox.add_files(sandbox, ["INDEX.md"])
+        add_from_url(sandbox, ["INDEX.md"])
     assert _snapshot(sandbox) == before
