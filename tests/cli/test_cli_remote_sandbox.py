@@ -88,3 +88,21 @@ def test_recall_into_a_sandbox_from_a_url(
     r = CliRunner().invoke(app, ["recall", question, "--into", str(sandbox)])
     assert r.exit_code == 1 and r.stderr.count("\n") == 1
     assert url in r.stderr and "--store DIR" in r.stderr
+
+
+def test_recall_into_a_sandbox_whose_server_is_unreachable_writes_nothing(
+    store: Store, server: GitServer, tmp_path: Path
+) -> None:
+    url = server.bare("caroline", from_store=store.root)
+    sandbox = tmp_path / "sandbox"
+    args = ["materialize", "--from", url, "--to", str(sandbox), "--budget-bytes", "0"]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    before = {p: p.read_bytes() for p in sandbox.rglob("*") if p.is_file()}
+    server.pause()
+    question = "What does Caroline want to study?"
+    r = CliRunner().invoke(
+        app, ["recall", question, "--into", str(sandbox), "--store", str(store.root)]
+    )
+    assert r.exit_code == 1 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith(f"error: cannot fetch from {url}")
+    assert {p: p.read_bytes() for p in sandbox.rglob("*") if p.is_file()} == before
