@@ -46,7 +46,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "memoryfs show 'Amara Osei' --section 2026-02 --max-tokens 300",
         "memoryfs show sessions/transcripts/2026-03-02-moving.md#t3",
     ),
-    "memoryfs materialize": ("memoryfs materialize --to sandbox/ --budget-bytes 200000",),
+    "memoryfs materialize": (
+        "memoryfs materialize --to sandbox/ --budget-bytes 200000",
+        "memoryfs materialize --from https://git.example.org/memory/dana.git --to sandbox/",
+    ),
     "memoryfs used": (
         "memoryfs used knowledge/people/dana.md --sandbox sandbox/ --outcome test:pass",
     ),

@@ -152,8 +152,12 @@ def recall_cmd(
     store_dir: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """The Memory Agent: a short, cited synthesis of what the store knows about QUESTION."""
-    store = open_store(store_dir)
+    """The Memory Agent: a short, cited synthesis of what the store knows about QUESTION.
+
+    With --into a sandbox materialized --from a URL, the supporting files are fetched
+    from that URL at the sandbox's commit; the search still needs a local store.
+    """
+    store = _recall_store(store_dir, into)
     _prepared(store, mode)
     result = store.recall(
         question, budget_tokens, exclude_layers=exclude_layer or (), into=into, mode=mode
@@ -165,6 +169,23 @@ def recall_cmd(
         log(f"materialized {len(result.files)} files into {into}")
 
 
+def _recall_store(store_dir: Path | None, into: Path | None) -> Store:
+    """The store recall searches; for a sandbox from a URL and no store, what to pass."""
+    from memoryfs.errors import MemoryFSError, StoreNotFoundError
+    from memoryfs.read.sandbox import manifest_head
+
+    try:
+        return open_store(store_dir)
+    except StoreNotFoundError:
+        url = manifest_head(into.expanduser().resolve()).url if into is not None else ""
+        if not url or store_dir is not None:
+            raise
+        raise MemoryFSError(
+            f"recall searches a local store and none was found; {into} came from {url}: "
+            f"clone it (memoryfs clone {url} DIR) and pass --store DIR"
+        ) from None
+
+
 @handle_errors
 def materialize_cmd(
     to: Annotated[Path, typer.Option("--to", help="Sandbox folder (created if missing).")],
@@ -172,18 +193,36 @@ def materialize_cmd(
         int | None,
         typer.Option("--budget-bytes", min=0, help="Byte budget (default: memory.toml)."),
     ] = None,
+    from_url: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            metavar="URL",
+            help="Fetch from the store's Git server instead of a local store: only the "
+            "files the working set needs (a blob-less partial clone), never a full clone.",
+        ),
+    ] = None,
     store_dir: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Write INDEX.md and the most useful pages into a sandbox, with a manifest."""
-    store = open_store(store_dir)
-    _refreshed(store).close()
-    result = store.materialize(to, budget_bytes)
+    if from_url is not None:
+        if store_dir is not None:
+            raise typer.BadParameter("--from and --store name two stores; pass one")
+        from memoryfs.read.remote.materialize import materialize_from
+
+        result = materialize_from(from_url, to, budget_bytes)
+    else:
+        store = open_store(store_dir)
+        _refreshed(store).close()
+        result = store.materialize(to, budget_bytes)
     human = (
         f"materialized {len(result.files)} files ({result.bytes} of {result.budget_bytes} bytes) "
         f"into {result.sandbox}: {len(result.copied)} copied, {result.unchanged} unchanged, "
         f"{len(result.removed)} removed"
     )
+    if result.url:
+        log(f"fetched {result.fetched_bytes} bytes from {result.url} in {result.fetches} fetches")
     emit(result.to_json(), human, as_json)
 
 

@@ -13,7 +13,8 @@ evidence or words to those above it (``memoryfs.read.packing``). Locations are s
 names resolved by file name (``s01#t3`` for a transcript turn, ``caroline:14``
 for a page line; see ``memoryfs.read.locations``), so the budget goes to evidence rather than
 repeated paths. With ``into`` the supporting files are materialized into a
-sandbox (``memoryfs.read.materialize``).
+sandbox (``memoryfs.read.materialize``; for a sandbox materialized from a Git server,
+fetched from that server at the sandbox's commit: ``memoryfs.read.remote.materialize``).
 Each page drawn on gets a ``recalled`` receipt at the version the index served it
 from (``memoryfs.receipts.reads``), in the sandbox or the store's ``.memoryfs/receipts/``.
 """
@@ -176,9 +177,17 @@ def recall(
         )
     )
     if into is not None and files:
-        from memoryfs.read.materialize import add_files
+        from memoryfs.read.sandbox import manifest_head
 
-        add_files(store, into, list(files), reason="recall")
+        if manifest_head(Path(into).expanduser().resolve()).url:
+            # a sandbox from a Git server grows from there, at its own commit
+            from memoryfs.read.remote.materialize import add_files as add_from_url
+
+            add_from_url(into, list(files), reason="recall")
+        else:
+            from memoryfs.read.materialize import add_files
+
+            add_files(store, into, list(files), reason="recall")
     sandbox = Path(into).expanduser().resolve() if into is not None else None
     log = sandbox_receipt_dir(sandbox) if sandbox is not None else local_receipt_dir(store.root)
     config = {"budgetTokens": budget_tokens, "layers": list(layers)}

@@ -40,6 +40,7 @@ from memoryfs.receipts.records import (
     scope_ids,
     source_version,
 )
+from memoryfs.store.config import StoreConfig
 from memoryfs.store.hashing import content_hash
 from memoryfs.store.store import Store
 
@@ -55,17 +56,17 @@ def is_page(rel: str) -> bool:
 
 
 def _receipts(
-    store: Store,
+    config: StoreConfig,
     tier: str,
     versions: Mapping[str, str],
     depends: bool,
     outcome: str = "",
-    config: Mapping[str, Any] | None = None,
+    settings: Mapping[str, Any] | None = None,
 ) -> list[Receipt]:
     run_id = f"{_RUN_PREFIX[tier]}-{secrets.token_hex(4)}"
-    scope = scope_ids(store.config.user, store.config.assistant)
+    scope = scope_ids(config.user, config.assistant)
     # what the read ran with: the store's budgets and the call's own (a recall's tokens)
-    effective = {"budgets": dataclasses.asdict(store.config.budgets), **(config or {})}
+    effective = {"budgets": dataclasses.asdict(config.budgets), **(settings or {})}
     at, source = format_utc(), source_version(config=effective)
     return [
         Receipt(
@@ -79,7 +80,7 @@ def _receipts(
 
 
 def record_reads(
-    store: Store,
+    store: Store | StoreConfig,
     folder: Path,
     tier: str,
     versions: Mapping[str, str],
@@ -88,11 +89,13 @@ def record_reads(
     """Append a ``tier`` receipt (``materialized`` or ``recalled``) per page of ``versions``
     (path relative to ``memory/`` -> content hash) to ``folder``; the number written.
     ``config``: the read's own settings (its budget), pinned with the store's budgets
-    in the receipts' ``sourceVersion``.
+    in the receipts' ``sourceVersion``. ``store``: the store read, or its config alone
+    (a sandbox filled from a Git server has no local store).
 
     Never raises on I/O: the read already happened.
     """
-    receipts = _receipts(store, tier, versions, depends=False, config=config)
+    scope = store if isinstance(store, StoreConfig) else store.config
+    receipts = _receipts(scope, tier, versions, depends=False, settings=config)
     with contextlib.suppress(OSError, MemoryFSError):
         ReceiptLog(folder).append(receipts)
         return len(receipts)
@@ -128,6 +131,6 @@ def record_use(
         except OSError:
             hint = "materialize it first" if sandbox is not None else "check the path"
             raise MemoryFSError(f"{rel} is not in {where}; {hint}") from None
-    receipts = _receipts(store, "used", versions, depends=True, outcome=outcome)
+    receipts = _receipts(store.config, "used", versions, depends=True, outcome=outcome)
     ReceiptLog(log).append(receipts)
     return receipts
