@@ -33,7 +33,7 @@ from git_server import GitServer  # noqa: E402
 from synthetic import write_sessions  # noqa: E402
 
 import dream  # noqa: E402
-from memoryfs.read.remote.materialize import CLONE, materialize_from  # noqa: E402
+from memoryfs.remote.sandbox import CLONE, materialize_from  # noqa: E402
 from memoryfs.store.store import Store, init_store  # noqa: E402
 
 

@@ -209,7 +209,7 @@ def materialize_cmd(
     if from_url is not None:
         if store_dir is not None:
             raise typer.BadParameter("--from and --store name two stores; pass one")
-        from memoryfs.read.remote.materialize import materialize_from
+        from memoryfs.remote.sandbox import materialize_from
 
         result = materialize_from(from_url, to, budget_bytes)
     else:

@@ -5,7 +5,7 @@
 the most useful pages within a byte budget: preference pages, then in turn the
 most linked and the most recently updated knowledge pages, the most recent
 session summaries and notes (``plan_working_set``; ``fill_budget`` is the filling
-rule, shared with ``memoryfs.read.remote.materialize``, which lays a working set from a
+rule, shared with ``memoryfs.remote.sandbox``, which lays a working set from a
 Git server). Files keep their relative paths from the store; ``.materialized.json``
 lists each with its Git blob hash (the version the agent got), the reason it is
 there and its size. ``add_files`` (used by ``recall --into``) adds files on demand

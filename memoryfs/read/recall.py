@@ -14,7 +14,7 @@ names resolved by file name (``s01#t3`` for a transcript turn, ``caroline:14``
 for a page line; see ``memoryfs.read.locations``), so the budget goes to evidence rather than
 repeated paths. With ``into`` the supporting files are materialized into a
 sandbox (``memoryfs.read.materialize``; for a sandbox materialized from a Git server,
-fetched from that server at the sandbox's commit: ``memoryfs.read.remote.materialize``).
+fetched from that server at the sandbox's commit: ``memoryfs.remote.sandbox``).
 Each page drawn on gets a ``recalled`` receipt at the version the index served it
 from (``memoryfs.receipts.reads``), in the sandbox or the store's ``.memoryfs/receipts/``.
 """
@@ -181,7 +181,7 @@ def recall(
 
         if manifest_head(Path(into).expanduser().resolve()).url:
             # a sandbox from a Git server grows from there, at its own commit
-            from memoryfs.read.remote.materialize import add_files as add_from_url
+            from memoryfs.remote.sandbox import add_files as add_from_url
 
             add_from_url(into, list(files), reason="recall")
         else:

@@ -1,7 +1,7 @@
 """A sandbox's files and manifest: what materialize writes, whatever the files come from.
 
 ``sync`` brings a sandbox to a wanted set of files read from an ``Origin`` (a local
-store: ``memoryfs.read.materialize``; a Git server: ``memoryfs.read.remote.materialize``).
+store: ``memoryfs.read.materialize``; a Git server: ``memoryfs.remote.sandbox``).
 ``.materialized.json`` lists each file with its Git blob hash (the version the agent
 got), the reason it is there and its size, and says where the files came from (the
 store's folder, or the URL) and at which commit. Each page written gets a

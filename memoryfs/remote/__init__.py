@@ -3,7 +3,9 @@
 ``clone_store`` makes the clone; ``pull`` / ``publish`` keep it in step (fetch and
 integrate before writing, push after, never forced but for a purged history:
 ``publish_purged``); ``remote_writes`` wraps a command that commits. The network
-commands and what their failures mean are ``memoryfs.remote.transport``'s.
+commands and what their failures mean are ``memoryfs.remote.transport``'s. Sandboxes
+laid from a server without a clone (``materialize --from URL``) are
+``memoryfs.remote.sandbox``'s, over a blob-less ``partial_clone``.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from memoryfs.errors import MemoryFSError, RemoteError, StoreExistsError
 from memoryfs.remote.sync import REMOTE_SETTING, REMOTE_TIP, local_git
-from memoryfs.remote.transport import clone_bare_url, git_net, remote_problem
+from memoryfs.remote.transport import check_url, clone_bare_url, git_net, remote_problem, shown_url
 from memoryfs.store.store import CONFIG_NAME, Store
 
 __all__ = ["clone_store"]
@@ -21,9 +21,10 @@ __all__ = ["clone_store"]
 
 def clone_store(url: str, dest: Path | str) -> Store:
     """Clone the store at ``url`` into ``dest`` (new or empty) and open it."""
-    url = clone_bare_url(url.strip())
-    if not url:
+    if not url.strip():
         raise MemoryFSError("give the URL of a store's Git repository")
+    check_url(url.strip())
+    url = clone_bare_url(url.strip())
     root = Path(dest).expanduser().resolve()
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise StoreExistsError(f"{root} exists and is not an empty folder")
@@ -35,10 +36,12 @@ def clone_store(url: str, dest: Path | str) -> Store:
         )  # fmt: skip
         if proc.returncode != 0:
             if "not found in upstream" in proc.stderr or "Remote branch main" in proc.stderr:
-                raise RemoteError(f"{url} has no main branch: it is not a memory store")
+                raise RemoteError(f"{shown_url(url)} has no main branch: it is not a memory store")
             raise remote_problem(url, proc)
         if not (root / CONFIG_NAME).is_file():
-            raise RemoteError(f"{url} is not a memory store: its main has no {CONFIG_NAME}")
+            raise RemoteError(
+                f"{shown_url(url)} is not a memory store: its main has no {CONFIG_NAME}"
+            )
         store = Store.open(root)
         local_git(store, "config", REMOTE_SETTING, url)
         local_git(store, "update-ref", REMOTE_TIP, store.head())

@@ -11,14 +11,18 @@ again. Nothing here moves a local branch.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
-from memoryfs.errors import RemoteError
+from memoryfs.errors import MemoryFSError, RemoteError
 
 __all__ = [
     "NET_TIMEOUT",
+    "check_url",
+    "shown_url",
     "clone_bare_url",
     "fetch_main",
     "git_net",
@@ -29,6 +33,23 @@ __all__ = [
 NET_TIMEOUT = 300.0  # seconds a fetch, push or clone may take before it counts as unreachable
 FETCHED = "refs/memoryfs/remote/fetched"  # where a fetch puts the remote's main
 _NO_MAIN = ("couldn't find remote ref", "could not find remote ref")
+
+
+def check_url(url: str) -> None:
+    """Refuse what Git would take for an option or that holds a line break."""
+    if not url.strip() or url.startswith("-") or any(c in url for c in "\0\n\r"):
+        raise MemoryFSError(f"{url!r} is not a Git URL")
+
+
+def shown_url(url: str) -> str:
+    """``url`` without a password or token in it (for messages and the manifest)."""
+    with contextlib.suppress(ValueError):
+        parts = urlsplit(url)
+        if parts.password is not None or (parts.username and parts.scheme in ("http", "https")):
+            host = parts.hostname or ""
+            netloc = host + (f":{parts.port}" if parts.port else "")
+            return urlunsplit(parts._replace(netloc=netloc))
+    return url
 
 
 def _env() -> dict[str, str]:
@@ -72,11 +93,13 @@ def remote_problem(url: str, proc: subprocess.CompletedProcess[str]) -> RemoteEr
             reason = f"{reason} {lines[at + 1]}"
     for prefix in ("fatal: ", "error: "):
         reason = reason.removeprefix(prefix)
-    return RemoteError(f"cannot reach the store's remote {url}: {reason}")
+    shown = shown_url(url)
+    return RemoteError(f"cannot reach the store's remote {shown}: {reason.replace(url, shown)}")
 
 
 def fetch_main(root: Path, url: str) -> str:
     """Fetch the remote's ``main`` into ``FETCHED``; its commit, or "" when it has none yet."""
+    check_url(url)
     proc = git_net(root, "fetch", "--quiet", "--no-tags", url, f"+refs/heads/main:{FETCHED}")
     if proc.returncode != 0:
         if any(marker in proc.stderr for marker in _NO_MAIN):
@@ -94,6 +117,7 @@ def push_main(root: Path, url: str, commit: str, lease: str | None = None) -> bo
     forward of what it has, a compare-and-swap on the ancestry. With ``lease`` (the one
     forced push, of a purged history) the remote takes it only while its main is still
     exactly ``lease``."""
+    check_url(url)
     args = ["push", "--porcelain", "--no-verify"]
     if lease is not None:
         args.append(f"--force-with-lease=refs/heads/main:{lease}")

@@ -197,7 +197,12 @@ def load_config(path: Path) -> StoreConfig:
             f"({FORMAT_VERSION}); upgrade memoryfs"
         )
     remote = data.get("remote", "")
-    if not isinstance(remote, str) or not remote.isprintable() or remote != remote.strip():
+    if (
+        not isinstance(remote, str)
+        or not remote.isprintable()
+        or remote != remote.strip()
+        or remote.startswith("-")
+    ):
         raise MemoryFSError(f"{path}: remote must be a Git URL on one line")
     b = data.get("budgets", {}) or {}
     d = data.get("dream", {}) or {}

@@ -221,3 +221,14 @@ def test_pull_refuses_a_store_with_another_branch_checked_out(tmp_path: Path, ur
     with pytest.raises(MemoryFSError, match="has draft checked out"):
         pull(a)
     assert git(a.root, "rev-parse", "draft") == git(a.root, "rev-parse", "main")
+
+
+def test_a_url_git_would_read_as_an_option_or_a_password_never_reaches_git_or_a_message(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(MemoryFSError, match="is not a Git URL"):
+        clone_store(f"--upload-pack=touch {tmp_path}/ran:x", tmp_path / "a")
+    assert not (tmp_path / "ran").exists() and not (tmp_path / "a").exists()
+    with pytest.raises(RemoteError) as err:
+        clone_store("https://dana:s3cret@127.0.0.1:9/dana.git", tmp_path / "b")
+    assert "s3cret" not in str(err.value) and "127.0.0.1" in str(err.value)

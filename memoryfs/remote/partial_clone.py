@@ -1,6 +1,6 @@
 """A sandbox's blob-less partial clone of a Git server's store, driven with ``git``.
 
-``PartialClone`` is a bare repository (``memoryfs.read.remote.materialize`` keeps it in
+``PartialClone`` is a bare repository (``memoryfs.remote.sandbox`` keeps it in
 ``<sandbox>/.materialized.git``) set up as a partial clone of ``origin`` with the
 ``blob:none`` filter: ``fetch_tip`` brings ``main``'s commit and trees at depth 1,
 ``fetch_commit`` one given commit the same way, ``fetch_blobs`` blobs by id in one
@@ -20,9 +20,10 @@ import os
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from memoryfs.errors import MemoryFSError
+from memoryfs.remote.transport import check_url, shown_url
 
 __all__ = ["PartialClone", "check_url", "shown_url"]
 
@@ -181,22 +182,6 @@ class PartialClone:
 
     def has_commit(self, commit: str) -> bool:
         return self.local().get(commit, ("", 0))[0] == "commit"
-
-
-def check_url(url: str) -> None:
-    if not url.strip() or url.startswith("-") or any(c in url for c in "\0\n\r"):
-        raise MemoryFSError(f"{url!r} is not a Git URL")
-
-
-def shown_url(url: str) -> str:
-    """``url`` without a password or token in it (for messages and the manifest)."""
-    with contextlib.suppress(ValueError):
-        parts = urlsplit(url)
-        if parts.password is not None or (parts.username and parts.scheme in ("http", "https")):
-            host = parts.hostname or ""
-            netloc = host + (f":{parts.port}" if parts.port else "")
-            return urlunsplit(parts._replace(netloc=netloc))
-    return url
 
 
 def _fetch_error(url: str, stderr: str) -> MemoryFSError:

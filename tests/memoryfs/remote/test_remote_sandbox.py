@@ -18,19 +18,20 @@ from pathlib import Path
 import pytest
 from byte_proxy import ByteProxy
 from git_server import GitServer, git
+from paths import ROOT
 
 import dream
 from memoryfs.errors import MemoryFSError
 from memoryfs.read.materialize import materialize
 from memoryfs.read.recall import recall
-from memoryfs.read.remote.materialize import CLONE, materialize_from
-from memoryfs.read.remote.materialize import add_files as add_from_url
-from memoryfs.read.remote.partial_clone import shown_url
 from memoryfs.read.sandbox import MANIFEST, blob_hash
+from memoryfs.remote.partial_clone import shown_url
+from memoryfs.remote.sandbox import CLONE, materialize_from
+from memoryfs.remote.sandbox import add_files as add_from_url
 from memoryfs.store.store import CONFIG_NAME as CONFIG
 from memoryfs.store.store import Store, init_store
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "bench"))
+sys.path.insert(0, str(ROOT / "bench"))
 from synthetic import write_sessions  # noqa: E402
 
 SESSIONS = 24
@@ -308,7 +309,7 @@ def test_concurrent_runs_on_one_sandbox_do_not_interleave(
     sandbox = tmp_path / "sandbox"
     code = (
         "import sys; from pathlib import Path; "
-        "from memoryfs.read.remote.materialize import materialize_from; "
+        "from memoryfs.remote.sandbox import materialize_from; "
         f"materialize_from({url!r}, Path({str(sandbox)!r}), {BUDGET})"
     )
     procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(3)]

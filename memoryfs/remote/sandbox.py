@@ -2,7 +2,7 @@
 needs, never a full clone.
 
 The sandbox keeps a blob-less partial clone of the store's ``main`` in
-``<sandbox>/.materialized.git`` (``memoryfs.read.remote.partial_clone``: a bare repository
+``<sandbox>/.materialized.git`` (``memoryfs.remote.partial_clone``: a bare repository
 with commit and trees at depth 1 and only the blobs it asked for). A run:
 
 1. fetches the tip of ``main`` (``--depth 1 --filter=blob:none``): the commit and its
@@ -54,7 +54,6 @@ from pathlib import Path
 
 from memoryfs.errors import MemoryFSError
 from memoryfs.read.materialize import GENERATED, fill_budget
-from memoryfs.read.remote.partial_clone import PartialClone, check_url, shown_url
 from memoryfs.read.sandbox import (
     MANIFEST,
     RECALL,
@@ -68,6 +67,7 @@ from memoryfs.read.sandbox import (
     manifest_head,
     sync,
 )
+from memoryfs.remote.partial_clone import PartialClone, check_url, shown_url
 from memoryfs.store.config import StoreConfig, load_config
 from memoryfs.store.store import CONFIG_NAME
 
