@@ -54,7 +54,15 @@ def create_app(config: FleetConfig) -> Celery:
     require_extra()
     from celery import Celery
 
-    transport = {"visibility_timeout": config.visibility_timeout}
+    transport = {
+        "visibility_timeout": config.visibility_timeout,
+        # kombu scans for tasks of dead workers every interval x throttle seconds
+        # (10 x 10 by default): every ``restore_every`` instead
+        "unacked_restore_interval": config.restore_every,
+        "unacked_restore_throttle": 1,
+        "socket_connect_timeout": 10,
+        "socket_keepalive": True,
+    }
     app = Celery("dream.fleet", broker=config.redis_url, backend=config.redis_url)
     app.conf.update(
         task_acks_late=True,

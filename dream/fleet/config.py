@@ -48,6 +48,9 @@ class FleetConfig:
     # the longest retry countdown, or a slow run is handed to a second worker (the lock
     # and the remote's compare-and-swap still keep that harmless, at the cost of the work).
     visibility_timeout: float = 7200.0
+    # How often a worker looks for such tasks (kombu's unacked_restore_interval, with its
+    # throttle at 1): a dead worker's task runs again within visibility_timeout plus this.
+    restore_every: float = 60.0
     max_retries: int = 6  # for transient errors: the remote unreachable, the lock held
     backoff: float = 30.0  # first retry countdown; doubles each retry, with jitter
     backoff_max: float = 1800.0
@@ -86,7 +89,8 @@ class FleetConfig:
             )
         if not 0 <= self.nightly_hour <= 23:
             raise FleetError(f"the nightly hour must be 0-23, not {self.nightly_hour}")
-        for name in ("lock_ttl", "visibility_timeout", "backoff", "changed_every", "tick_every"):
+        positive = ("lock_ttl", "visibility_timeout", "restore_every", "backoff", "changed_every")
+        for name in (*positive, "tick_every"):
             if getattr(self, name) <= 0:
                 raise FleetError(f"{name} must be positive, not {getattr(self, name)}")
         if self.backoff_max + self.lock_ttl >= self.visibility_timeout:

@@ -58,13 +58,14 @@ def _clear_git_locks(root: Path) -> None:
                 stale.unlink()
 
 
-def _reusable(path: Path, url: str) -> Store | None:
+def _reusable(path: Path) -> Store | None:
     if not (path / ".git").is_dir():
         return None
     _clear_git_locks(path)
     try:
         store = find_store(path)
-        if store.root.resolve() != path.resolve() or remote_url(store) != url:
+        # the folder's name is the URL's hash: a store there with a remote is its clone
+        if store.root.resolve() != path.resolve() or not remote_url(store):
             return None
         # the object store is whole (a clone killed at the wrong time is not)
         subprocess.run(
@@ -104,6 +105,6 @@ def opened(config: FleetConfig, url: str) -> Iterator[Store]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise LockHeld(f"another worker process of this machine is using {path}") from None
-        yield _reusable(path, url) or _clone(path, url)
+        yield _reusable(path) or _clone(path, url)
     finally:
         os.close(fd)  # closing the descriptor releases the flock

@@ -50,7 +50,7 @@ class StoreStatus:
     status: str = ""  # the run's status (committed, nothing-pending, gate-failed, ...) or error
     message: str = ""
     run_id: str = ""
-    pushed: str = ""  # the commit the last run pushed to the remote's main
+    pushed: str = ""  # the last commit a run pushed to the remote's main
     tries: int = 0
     failures: int = 0  # failed runs since the last success
     failures_total: int = 0
@@ -144,7 +144,6 @@ def record_run(
         "status": status,
         "message": message,
         "run_id": run_id,
-        "pushed": pushed,
         "tries": tries,
         "seen": seen,
         "tip": seen,
@@ -153,6 +152,8 @@ def record_run(
         "seconds": seconds,
         "run_seconds": run_seconds,
     }
+    if pushed:  # a run that pushed nothing leaves the last push on record
+        values["pushed"] = pushed
     if failed:
         client.hincrby(_key(config, url), "failures", 1)
         client.hincrby(_key(config, url), "failures_total", 1)
