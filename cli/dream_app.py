@@ -63,14 +63,14 @@ app = typer.Typer(
 RunArg = Annotated[str, typer.Argument(metavar="RUN", help="Run id (see 'dream status').")]
 
 
-def _emit_result(result: RunResult, as_json: bool) -> None:
+def _emit_result(result: RunResult, as_json: bool, data: dict[str, Any] | None = None) -> None:
     for line in result.hand_edits:  # one line a page a person edited, JSON or not
         log(f"hand edit: {line}")
     # a run that left parts out names them; the problems behind them say the same again
     found = [f"left out: {x}" for x in result.left_out] or list(result.problems)
     lines = [*found, *(f"rejected: {r}" for r in result.rejected)]
     lines.append(result.message)
-    emit(result.to_json(), "\n".join(lines), as_json)
+    emit(data or result.to_json(), "\n".join(lines), as_json)
     if result.exit_code:
         raise typer.Exit(result.exit_code)
 
@@ -128,7 +128,9 @@ def run_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Consolidate pending sessions: stage, check with both gates, then commit to main."""
+    from dream.remote import run_remote
     from dream.runner import RunOptions, run_dream
+    from memoryfs.remote import remote_url
 
     chosen = make_engine(
         engine, base_url, model, agent_cmd, agent_timeout, max_tokens, price_per_1k
@@ -146,6 +148,16 @@ def run_cmd(
         run_many(paths, jobs, chosen, options, as_json)
         return
     store = open_store(store_dir)
+    if remote_url(store) is not None:
+        with ProgressBar(quiet) as bar:
+            remote = run_remote(store, chosen, options, progress=bar)
+        if remote.pushed:
+            log(
+                f"pushed {remote.pushed[:10]} to {remote.url}"
+                + (f" (run {remote.tries} times)" if remote.tries > 1 else "")
+            )
+        _emit_result(remote.result, as_json, remote.to_json())
+        return
     with ProgressBar(quiet) as bar:
         result = run_dream(store, chosen, options, progress=bar)
     _emit_result(result, as_json)
@@ -210,9 +222,9 @@ def apply_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Land a kept run on main, after the same gates as 'dream run'."""
-    from dream.landing.kept_runs import apply_run
+    from dream.remote import apply_store
 
-    _emit_result(apply_run(open_store(store_dir), run_id, full_validation=full_validation), as_json)
+    _emit_result(apply_store(open_store(store_dir), run_id, full_validation), as_json)
 
 
 @app.command("discard")

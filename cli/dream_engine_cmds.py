@@ -204,7 +204,8 @@ def watch_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Watch the transcripts; run Dream once new sessions have been quiet for a while."""
-    from dream.runner import RunOptions, run_dream
+    from dream.remote import run_store
+    from dream.runner import RunOptions
     from dream.watch import Watcher, parse_quiet_period
 
     store = open_store(store_dir)
@@ -234,7 +235,7 @@ def watch_cmd(
 
     watcher = Watcher(
         store,
-        lambda: run_dream(store, chosen, options),
+        lambda: run_store(store, chosen, options),
         quiet,
         on_result=report,
         on_error=error,

@@ -108,9 +108,11 @@ def approve_cmd(
 ) -> None:
     """Approve the active dream skill for this store (recorded in memory.toml, committed)."""
     from dream.skills import approve
+    from memoryfs.remote import remote_writes
 
     s = open_store(store)
-    a = approve(s, skill, by)
+    with remote_writes(s):  # a clone of a remote: the approval is pushed like any commit
+        a = approve(s, skill, by)
     human = f"approved dream skill {a.hash} by {a.by} at {a.at}"
     human += f" (commit {a.commit[:12]})" if a.commit else " (already approved)"
     emit({"hash": a.hash, "by": a.by, "at": a.at, "commit": a.commit}, human, as_json)

@@ -19,6 +19,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "memoryfs ingest --format chatgpt conversations.json",
         "memoryfs ingest --session-id 2026-03-02-moving - < chat.jsonl",
     ),
+    "memoryfs clone": (
+        "memoryfs clone git@git.example.com:memory/dana.git ~/memory",
+        "memoryfs clone https://git.example.com/memory/dana.git dana --json",
+    ),
+    "memoryfs sync": ("memoryfs sync", "memoryfs sync --store ~/memory --json"),
     "memoryfs validate": ("memoryfs validate", "memoryfs validate --store ~/memory --json"),
     "memoryfs index": ("memoryfs index", "memoryfs index --prompt --max-tokens 800"),
     "memoryfs path": ("memoryfs path --json",),

@@ -57,6 +57,7 @@ def forget_cmd(
     from memoryfs.forget.purge import check_purge, count_commits, purge_history
     from memoryfs.forget.remove import AlreadyForgotten, forget
     from memoryfs.forget.verify import verify_forgotten
+    from memoryfs.remote import RemoteError, publish, publish_purged, pull, remote_tip, remote_url
 
     targets = [(k, v) for k, v in (("page", page), ("session", session), ("phrase", phrase)) if v]
     if verify and (targets or purge_history_):
@@ -68,6 +69,11 @@ def forget_cmd(
     if targets and not (reason and reason.strip()):
         raise fail("--reason is required (say why, without repeating what)", 2)
     store = open_store(store_dir)
+    url = None if verify else remote_url(store)
+    lease = ""
+    if url is not None:
+        pull(store)  # an unreachable remote stops the forget before it writes anything
+        lease = remote_tip(store)  # what a purge's forced push may replace, and only that
     if verify:
         proof = verify_forgotten(store, history=True)
         _finish({"verify": proof.to_dict()}, [], proof, as_json)
@@ -132,6 +138,19 @@ def forget_cmd(
             )
             + "; reflogs expired, old objects pruned"
         )
+    if url is not None:
+        try:
+            pushed = publish_purged(store, lease) if purge_history_ else publish(store)
+        except RemoteError as exc:
+            raise RemoteError(f"forgotten here but not on the remote: {exc}") from None
+        if pushed:
+            lines.append(
+                f"force-pushed the purged history to {url} ({pushed[:10]}); the server keeps "
+                "the old objects until it runs 'git gc --prune=now'"
+                if purge_history_
+                else f"pushed {pushed[:10]} to {url}"
+            )
+            data["pushed"] = pushed
     _finish(data, lines, report, as_json)
 
 

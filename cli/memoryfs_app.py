@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from cli import forget_cmds, mcp_cmds, read_cmds, store_cmds
+from cli import forget_cmds, mcp_cmds, read_cmds, remote_cmds, store_cmds
 from cli.examples import add_examples
 from cli.output import HELP_SETTINGS, CliGroup, JsonOpt, VersionOpt, print_version
 
@@ -32,7 +32,7 @@ def version_cmd(as_json: JsonOpt = False) -> None:
     print_version(as_json)
 
 
-for _module in (store_cmds, forget_cmds, read_cmds, mcp_cmds):
+for _module in (store_cmds, remote_cmds, forget_cmds, read_cmds, mcp_cmds):
     _module.register(app)
 add_examples(app, "memoryfs")
 

@@ -153,6 +153,7 @@ def index_cmd(
 ) -> None:
     """Regenerate memory/INDEX.md and memory/sessions/index.md, or print the prefill (--prompt)."""
     from memoryfs.index.index_md import write_indexes
+    from memoryfs.remote import remote_writes
 
     store = open_store(store_dir)
     if prompt:
@@ -162,7 +163,7 @@ def index_cmd(
         return
     if max_tokens is not None:
         raise fail("--max-tokens only applies with --prompt", 2)
-    with store.lock("write"):
+    with remote_writes(store), store.lock("write"):
         changed = write_indexes(store)
         commit = (
             store.commit("index: regenerate", [f"memory/{p}" for p in changed]) if changed else ""

@@ -1,11 +1,11 @@
 """``dream run --stores PATH... -j N``: consolidate many user stores on one machine.
 
-Job: one ordinary ``run_dream`` per store, up to ``jobs`` at a time, each in its own
-process (a store's run holds that store's lock; a crash or a slow model in one store
-never stalls or breaks the others). Every store gets one ``StoreRun``; a failure in
-one (a gate, a missing store, an engine error) is that store's result, never an
-exception for the batch. Results come back in the order the stores were given; the
-``on_done`` callback sees each as it finishes.
+Job: one ordinary ``run_store`` per store (``run_remote``'s for a clone of a remote), up
+to ``jobs`` at a time, each in its own process (a store's run holds that store's lock; a
+crash or a slow model in one store never stalls or breaks the others). Every store gets
+one ``StoreRun``; a failure in one (a gate, a missing store, an engine error) is that
+store's result, never an exception for the batch. Results come back in the order the
+stores were given; the ``on_done`` callback sees each as it finishes.
 
 Boundary: scheduling and collecting; the runs themselves are ``dream.runner``'s.
 """
@@ -20,7 +20,8 @@ from typing import Any
 
 from dream.engines.base import Engine
 from dream.errors import DreamError
-from dream.runner import RunOptions, run_dream
+from dream.remote import run_store
+from dream.runner import RunOptions
 from memoryfs.errors import MemoryFSError
 from memoryfs.store.store import find_store
 
@@ -57,7 +58,7 @@ def run_one(path: str, engine: Engine, options: RunOptions) -> StoreRun:
     """One store's run; every failure becomes its result."""
     try:
         store = find_store(Path(path))
-        result = run_dream(store, engine, options)
+        result = run_store(store, engine, options)
     except (DreamError, MemoryFSError) as exc:
         return StoreRun(path, "error", str(exc))
     except Exception as exc:  # a bug in one store's run must not sink the batch

@@ -225,7 +225,8 @@ class StoreAPI:
         messages ``{"role", "content", "ts"}`` (``ts`` optional). ``session_id`` names
         the one session the input holds. Transcripts only grow: the same input again
         changes nothing. ``progress(phase, done, total)``: inputs read, transcripts
-        written.
+        written. A store with a remote fetches first and pushes the commit
+        (``memoryfs.remote``).
 
         >>> again = store.ingest(chat, session_id="2026-03-02-moving")
         >>> again.changed, again.commit
@@ -233,6 +234,7 @@ class StoreAPI:
         """
         from memoryfs.ingest.commit import ingest
         from memoryfs.ingest.source import Source
+        from memoryfs.remote import remote_writes
 
         items: list[Path | str | Source]
         if isinstance(inputs, Path | str | Source):
@@ -242,7 +244,9 @@ class StoreAPI:
             fmt = fmt or "openai"
         else:
             items = list(inputs)  # type: ignore[arg-type]
-        return ingest(_store(self), items, fmt, session_id, progress)
+        store = _store(self)
+        with remote_writes(store):  # a clone of a remote: pull first, push what it commits
+            return ingest(store, items, fmt, session_id, progress)
 
     def materialize(self, to: Path | str, budget_bytes: int | None = None) -> MaterializeResult:
         """Lay ``INDEX.md`` and the most useful pages within ``budget_bytes`` (default:

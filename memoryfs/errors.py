@@ -15,6 +15,7 @@ __all__ = [
     "PageError",
     "LockedError",
     "DiskError",
+    "RemoteError",
 ]
 
 
@@ -44,3 +45,8 @@ class LockedError(MemoryFSError):
 
 class DiskError(MemoryFSError):
     """The disk refused a write (full, read-only, over quota); nothing was committed."""
+
+
+class RemoteError(MemoryFSError):
+    """A store's Git remote could not be reached, refused a push, or moved in a way this
+    clone cannot follow; what was local stays local."""

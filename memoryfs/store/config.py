@@ -145,6 +145,9 @@ class StoreConfig:
     verify: VerifySettings = field(default_factory=VerifySettings)
     embed: EmbedSettings = field(default_factory=EmbedSettings)
     limits: Limits = field(default_factory=Limits)
+    # the Git remote the store pushes to and fetches from ("": a local store); a clone's
+    # own ``memoryfs.remote`` Git setting wins (``memoryfs.remote``)
+    remote: str = ""
 
     @property
     def roster(self) -> Roster:
@@ -193,6 +196,9 @@ def load_config(path: Path) -> StoreConfig:
             f"{path}: store format {fmt!r} is newer than this memoryfs understands "
             f"({FORMAT_VERSION}); upgrade memoryfs"
         )
+    remote = data.get("remote", "")
+    if not isinstance(remote, str) or not remote.isprintable() or remote != remote.strip():
+        raise MemoryFSError(f"{path}: remote must be a Git URL on one line")
     b = data.get("budgets", {}) or {}
     d = data.get("dream", {}) or {}
     try:
@@ -222,6 +228,7 @@ def load_config(path: Path) -> StoreConfig:
         verify=_verify(path, data.get("verify", {})),
         embed=_embed(path, data.get("embed", {})),
         limits=_limits(path, data.get("limits", {})),
+        remote=remote,
     )
 
 
@@ -330,7 +337,7 @@ def _q(value: str) -> str:
 def render_config(cfg: StoreConfig) -> str:
     return (
         "# memoryfs store configuration\n"
-        f"format = {cfg.format}\n\n"
+        f"format = {cfg.format}\n" + (f"remote = {_q(cfg.remote)}\n" if cfg.remote else "") + "\n"
         "[scope]\n"
         f"user = {_q(cfg.user)}\n"
         f"assistant = {_q(cfg.assistant)}\n"
