@@ -40,7 +40,7 @@ def stores(client: Redis, config: FleetConfig) -> list[str]:
     """Every registered store URL, sorted."""
     if config.registry_file is not None:
         return _read_file(config)
-    return sorted(str(u) for u in client.smembers(config.key("stores")))  # type: ignore[union-attr]
+    return sorted(str(u) for u in client.smembers(config.key("stores")))
 
 
 def _writable(config: FleetConfig) -> None:

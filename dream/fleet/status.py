@@ -106,9 +106,10 @@ def _key(config: FleetConfig, url: str) -> str:
 
 
 def _write(client: Redis, config: FleetConfig, url: str, values: dict[str, Any]) -> None:
-    fields = {k: "" if v is None else str(v) for k, v in values.items()}
+    fields: dict[str | bytes, str] = {k: "" if v is None else str(v) for k, v in values.items()}
+    fields["url"] = url
     pipe = client.pipeline()
-    pipe.hset(_key(config, url), mapping={"url": url, **fields})
+    pipe.hset(_key(config, url), mapping=fields)  # type: ignore[arg-type]
     pipe.sadd(config.key("known"), url)
     pipe.execute()
 
@@ -180,7 +181,7 @@ def record_tip(client: Redis, config: FleetConfig, url: str, tip: str) -> None:
 
 def known(client: Redis, config: FleetConfig) -> list[str]:
     """Every store with a record."""
-    return sorted(str(u) for u in client.smembers(config.key("known")))  # type: ignore[union-attr]
+    return sorted(str(u) for u in client.smembers(config.key("known")))
 
 
 def _int(raw: str | None, default: int | None = 0) -> int | None:

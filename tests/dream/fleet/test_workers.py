@@ -117,6 +117,14 @@ def test_two_workers_never_run_one_store_at_once_and_each_batch_is_one_dream_com
     urls = [served_store(git_server, tmp_path / "src", n, 2) for n in names]
     fleet.env["FLEET_TEST_DELAY"] = "0.4"  # runs long enough for the other worker to try
     w1, w2 = fleet.worker("w1"), fleet.worker("w2")
+
+    def settled(heads: dict[str, str]) -> bool:
+        recs = fleet.records(urls)
+        return all(
+            r.state == "done" and r.seen == git_server.head(n) != heads[n]
+            for r, n in zip(recs, names, strict=True)
+        ) and not fleet.client.llen("dream-fleet")
+
     for batch in range(2):
         if batch:
             for n, url in zip(names, urls, strict=True):
@@ -124,14 +132,7 @@ def test_two_workers_never_run_one_store_at_once_and_each_batch_is_one_dream_com
         heads = {n: git_server.head(n) for n in names}
         fleet.enqueue([u for url in urls for u in (url, url)])  # both workers want each store
 
-        def settled() -> bool:
-            recs = fleet.records(urls)
-            return all(
-                r.state == "done" and r.seen == git_server.head(n) != heads[n]
-                for r, n in zip(recs, names, strict=True)
-            ) and not fleet.client.llen("dream-fleet")
-
-        wait_for(settled, 60, f"batch {batch} on every store")
+        wait_for(lambda h=heads: settled(h), 60, f"batch {batch} on every store")
     wait_for(lambda: all(not fleet.client.exists(fleet.config.key("lock", u)) for u in urls), 10,
              "the locks to be freed")  # fmt: skip
     runs = log_lines(tmp_path / "runs.log")
@@ -139,7 +140,7 @@ def test_two_workers_never_run_one_store_at_once_and_each_batch_is_one_dream_com
     assert {pid for what, _, pid, _ in runs} == {w1.proc.pid, w2.proc.pid}  # both worked
     logs = w1.log.read_text(errors="replace") + w2.log.read_text(errors="replace")
     assert "holds dream:fleet:lock:" in logs  # a worker found a store taken and retried later
-    for n, url in zip(names, urls, strict=True):
+    for n in names:
         kinds = [k for k in dream_commits(git_server, n) if k in ("dream", "ingest")]
         assert kinds == ["ingest"] * 2 + ["dream"] + ["ingest"] * 2 + ["dream"], (n, kinds)
     validate_fresh_clone(urls[0], tmp_path / "fresh")

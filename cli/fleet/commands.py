@@ -178,7 +178,9 @@ def enqueue_cmd(
     }
     lines = [f"queued {u}" for u in sweep.queued]
     lines += [f"waiting already {u}" for u in sweep.changed if u not in sweep.queued]
-    lines.append(f"{sweep.checked} checked, {len(sweep.changed)} changed, {len(sweep.queued)} queued")
+    lines.append(
+        f"{sweep.checked} checked, {len(sweep.changed)} changed, {len(sweep.queued)} queued"
+    )
     for line in sweep.unreachable:
         log(f"unreachable: {line}")
     emit(data, "\n".join(lines), as_json)
@@ -199,7 +201,9 @@ def status_cmd(
 
     config = _config(redis_url=redis, registry_file=registry_file)
     client = connect(config)
-    wanted = urls or sorted(set(registry.stores(client, config)) | set(status.known(client, config)))
+    wanted = urls or sorted(
+        set(registry.stores(client, config)) | set(status.known(client, config))
+    )
     records = status.load(client, config, wanted)
     lines = []
     for r in records:
