@@ -77,7 +77,7 @@ def worker_cmd(
     loglevel: LogLevelOpt = "info",
 ) -> None:
     """Run a Celery worker that consolidates stores (runs until stopped)."""
-    from dream.fleet.app import create_app
+    from dream.fleet.app import BEAT_QUEUE, QUEUE, create_app
     from dream.fleet.config import connect
 
     if pool not in ("prefork", "solo"):
@@ -92,6 +92,7 @@ def worker_cmd(
         f"--loglevel={loglevel}",
         "--without-gossip",
         "--without-mingle",
+        f"--queues={QUEUE},{BEAT_QUEUE}",
     ]
     if hostname:
         argv.append(f"--hostname={hostname}")

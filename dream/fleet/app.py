@@ -37,9 +37,20 @@ if TYPE_CHECKING:
     from celery import Celery
     from redis import Redis
 
-__all__ = ["CONSOLIDATE", "Sweep", "backoff", "create_app", "enqueue", "sweep_changed"]
+__all__ = [
+    "BEAT_QUEUE",
+    "CONSOLIDATE",
+    "QUEUE",
+    "Sweep",
+    "backoff",
+    "create_app",
+    "enqueue",
+    "sweep_changed",
+]
 
 CONSOLIDATE = "dream.fleet.consolidate"
+QUEUE = "dream-fleet"  # the stores' runs
+BEAT_QUEUE = "dream-fleet-beat"  # the beat's short tasks, not behind a night of runs
 log = logging.getLogger("dream.fleet")
 
 
@@ -74,15 +85,28 @@ def create_app(config: FleetConfig) -> Celery:
         task_serializer="json",
         result_serializer="json",
         accept_content=["json"],
-        task_default_queue="dream-fleet",
+        task_default_queue=QUEUE,
+        task_routes={
+            "dream.fleet.tick": {"queue": BEAT_QUEUE},
+            "dream.fleet.changed": {"queue": BEAT_QUEUE},
+        },
         enable_utc=True,
         timezone="UTC",
         broker_connection_retry_on_startup=True,
         # a publish to a broker that went away fails within seconds, not forever
         task_publish_retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5},
         beat_schedule={
-            "nightly-tick": {"task": "dream.fleet.tick", "schedule": config.tick_every},
-            "enqueue-changed": {"task": "dream.fleet.changed", "schedule": config.changed_every},
+            # a look that waited past the next one is dropped (the next one does its work)
+            "nightly-tick": {
+                "task": "dream.fleet.tick",
+                "schedule": config.tick_every,
+                "options": {"expires": config.tick_every},
+            },
+            "enqueue-changed": {
+                "task": "dream.fleet.changed",
+                "schedule": config.changed_every,
+                "options": {"expires": config.changed_every},
+            },
         },
     )
     clients: dict[int, Redis] = {}

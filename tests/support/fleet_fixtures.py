@@ -8,8 +8,9 @@ worker's ``PYTHONPATH``):
   at a known point), and appends ``end ...`` when done;
 - ``RejectingEngine``: writes one unsupported claim per session, so the gates reject it.
 
-``Worker`` starts ``dream fleet worker`` (solo pool) in its own process group with the
-fleet's settings in the environment; ``kill()`` is the SIGKILL of the whole group.
+``Worker`` starts ``dream fleet worker`` (solo pool), ``Beat`` ``dream fleet beat``, each in
+its own process group with the fleet's settings in the environment; ``kill()`` is the
+SIGKILL of the whole group, ``stop()`` a SIGTERM (a warm shutdown) and then that.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from memoryfs.pages.transcript import Transcript
 from memoryfs.store.store import Store, find_store, init_store
 
 __all__ = [
+    "Beat",
+    "FleetProcess",
     "RejectingEngine",
     "TimedEngine",
     "Worker",
@@ -165,38 +168,24 @@ def wait_for(check: Callable[[], bool], timeout: float, what: str, every: float 
     raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
 
 
-class Worker:
-    """``dream fleet worker --pool solo`` in its own process group, logging to a file."""
+class FleetProcess:
+    """``dream fleet ...`` in its own process group, logging to a file."""
 
-    def __init__(
-        self,
-        redis_url: str,
-        scratch: Path,
-        engine: str,
-        name: str,
-        env: Mapping[str, str],
-        log: Path,
-        pool: str = "solo",
-    ) -> None:
+    def __init__(self, args: list[str], env: Mapping[str, str], log: Path) -> None:
         self.log = log
         full_env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join([str(SUPPORT), str(ROOT)]),
             **env,
         }
-        argv = [
-            sys.executable, "-c", "from cli.dream_app import main; main()",
-            "fleet", "worker", "--redis", redis_url, "--scratch", str(scratch),
-            "--engine", engine, "--pool", pool, "--hostname", f"{name}@test",
-            "--loglevel", "info",
-        ]  # fmt: skip
+        argv = [sys.executable, "-c", "from cli.dream_app import main; main()", "fleet", *args]
         with open(log, "ab") as out:
             self.proc = subprocess.Popen(
                 argv, env=full_env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
             )
 
-    def ready(self) -> bool:
-        return self.log.exists() and "ready." in self.log.read_text(errors="replace")
+    def logged(self, text: str) -> bool:
+        return self.log.exists() and text in self.log.read_text(errors="replace")
 
     def kill(self) -> None:
         with contextlib.suppress(ProcessLookupError):
@@ -213,3 +202,37 @@ class Worker:
                 self.kill()
         with contextlib.suppress(ProcessLookupError):  # anything the group left behind
             os.killpg(self.proc.pid, signal.SIGKILL)
+
+
+class Worker(FleetProcess):
+    """``dream fleet worker`` (solo pool by default)."""
+
+    def __init__(
+        self,
+        redis_url: str,
+        scratch: Path,
+        engine: str,
+        name: str,
+        env: Mapping[str, str],
+        log: Path,
+        pool: str = "solo",
+    ) -> None:
+        args = [
+            "worker", "--redis", redis_url, "--scratch", str(scratch), "--engine", engine,
+            "--pool", pool, "--hostname", f"{name}@test", "--loglevel", "info",
+        ]  # fmt: skip
+        super().__init__(args, env, log)
+
+    def ready(self) -> bool:
+        return self.logged("ready.")
+
+
+class Beat(FleetProcess):
+    """``dream fleet beat``, its state file under ``scratch``."""
+
+    def __init__(self, redis_url: str, scratch: Path, env: Mapping[str, str], log: Path) -> None:
+        args = ["beat", "--redis", redis_url, "--scratch", str(scratch), "--loglevel", "info"]
+        super().__init__(args, env, log)
+
+    def ready(self) -> bool:
+        return self.logged("beat: Starting")

@@ -1,10 +1,12 @@
 """Real ``dream fleet worker`` processes on a real Redis and git daemon: two workers never
 run one store at once and each batch of sessions ends in one Dream commit; a worker killed
 mid-run leaves the remote valid and its task runs again on another; a gate rejection is
-recorded and never retried."""
+recorded and never retried; the beat runs the registry once a night and queues the stores
+that received sessions."""
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import time
 from collections.abc import Iterator
@@ -12,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from fleet_fixtures import (
+    Beat,
     Worker,
     add_batch,
     dream_commits,
@@ -25,7 +28,7 @@ from git_server import GitServer
 pytest.importorskip("celery", reason="the [fleet] extra is not installed")
 redis = pytest.importorskip("redis", reason="the [fleet] extra is not installed")
 
-from dream.fleet import status  # noqa: E402
+from dream.fleet import registry, status  # noqa: E402
 from dream.fleet.app import create_app, enqueue, sweep_changed  # noqa: E402
 from dream.fleet.config import FleetConfig  # noqa: E402
 
@@ -193,3 +196,53 @@ def test_a_gate_rejection_is_recorded_as_a_failure_and_never_retried(
     # nothing new on the store since: the "changed" sweep leaves it alone
     sweep = sweep_changed(fleet.app, fleet.client, fleet.config, [url])
     assert sweep.changed == () and sweep.queued == []
+
+
+def test_the_beat_runs_the_registry_once_a_night_and_queues_stores_that_got_sessions(
+    fleet: Fleet, git_server: GitServer, tmp_path: Path
+) -> None:
+    names = ["ann", "ben"]
+    urls = [served_store(git_server, tmp_path / "src", n, 2) for n in names]
+    registry.add(fleet.client, fleet.config, urls)
+    now = dt.datetime.now(dt.UTC)
+    fleet.worker("w")
+    beat_env = {
+        **fleet.env,
+        "DREAM_FLEET_NIGHTLY_HOUR": str(now.hour),  # the window opened this hour
+        "DREAM_FLEET_JITTER": "1",
+        "DREAM_FLEET_TICK_EVERY": "0.5",
+        "DREAM_FLEET_CHANGED_EVERY": "1",
+    }
+    beat = Beat(fleet.config.redis_url, tmp_path / "beat", beat_env, tmp_path / "beat.log")
+    try:
+        heads = {n: git_server.head(n) for n in names}
+        wait_for(
+            lambda: all(
+                r.state == "done" and r.seen == git_server.head(n) != heads[n]
+                for r, n in zip(fleet.records(urls), names, strict=True)
+            ),
+            60,
+            "the nightly runs",
+        )
+        night = fleet.config.key("nightly", now.date().isoformat())
+        assert fleet.client.smembers(night) == set(urls)
+        # sessions arrive at ann's store only: the "changed" sweep queues it, not ben's
+        add_batch(urls[0], tmp_path / "agent", 2, 1)
+        moved = git_server.head("ann")
+        wait_for(
+            lambda: (
+                fleet.records(urls)[0].seen not in ("", moved)
+                and fleet.records(urls)[0].state == "done"
+            ),
+            60,
+            "the run of the store that received a session",
+        )
+        time.sleep(2)  # a few more ticks and sweeps: nothing else to do
+    finally:
+        beat.stop()
+    kinds = {
+        n: [k for k in dream_commits(git_server, n) if k in ("dream", "ingest")] for n in names
+    }
+    assert kinds["ann"] == ["ingest", "ingest", "dream", "ingest", "dream"], kinds
+    assert kinds["ben"] == ["ingest", "ingest", "dream"], kinds
+    assert beat.logged("Sending due task nightly-tick") and beat.logged("enqueue-changed")
