@@ -42,6 +42,7 @@ __all__ = [
     "Worker",
     "add_batch",
     "dream_commits",
+    "ingest_batch",
     "log_lines",
     "served_store",
     "validate_fresh_clone",
@@ -99,7 +100,8 @@ def _messages(user: str, n: int, day: int) -> list[dict[str, str]]:
     ]
 
 
-def _ingest(store: Store, first: int, count: int) -> None:
+def ingest_batch(store: Store, first: int, count: int) -> None:
+    """Sessions ``first`` .. ``first + count - 1`` of the store's user, ingested and committed."""
     user = store.config.user
     for n in range(first, first + count):
         day = 1 + n % 27
@@ -109,16 +111,17 @@ def _ingest(store: Store, first: int, count: int) -> None:
 def served_store(server: GitServer, work: Path, name: str, sessions: int) -> str:
     """A store of user ``name`` with ``sessions`` pending sessions, on ``server``; its URL."""
     store = init_store(work / name, name, "atlas", name.capitalize())
-    _ingest(store, 0, sessions)
+    ingest_batch(store, 0, sessions)
     return server.bare(name, from_store=store.root)
 
 
 def add_batch(url: str, work: Path, first: int, count: int) -> None:
     """Another batch of sessions pushed to the store at ``url``, as an agent would."""
     if not (work / ".git").is_dir():
+        work.parent.mkdir(parents=True, exist_ok=True)
         git(work.parent, "clone", "--quiet", url, str(work))
     git(work, "pull", "--quiet", "--ff-only")
-    _ingest(find_store(work), first, count)
+    ingest_batch(find_store(work), first, count)
     git(work, "push", "--quiet", "origin", "main")
 
 
