@@ -82,7 +82,10 @@ def worker_cmd(
 
     if pool not in ("prefork", "solo"):
         raise fail(f"--pool must be prefork or solo, not {pool!r}", 2)
+    from dream.engines import load_engine
+
     config = _config(redis_url=redis, scratch=scratch, engine=engine)
+    load_engine(config.engine)  # a bad engine is one line now, not a failure per store
     connect(config)
     config.scratch.mkdir(parents=True, exist_ok=True)
     argv = [

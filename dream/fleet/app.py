@@ -20,6 +20,7 @@ Tasks:
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 import os
@@ -126,15 +127,21 @@ def create_app(config: FleetConfig) -> Celery:
         max_retries=config.max_retries,
     )
     def consolidate_task(self: Any, store_url: str) -> dict[str, Any]:
+        from redis import ConnectionError as RedisDown
+        from redis import TimeoutError as RedisSlow
+
         from dream.fleet.consolidate import TRANSIENT, consolidate
 
+        transient: tuple[type[Exception], ...] = (*TRANSIENT, RedisDown, RedisSlow)
         redis = client()
         try:
             return consolidate(store_url, config, redis, self.request.hostname or "").to_json()
-        except TRANSIENT as exc:
+        except transient as exc:
             retries = self.request.retries
             final = retries >= config.max_retries
-            status.record_failure(redis, config, store_url, "error", str(exc), final=final)
+            # Redis itself may be what failed: the record is best effort, the retry is not
+            with contextlib.suppress(RedisDown, RedisSlow):
+                status.record_failure(redis, config, store_url, "error", str(exc), final=final)
             if final:
                 log.warning("%s: giving up after %d retries: %s", store_url, retries, exc)
                 return {"url": store_url, "status": "error", "message": str(exc), "failed": True}

@@ -63,6 +63,12 @@ def test_a_bad_redis_url_or_no_store_to_queue_are_usage_errors() -> None:
     assert r.exit_code == 2 and "give the store URLs to queue, or --changed" in r.stderr
 
 
+def test_a_worker_with_an_engine_that_does_not_load_does_not_start(tmp_path: Path) -> None:
+    r = fleet("worker", "--engine", "no_such_module:Engine", "--scratch", str(tmp_path / "s"))
+    _one_error_line(r, "engine 'no_such_module:Engine' is not available")
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.fixture(scope="module")
 def redis_url() -> Iterator[str]:
     pytest.importorskip("celery", reason="the [fleet] extra is not installed")
