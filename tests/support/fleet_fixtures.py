@@ -5,7 +5,8 @@ Engines (a worker loads them by ``--engine fleet_fixtures:Name``; this folder is
 worker's ``PYTHONPATH``):
 - ``TimedEngine``: the embedded engine, which first appends ``start <user> <pid> <time>``
   to ``$FLEET_TEST_LOG``, sleeps ``$FLEET_TEST_DELAY`` seconds (a slow run, for a kill
-  at a known point), and appends ``end ...`` when done;
+  at a known point; with ``$FLEET_TEST_SLOW_ONCE`` naming a file, only the run that makes
+  it), and appends ``end ...`` when done;
 - ``RejectingEngine``: writes one unsupported claim per session, so the gates reject it.
 
 ``Worker`` starts ``dream fleet worker`` (solo pool), ``Beat`` ``dream fleet beat``, each in
@@ -71,7 +72,11 @@ class TimedEngine(EmbeddedEngine):
                     fh.write(f"{what} {user} {os.getpid()} {time.time():.6f}\n")
 
         note("start")
-        time.sleep(float(os.environ.get("FLEET_TEST_DELAY", "0") or 0))
+        once = os.environ.get("FLEET_TEST_SLOW_ONCE", "")
+        if not once or not os.path.exists(once):  # with a marker file: only the first run
+            if once:
+                Path(once).touch()
+            time.sleep(float(os.environ.get("FLEET_TEST_DELAY", "0") or 0))
         report = super().consolidate(ctx)
         note("end")
         return report

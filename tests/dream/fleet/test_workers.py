@@ -1,13 +1,16 @@
 """Real ``dream fleet worker`` processes on a real Redis and git daemon: two workers never
 run one store at once and each batch of sessions ends in one Dream commit; a worker killed
-mid-run leaves the remote valid and its task runs again on another; a gate rejection is
+mid-run leaves the remote valid and its task runs again on another (a killed pool child's
+task goes back to the queue at once); a gate rejection is
 recorded and never retried; the beat runs the registry once a night and queues the stores
 that received sessions."""
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -246,3 +249,36 @@ def test_the_beat_runs_the_registry_once_a_night_and_queues_stores_that_got_sess
     assert kinds["ann"] == ["ingest", "ingest", "dream", "ingest", "dream"], kinds
     assert kinds["ben"] == ["ingest", "ingest", "dream"], kinds
     assert beat.logged("Sending due task nightly-tick") and beat.logged("enqueue-changed")
+
+
+def test_a_pool_child_killed_mid_run_puts_its_task_back_at_once(
+    fleet: Fleet, git_server: GitServer, tmp_path: Path
+) -> None:
+    url = served_store(git_server, tmp_path / "src", "dana", 2)
+    before = git_server.head("dana")
+    # the visibility timeout is long here: only task_reject_on_worker_lost brings it back soon
+    fleet.env["DREAM_FLEET_VISIBILITY_TIMEOUT"] = "600"
+    worker = Worker(
+        fleet.config.redis_url,
+        tmp_path / "scratch",
+        "fleet_fixtures:TimedEngine",
+        "pool",
+        {**fleet.env, "FLEET_TEST_DELAY": "60", "FLEET_TEST_SLOW_ONCE": str(tmp_path / "once")},
+        tmp_path / "pool.log",
+        pool="prefork",
+    )
+    fleet.workers.append(worker)
+    wait_for(worker.ready, 30, "the worker to start")
+    fleet.enqueue([url])
+    runs = tmp_path / "runs.log"
+    wait_for(lambda: any(w == "start" for w, *_ in log_lines(runs)), 30, "the run to start")
+    (child,) = {pid for w, _, pid, _ in log_lines(runs)}
+    assert child != worker.proc.pid  # the pool's child runs it, not the worker itself
+    os.kill(child, signal.SIGKILL)
+    wait_for(lambda: fleet.records([url])[0].state == "done", 40, "the task to run again")
+    (rec,) = fleet.records([url])
+    assert rec.status == "committed" and git_server.head("dana") == rec.pushed != before
+    assert worker.logged("WorkerLostError")
+    ids = _received(worker.log)
+    assert len(ids) == 2 and ids[0] == ids[1]  # the same task, back in the queue
+    validate_fresh_clone(url, tmp_path / "fresh")
