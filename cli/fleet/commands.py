@@ -181,7 +181,7 @@ def enqueue_cmd(
         "unreachable": list(sweep.unreachable),
     }
     lines = [f"queued {u}" for u in sweep.queued]
-    lines += [f"waiting already {u}" for u in sweep.changed if u not in sweep.queued]
+    lines += [f"queued or running already {u}" for u in sweep.changed if u not in sweep.queued]
     lines.append(
         f"{sweep.checked} checked, {len(sweep.changed)} changed, {len(sweep.queued)} queued"
     )

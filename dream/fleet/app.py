@@ -10,8 +10,9 @@ from the config (how long an unacknowledged task waits before another worker get
 Tasks:
 - ``dream.fleet.consolidate(store_url)``: ``consolidate.consolidate``; a ``TRANSIENT``
   error is retried ``max_retries`` times, the countdown doubling from ``backoff`` (up to
-  ``backoff_max``, with jitter); a gate rejection is recorded as a failure and never
-  retried; any other error is recorded and left for a person.
+  ``backoff_max``, with jitter); a held lock is retried the same way but is no failure
+  (another worker is running the store); a gate rejection is recorded as a failure and
+  never retried; any other error is recorded and left for a person.
 - ``dream.fleet.tick`` (beat, every ``tick_every``): queue the stores whose nightly start
   has come.
 - ``dream.fleet.changed`` (beat, every ``changed_every``): queue the stores whose remote
@@ -131,11 +132,22 @@ def create_app(config: FleetConfig) -> Celery:
         from redis import TimeoutError as RedisSlow
 
         from dream.fleet.consolidate import TRANSIENT, consolidate
+        from dream.fleet.lock import LockHeld
 
         transient: tuple[type[Exception], ...] = (*TRANSIENT, RedisDown, RedisSlow)
         redis = client()
         try:
             return consolidate(store_url, config, redis, self.request.hostname or "").to_json()
+        except LockHeld as exc:
+            # Another worker runs the store: the store's record is that worker's to write.
+            # Try again later (it may have died: its lock expires); when the retries are
+            # spent it is still running, and its run does this task's work.
+            if self.request.retries >= config.max_retries:
+                log.info("%s: left to the worker running it: %s", store_url, exc)
+                return {"url": store_url, "status": "lock-held", "message": str(exc)}
+            wait = backoff(self.request.retries, config)
+            log.info("%s: retry %d in %.1fs: %s", store_url, self.request.retries + 1, wait, exc)
+            raise self.retry(exc=exc, countdown=wait) from None
         except transient as exc:
             retries = self.request.retries
             final = retries >= config.max_retries
@@ -193,7 +205,7 @@ def enqueue(
 class Sweep:
     checked: int
     changed: tuple[str, ...]  # main moved since the last run
-    queued: list[str]  # of those, the ones sent (not waiting already)
+    queued: list[str]  # of those, the ones sent (not waiting or running already)
     unreachable: tuple[str, ...]  # "url: why"
 
 
@@ -207,4 +219,7 @@ def sweep_changed(app: Celery, client: Redis, config: FleetConfig, urls: Sequenc
     bad = tuple(f"{safe_url(t.url)}: {t.error}" for t in tips if t.error)
     for line in bad:
         log.warning("unreachable: %s", line)
-    return Sweep(len(tips), tuple(moved), enqueue(app, client, config, moved), bad)
+    # a store being run now is left to its run: what arrived before its push is in it (a
+    # push that lost the race runs again), what arrives after moves main for the next sweep
+    idle = [u for u in moved if not client.exists(config.key("lock", u))]
+    return Sweep(len(tips), tuple(moved), enqueue(app, client, config, idle), bad)

@@ -128,5 +128,10 @@ def test_enqueue_changed_queues_the_moved_store_and_names_the_unreachable_one(
         assert r.stderr.count("unreachable: ") == 1 and gone in r.stderr
         again = fleet("enqueue", "--changed", moved, "--redis", redis_url, "--json")
         assert again.exit_code == 0 and json.loads(again.stdout)["queued"] == []  # waits already
+        client = redis.Redis.from_url(redis_url)
+        client.delete(f"dream:fleet:queued:{moved}")  # a worker took it...
+        client.set(f"dream:fleet:lock:{moved}", "token")  # ...and runs it now
+        running = fleet("enqueue", "--changed", moved, "--redis", redis_url)
+        assert running.exit_code == 0 and running.stdout.startswith("queued or running already")
     finally:
         server.close()

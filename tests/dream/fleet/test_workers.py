@@ -34,6 +34,7 @@ redis = pytest.importorskip("redis", reason="the [fleet] extra is not installed"
 from dream.fleet import registry, status  # noqa: E402
 from dream.fleet.app import create_app, enqueue, sweep_changed  # noqa: E402
 from dream.fleet.config import FleetConfig  # noqa: E402
+from dream.fleet.lock import StoreLock  # noqa: E402
 
 # quick retries and a short lock life, so that the tests see them within seconds
 FAST = {
@@ -282,3 +283,18 @@ def test_a_pool_child_killed_mid_run_puts_its_task_back_at_once(
     ids = _received(worker.log)
     assert len(ids) == 2 and ids[0] == ids[1]  # the same task, back in the queue
     validate_fresh_clone(url, tmp_path / "fresh")
+
+
+def test_a_lock_held_past_every_retry_leaves_the_store_to_its_holder_and_is_no_failure(
+    fleet: Fleet, git_server: GitServer, tmp_path: Path
+) -> None:
+    url = served_store(git_server, tmp_path / "src", "dana", 1)
+    holder = StoreLock(fleet.client, fleet.config.key("lock", url), 60)  # a long run elsewhere
+    assert holder.acquire()
+    worker = fleet.worker("w", DREAM_FLEET_MAX_RETRIES="2")
+    fleet.enqueue([url])
+    wait_for(lambda: worker.logged("left to the worker running it"), 30, "the retries to end")
+    (rec,) = fleet.records([url])
+    assert (rec.state, rec.status, rec.failures) == ("queued", "", 0)  # not this task's record
+    assert len(_received(worker.log)) == 3  # the task and its two retries
+    assert holder.holder() == holder.token and not log_lines(tmp_path / "runs.log")
