@@ -105,6 +105,11 @@ def test_a_gate_rejection_is_a_recorded_failure_and_pushes_nothing(
     assert git_server.head("dana") == before
     (rec,) = status.load(client, config, [url])
     assert (rec.state, rec.failures, rec.seen) == ("failed", 1, before)
+    # the worker's clone keeps the rejected run's branch, as 'dream run' does, for review
+    kept = git(
+        scratch_path(config, url), "branch", "--list", "dream/*", "--format=%(refname:short)"
+    )
+    assert kept == f"dream/{outcome.run_id}"
 
 
 def test_an_unreachable_remote_raises_the_transient_error_and_writes_nothing(
