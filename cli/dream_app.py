@@ -30,6 +30,7 @@ from cli.dream_engine_cmds import (
     watch_cmd,
 )
 from cli.examples import add_examples
+from cli.fleet import commands as fleet_cmds
 from cli.output import (
     HELP_SETTINGS,
     CliGroup,
@@ -251,7 +252,7 @@ def version_cmd(as_json: JsonOpt = False) -> None:
 
 
 # Commands that live in their own modules register themselves here.
-for _module in (dream_demo_cmds, dream_eval_cmds, dream_health_cmds):
+for _module in (dream_demo_cmds, dream_eval_cmds, dream_health_cmds, fleet_cmds):
     _module.register(app)
 add_examples(app, "dream")
 

@@ -80,6 +80,21 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "dream eval locomo conv-26.json --arms wiki,wiki-hybrid --embed-model models/minilm",
     ),
     "dream version": ("dream version --json",),
+    "dream fleet worker": (
+        "dream fleet worker --redis redis://127.0.0.1:6379/0 --scratch /var/lib/dream/clones",
+        "dream fleet worker --concurrency 4 --hostname dream-1",
+    ),
+    "dream fleet beat": (
+        "dream fleet beat --hour 2 --jitter 10800",
+        "dream fleet beat --registry /etc/dream/stores.txt --changed-every 600",
+    ),
+    "dream fleet enqueue": (
+        "dream fleet enqueue git@git.example.com:users/dana.git",
+        "dream fleet enqueue --changed --json",
+    ),
+    "dream fleet status": ("dream fleet status", "dream fleet status --json"),
+    "dream fleet add": ("dream fleet add git@git.example.com:users/dana.git",),
+    "dream fleet remove": ("dream fleet remove git@git.example.com:users/dana.git",),
 }
 
 

@@ -141,3 +141,20 @@ def test_phases_hand_on_return_values_not_shared_fields() -> None:
         run = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "run")
         returns = ast.unparse(run.returns) if run.returns else "None"
         assert returns != "None", f"dream.phases.{phase}.run returns nothing"
+
+
+def test_only_the_fleet_imports_celery_and_redis() -> None:
+    """Celery and redis-py are the [fleet] extra: no other module imports them (lazily or
+    not), and inside the fleet only ``dream.fleet.app`` imports Celery."""
+    offenders = []
+    for package in ("memoryfs", "dream", "cli"):
+        for name, path in _modules(package):
+            used = {n for n in _dotted_imports(path) if _under(n, ("celery", "redis", "kombu"))}
+            allowed: set[str] = set()
+            if _under(name, ("dream.fleet",)):
+                allowed = {n for n in used if _under(n, ("redis",))}
+            if name == "dream.fleet.app":
+                allowed = used
+            if used - allowed:
+                offenders.append(f"{name} imports {sorted(used - allowed)}")
+    assert not offenders, offenders

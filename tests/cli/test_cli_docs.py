@@ -33,8 +33,9 @@ COMMANDS = [
     for path, cmd in _walk(typer.main.get_command(app), [name])
 ]
 IDS = [" ".join(path) for _, path, _ in COMMANDS]
-# Commands that print no results: a server speaks its protocol (stdout is MCP's on stdio).
-SERVERS = {"memoryfs mcp"}
+# Commands that print no results: a server speaks its protocol (stdout is MCP's on stdio); a
+# fleet worker and beat run until stopped and log on stderr.
+SERVERS = {"memoryfs mcp", "dream fleet worker", "dream fleet beat"}
 
 
 @pytest.mark.parametrize(("app", "path", "cmd"), COMMANDS, ids=IDS)

@@ -1,0 +1,1 @@
+"""``dream fleet``: the command group of the Celery fleet (``cli.fleet.commands``)."""
