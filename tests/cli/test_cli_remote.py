@@ -5,28 +5,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from git_server import GitServer, git
 
-import memoryfs
-
 CHAT = '{"role": "user", "content": "I moved to Porto last month.", "ts": "2026-03-02T09:00"}\n'
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[GitServer]:
-    srv = GitServer(tmp_path / "srv")
-    yield srv
-    srv.close()
-
-
-@pytest.fixture
-def url(tmp_path: Path, server: GitServer) -> str:
-    memoryfs.init_store(tmp_path / "origin", "dana", "atlas", "Dana")
-    return server.bare("dana", from_store=tmp_path / "origin")
 
 
 def _run(app: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -36,10 +19,12 @@ def _run(app: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedP
     )
 
 
-def test_clone_ingest_dream_run_push_and_sync(tmp_path: Path, url: str, server: GitServer) -> None:
-    r = _run("memoryfs", "clone", url, str(tmp_path / "a"), "--json")
+def test_clone_ingest_dream_run_push_and_sync(
+    tmp_path: Path, store_url: str, git_server: GitServer
+) -> None:
+    r = _run("memoryfs", "clone", store_url, str(tmp_path / "a"), "--json")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["remote"] == url
+    assert json.loads(r.stdout)["remote"] == store_url
     chat = tmp_path / "2026-03-02-moving.jsonl"
     chat.write_text(CHAT)
     r = _run("memoryfs", "ingest", str(chat), "--store", str(tmp_path / "a"))
@@ -47,9 +32,9 @@ def test_clone_ingest_dream_run_push_and_sync(tmp_path: Path, url: str, server: 
     r = _run("dream", "run", "--store", str(tmp_path / "a"), "--json", "-q")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
-    assert out["status"] == "committed" and out["pushed"] == server.head("dana")
-    assert out["remote"] == url and out["tries"] == 1
-    assert _run("memoryfs", "clone", url, str(tmp_path / "b")).returncode == 0
+    assert out["status"] == "committed" and out["pushed"] == git_server.head("dana")
+    assert out["remote"] == store_url and out["tries"] == 1
+    assert _run("memoryfs", "clone", store_url, str(tmp_path / "b")).returncode == 0
     r = _run("memoryfs", "sync", "--store", str(tmp_path / "b"), "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["how"] == "same"
@@ -58,16 +43,16 @@ def test_clone_ingest_dream_run_push_and_sync(tmp_path: Path, url: str, server: 
 
 
 def test_each_command_fails_with_one_line_when_the_remote_is_unreachable(
-    tmp_path: Path, url: str, server: GitServer
+    tmp_path: Path, store_url: str, git_server: GitServer
 ) -> None:
-    assert _run("memoryfs", "clone", url, str(tmp_path / "a")).returncode == 0
+    assert _run("memoryfs", "clone", store_url, str(tmp_path / "a")).returncode == 0
     a = tmp_path / "a"
     head = git(a, "rev-parse", "HEAD")
     chat = tmp_path / "chat.jsonl"
     chat.write_text(CHAT)
-    server.pause()
+    git_server.pause()
     for app, *args in (
-        ("memoryfs", "clone", url, str(tmp_path / "b")),
+        ("memoryfs", "clone", store_url, str(tmp_path / "b")),
         ("memoryfs", "ingest", str(chat), "--store", str(a)),
         ("memoryfs", "sync", "--store", str(a)),
         ("memoryfs", "forget", "--phrase", "Porto", "--reason", "privacy", "--store", str(a)),
@@ -84,22 +69,22 @@ def test_each_command_fails_with_one_line_when_the_remote_is_unreachable(
 
 
 def test_forget_purge_on_a_clone_force_pushes_the_rewritten_history(
-    tmp_path: Path, url: str, server: GitServer
+    tmp_path: Path, store_url: str, git_server: GitServer
 ) -> None:
     a = tmp_path / "a"
-    assert _run("memoryfs", "clone", url, str(a)).returncode == 0
+    assert _run("memoryfs", "clone", store_url, str(a)).returncode == 0
     chat = tmp_path / "chat.jsonl"
     chat.write_text(CHAT.replace("Porto", "12 Blue Heron Lane"))
     assert _run("memoryfs", "ingest", str(chat), "--store", str(a)).returncode == 0
-    old = server.head("dana")
+    old = git_server.head("dana")
     r = _run(
         "memoryfs", "forget", "--phrase", "Blue Heron Lane", "--reason", "privacy",
         "--purge-history", "--yes", "--store", str(a), "--json",
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
-    new = server.head("dana")
+    new = git_server.head("dana")
     assert json.loads(r.stdout)["pushed"] == new != old
-    assert git(server.path("dana"), "log", "-1", "--format=%s", "main").startswith("purge: ")
+    assert git(git_server.path("dana"), "log", "-1", "--format=%s", "main").startswith("purge: ")
     fresh = tmp_path / "fresh"
-    git(tmp_path, "clone", "-q", url, str(fresh))
+    git(tmp_path, "clone", "-q", store_url, str(fresh))
     assert "Heron" not in git(fresh, "log", "-p", "--all")

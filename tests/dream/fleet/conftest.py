@@ -5,10 +5,8 @@ the ``[fleet]`` extra (Celery, redis-py) or the ``redis-server`` program is miss
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from git_server import GitServer
 from redis_server import RedisServer, have_redis_server
 
 
@@ -28,10 +26,3 @@ def redis_url(redis_server: RedisServer) -> Iterator[str]:
     client.flushall()
     client.close()
     yield redis_server.url
-
-
-@pytest.fixture
-def git_server(tmp_path: Path) -> Iterator[GitServer]:
-    server = GitServer(tmp_path / "server")
-    yield server
-    server.close()

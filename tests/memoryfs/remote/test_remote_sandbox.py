@@ -1,4 +1,4 @@
-"""Sandboxes from a Git server (``materialize --from URL``): against a real ``git daemon``.
+"""Sandboxes from a Git git_server (``materialize --from URL``): against a real ``git daemon``.
 
 The store is a Dream-consolidated synthetic store (knowledge pages, notes, summaries),
 served from a bare repository; a counting proxy between client and daemon measures
@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -49,13 +48,6 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[GitServer]:
-    srv = GitServer(tmp_path / "srv")
-    yield srv
-    srv.close()
-
-
-@pytest.fixture
 def store(built: Path, tmp_path: Path) -> Store:
     """A clone of the built store, with its own history to push from."""
     root = tmp_path / "store"
@@ -85,11 +77,11 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
 
 
 def test_sandbox_holds_the_servers_files_and_names_its_url_and_commit(
-    store: Store, server: GitServer, tmp_path: Path
+    store: Store, git_server: GitServer, tmp_path: Path
 ) -> None:
-    url = server.bare("dana", from_store=store.root)
+    store_url = git_server.bare("dana", from_store=store.root)
     sandbox = tmp_path / "sandbox"
-    result = materialize_from(url, sandbox, BUDGET)
+    result = materialize_from(store_url, sandbox, BUDGET)
     files = {e.path: e for e in result.files}
     assert files["memory/INDEX.md"].reason == files["memory/sessions/index.md"].reason == "index"
     assert result.bytes <= BUDGET and result.bytes > BUDGET // 2  # the budget is used
@@ -101,7 +93,10 @@ def test_sandbox_holds_the_servers_files_and_names_its_url_and_commit(
         assert entry.blob == tree[path] == blob_hash(data)  # the store's version, byte for byte
         assert data == (store.root / path).read_bytes()
     manifest = json.loads((sandbox / MANIFEST).read_text())
-    assert manifest["url"] == url and manifest["commit"] == server.head("dana") == result.commit
+    assert (
+        manifest["url"] == store_url
+        and manifest["commit"] == git_server.head("dana") == result.commit
+    )
     assert "store" not in manifest
     # only the blobs the choice weighed were fetched: no transcript, a fraction of the pages
     held = _held_blobs(sandbox)
@@ -112,10 +107,10 @@ def test_sandbox_holds_the_servers_files_and_names_its_url_and_commit(
 
 
 def test_choice_follows_the_local_planners_order(
-    store: Store, server: GitServer, tmp_path: Path
+    store: Store, git_server: GitServer, tmp_path: Path
 ) -> None:
-    url = server.bare("dana", from_store=store.root)
-    remote = materialize_from(url, tmp_path / "remote", BUDGET)
+    store_url = git_server.bare("dana", from_store=store.root)
+    remote = materialize_from(store_url, tmp_path / "remote", BUDGET)
     local = materialize(store, tmp_path / "local", BUDGET)
 
     def by_reason(result: object, reason: str) -> list[str]:
@@ -132,10 +127,10 @@ def test_choice_follows_the_local_planners_order(
 
 
 def test_fetches_far_fewer_bytes_than_a_full_clone(
-    store: Store, server: GitServer, tmp_path: Path
+    store: Store, git_server: GitServer, tmp_path: Path
 ) -> None:
-    server.bare("dana", from_store=store.root)
-    proxy = ByteProxy(server.port)
+    git_server.bare("dana", from_store=store.root)
+    proxy = ByteProxy(git_server.port)
     try:
         result = materialize_from(proxy.url("dana"), tmp_path / "sandbox", BUDGET)
         fetched, connections = proxy.received, proxy.connections
@@ -149,20 +144,22 @@ def test_fetches_far_fewer_bytes_than_a_full_clone(
     assert 0 < result.fetched_bytes <= fetched
 
 
-def test_rerun_fetches_only_what_changed(store: Store, server: GitServer, tmp_path: Path) -> None:
-    url = server.bare("dana", from_store=store.root)
+def test_rerun_fetches_only_what_changed(
+    store: Store, git_server: GitServer, tmp_path: Path
+) -> None:
+    store_url = git_server.bare("dana", from_store=store.root)
     sandbox = tmp_path / "sandbox"
-    first = materialize_from(url, sandbox, BUDGET)
+    first = materialize_from(store_url, sandbox, BUDGET)
     held = _held_blobs(sandbox)
-    again = materialize_from(url, sandbox, BUDGET)
+    again = materialize_from(store_url, sandbox, BUDGET)
     assert again.copied == () and again.removed == () and again.fetches == 1
     assert _held_blobs(sandbox) == held  # nothing fetched but the (unchanged) tip
     page = next(e.path for e in first.files if e.reason == "most-linked")
     with (store.root / page).open("a", encoding="utf-8") as fh:
         fh.write("\nA line added on the server.\n")
     git(store.root, "commit", "--quiet", "-am", "edit one page")
-    git(store.root, "push", "--quiet", url, "main")
-    proxy = ByteProxy(server.port)
+    git(store.root, "push", "--quiet", store_url, "main")
+    proxy = ByteProxy(git_server.port)
     try:
         rerun = materialize_from(proxy.url("dana"), sandbox, BUDGET)
     finally:
@@ -176,68 +173,68 @@ def test_rerun_fetches_only_what_changed(store: Store, server: GitServer, tmp_pa
 
 
 def test_a_sandbox_whose_clone_was_deleted_fetches_again_and_rewrites_nothing(
-    store: Store, server: GitServer, tmp_path: Path
+    store: Store, git_server: GitServer, tmp_path: Path
 ) -> None:
-    url = server.bare("dana", from_store=store.root)
+    store_url = git_server.bare("dana", from_store=store.root)
     sandbox = tmp_path / "sandbox"
-    first = materialize_from(url, sandbox, BUDGET)
+    first = materialize_from(store_url, sandbox, BUDGET)
     summary = sorted(p for p in _tree(store) if "/summaries/" in p and p.endswith(".md"))[0]
     shutil.rmtree(sandbox / CLONE)
     added = add_from_url(sandbox, [summary.removeprefix("memory/")])
     assert added.copied == (summary,) and added.commit == first.commit
     assert _held_blobs(sandbox) == {_tree(store)[CONFIG], _tree(store)[summary]}
     shutil.rmtree(sandbox / CLONE)
-    again = materialize_from(url, sandbox, BUDGET)
+    again = materialize_from(store_url, sandbox, BUDGET)
     assert again.copied == () and again.files == added.files
 
 
 def test_the_url_is_not_in_the_clones_config_and_a_password_is_never_shown(
-    store: Store, server: GitServer, tmp_path: Path
+    store: Store, git_server: GitServer, tmp_path: Path
 ) -> None:
-    url = server.bare("dana", from_store=store.root)
+    store_url = git_server.bare("dana", from_store=store.root)
     sandbox = tmp_path / "sandbox"
-    materialize_from(url, sandbox, BUDGET)
+    materialize_from(store_url, sandbox, BUDGET)
     # the URL goes to git in its environment: a token in it never lands in the sandbox
-    assert url not in (sandbox / CLONE / "config").read_text()
+    assert store_url not in (sandbox / CLONE / "config").read_text()
     assert shown_url("https://agent:tok@git.example.org/d.git") == ("https://git.example.org/d.git")
-    secret = f"git://agent:s3cret-token@127.0.0.1:{server.port}/dana.git"  # git:// has no users
+    secret = f"git://agent:s3cret-token@127.0.0.1:{git_server.port}/dana.git"  # git:// has no users
     with pytest.raises(MemoryFSError, match="cannot fetch") as err:
         materialize_from(secret, tmp_path / "other", BUDGET)
     assert "s3cret" not in str(err.value) and not (tmp_path / "other").exists()
 
 
 def test_unreachable_server_fails_with_one_line_and_writes_nothing(
-    store: Store, server: GitServer, tmp_path: Path
+    store: Store, git_server: GitServer, tmp_path: Path
 ) -> None:
-    url = server.bare("dana", from_store=store.root)
-    server.pause()
+    store_url = git_server.bare("dana", from_store=store.root)
+    git_server.pause()
     sandbox = tmp_path / "new" / "sandbox"
     with pytest.raises(MemoryFSError) as err:
-        materialize_from(url, sandbox, BUDGET)
-    assert "\n" not in str(err.value) and url in str(err.value)
+        materialize_from(store_url, sandbox, BUDGET)
+    assert "\n" not in str(err.value) and store_url in str(err.value)
     assert "cannot fetch" in str(err.value)
     assert not (tmp_path / "new").exists()  # not even the folders it would have made
     empty = tmp_path / "empty"
     empty.mkdir()
     with pytest.raises(MemoryFSError):
-        materialize_from(url, empty, BUDGET)
+        materialize_from(store_url, empty, BUDGET)
     assert list(empty.iterdir()) == []  # no lock, no partial clone, no manifest
 
 
 def test_unreachable_server_on_a_rerun_leaves_the_sandbox_as_it_was(
-    store: Store, server: GitServer, tmp_path: Path
+    store: Store, git_server: GitServer, tmp_path: Path
 ) -> None:
-    url = server.bare("dana", from_store=store.root)
+    store_url = git_server.bare("dana", from_store=store.root)
     sandbox = tmp_path / "sandbox"
-    materialize_from(url, sandbox, BUDGET)
+    materialize_from(store_url, sandbox, BUDGET)
     before = _snapshot(sandbox)
-    server.pause()
+    git_server.pause()
     with pytest.raises(MemoryFSError, match="cannot fetch"):
-        materialize_from(url, sandbox, BUDGET // 2)
+        materialize_from(store_url, sandbox, BUDGET // 2)
     assert _snapshot(sandbox) == before
 
 
-def test_not_a_memory_store_and_bad_urls_are_refused(server: GitServer, tmp_path: Path) -> None:
+def test_not_a_memory_store_and_bad_urls_are_refused(git_server: GitServer, tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
     git(plain, "init", "--quiet", "--initial-branch=main")
@@ -245,35 +242,35 @@ def test_not_a_memory_store_and_bad_urls_are_refused(server: GitServer, tmp_path
     git(plain, "add", "README.md")
     git(plain, "-c", "user.name=T", "-c", "user.email=t@e", "commit", "--quiet", "-m", "x")
     cases = {
-        server.bare("plain", from_store=plain): "is not a memory store: its main branch has no",
-        server.bare("empty"): "is not a memory store: it has no main branch",
-        server.url("missing"): "cannot fetch from",
+        git_server.bare("plain", from_store=plain): "is not a memory store: its main branch has no",
+        git_server.bare("empty"): "is not a memory store: it has no main branch",
+        git_server.url("missing"): "cannot fetch from",
         "-upload-pack=touch": "is not a Git URL",
     }
-    for url, message in cases.items():
+    for store_url, message in cases.items():
         sandbox = tmp_path / "sb"
         with pytest.raises(MemoryFSError, match=message) as err:
-            materialize_from(url, sandbox, BUDGET)
+            materialize_from(store_url, sandbox, BUDGET)
         assert "\n" not in str(err.value)
-        assert not sandbox.exists(), url
+        assert not sandbox.exists(), store_url
 
 
 def test_a_server_ignoring_the_blob_filter_is_refused(
-    store: Store, server: GitServer, tmp_path: Path
+    store: Store, git_server: GitServer, tmp_path: Path
 ) -> None:
-    url = server.bare("dana", from_store=store.root)
-    git(server.path("dana"), "config", "uploadpack.allowFilter", "false")
+    store_url = git_server.bare("dana", from_store=store.root)
+    git(git_server.path("dana"), "config", "uploadpack.allowFilter", "false")
     with pytest.raises(MemoryFSError, match="does not serve partial clones"):
-        materialize_from(url, tmp_path / "sb", BUDGET)
+        materialize_from(store_url, tmp_path / "sb", BUDGET)
     assert not (tmp_path / "sb").exists()
 
 
 def test_recall_into_fetches_more_from_the_sandboxs_commit(
-    store: Store, server: GitServer, tmp_path: Path
+    store: Store, git_server: GitServer, tmp_path: Path
 ) -> None:
-    url = server.bare("dana", from_store=store.root)
+    store_url = git_server.bare("dana", from_store=store.root)
     sandbox = tmp_path / "sandbox"
-    first = materialize_from(url, sandbox, 0)  # the maps only
+    first = materialize_from(store_url, sandbox, 0)  # the maps only
     assert {e.reason for e in first.files} == {"index"}
     at = first.commit
     # the store moves on after the sandbox was made: a changed transcript is pushed
@@ -282,7 +279,7 @@ def test_recall_into_fetches_more_from_the_sandboxs_commit(
     with (store.memory / transcript).open("a", encoding="utf-8") as fh:
         fh.write("\n## t99 · user · 2023-01-02T23:00\n\nOne more turn.\n")
     git(store.root, "commit", "--quiet", "-am", "a turn more")
-    git(store.root, "push", "--quiet", url, "main")
+    git(store.root, "push", "--quiet", store_url, "main")
     held = _held_blobs(sandbox)
     result = recall(store, "Where did Dana Reyes move?", 400, into=sandbox)
     assert result.files
@@ -295,22 +292,22 @@ def test_recall_into_fetches_more_from_the_sandboxs_commit(
     if f"memory/{transcript}" in recalled:
         assert (sandbox / "memory" / transcript).read_bytes() == old
     manifest = json.loads((sandbox / MANIFEST).read_text())
-    assert manifest["commit"] == at and manifest["url"] == url
+    assert manifest["commit"] == at and manifest["url"] == store_url
     # a re-run moves the sandbox to the new tip and keeps the recalled files
-    again = materialize_from(url, sandbox, 0)
+    again = materialize_from(store_url, sandbox, 0)
     assert {e.path for e in again.files if e.reason == "recall"} == recalled
     assert again.commit == store.head()
 
 
 def test_concurrent_runs_on_one_sandbox_do_not_interleave(
-    store: Store, server: GitServer, tmp_path: Path
+    store: Store, git_server: GitServer, tmp_path: Path
 ) -> None:
-    url = server.bare("dana", from_store=store.root)
+    store_url = git_server.bare("dana", from_store=store.root)
     sandbox = tmp_path / "sandbox"
     code = (
         "import sys; from pathlib import Path; "
         "from memoryfs.remote.sandbox import materialize_from; "
-        f"materialize_from({url!r}, Path({str(sandbox)!r}), {BUDGET})"
+        f"materialize_from({store_url!r}, Path({str(sandbox)!r}), {BUDGET})"
     )
     procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(3)]
     assert [p.wait(timeout=60) for p in procs] == [0, 0, 0]

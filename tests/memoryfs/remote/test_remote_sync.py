@@ -6,7 +6,6 @@ history, and works through clones of it as separate users of one store would.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,19 +29,6 @@ SECRET = [
 ]
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[GitServer]:
-    srv = GitServer(tmp_path / "srv")
-    yield srv
-    srv.close()
-
-
-@pytest.fixture
-def url(tmp_path: Path, server: GitServer) -> str:
-    memoryfs.init_store(tmp_path / "origin", "dana", "atlas", "Dana")
-    return server.bare("dana", from_store=tmp_path / "origin")
-
-
 def _commit_here(store: Store, chat: list[dict[str, str]], sid: str) -> str:
     """An ingest commit that is not pushed (the library call under the API's push)."""
     return ingest_local(store, [Source.from_messages(chat)], "openai", sid).commit
@@ -53,39 +39,39 @@ def _subjects(path: Path, ref: str = "main") -> list[str]:
 
 
 def test_clone_is_a_store_that_names_its_remote(
-    tmp_path: Path, url: str, server: GitServer
+    tmp_path: Path, store_url: str, git_server: GitServer
 ) -> None:
-    store = clone_store(url, tmp_path / "a")
-    assert remote_url(store) == url
-    assert remote_tip(store) == store.head() == server.head("dana")
+    store = clone_store(store_url, tmp_path / "a")
+    assert remote_url(store) == store_url
+    assert remote_tip(store) == store.head() == git_server.head("dana")
     assert (store.root / "memory.toml").is_file()
 
 
-def test_clone_of_what_is_not_a_store_leaves_nothing(tmp_path: Path, server: GitServer) -> None:
+def test_clone_of_what_is_not_a_store_leaves_nothing(tmp_path: Path, git_server: GitServer) -> None:
     other = tmp_path / "plain"
     other.mkdir()
     git(other, "init", "-q", "-b", "main")
     (other / "README").write_text("not memory\n")
     git(other, "add", "README")
     git(other, "-c", "user.name=x", "-c", "user.email=x@y", "commit", "-qm", "x")
-    bad = server.bare("plain", from_store=other)
+    bad = git_server.bare("plain", from_store=other)
     with pytest.raises(RemoteError, match="not a memory store"):
         clone_store(bad, tmp_path / "b")
     assert not (tmp_path / "b").exists()
-    server.pause()
+    git_server.pause()
     with pytest.raises(RemoteError, match=r"cannot reach .*127\.0\.0\.1") as err:
-        clone_store(server.url("dana"), tmp_path / "c")
+        clone_store(git_server.url("dana"), tmp_path / "c")
     assert "\n" not in str(err.value)
     assert not (tmp_path / "c").exists()
 
 
 def test_ingest_pushes_and_the_other_clone_pulls_it(
-    tmp_path: Path, url: str, server: GitServer
+    tmp_path: Path, store_url: str, git_server: GitServer
 ) -> None:
-    a = clone_store(url, tmp_path / "a")
-    b = clone_store(url, tmp_path / "b")
+    a = clone_store(store_url, tmp_path / "a")
+    b = clone_store(store_url, tmp_path / "b")
     result = a.ingest(MOVING, session_id="2026-03-02-moving")
-    assert server.head("dana") == result.commit == a.head()
+    assert git_server.head("dana") == result.commit == a.head()
     pulled = pull(b)
     assert pulled.how == "fast-forward"
     assert b.head() == result.commit
@@ -93,11 +79,11 @@ def test_ingest_pushes_and_the_other_clone_pulls_it(
 
 
 def test_unreachable_remote_stops_ingest_before_it_writes(
-    tmp_path: Path, url: str, server: GitServer
+    tmp_path: Path, store_url: str, git_server: GitServer
 ) -> None:
-    a = clone_store(url, tmp_path / "a")
+    a = clone_store(store_url, tmp_path / "a")
     head = a.head()
-    server.pause()
+    git_server.pause()
     with pytest.raises(RemoteError, match="cannot reach"):
         a.ingest(MOVING, session_id="2026-03-02-moving")
     assert a.head() == head
@@ -106,43 +92,43 @@ def test_unreachable_remote_stops_ingest_before_it_writes(
 
 
 def test_a_lost_push_race_replays_the_local_commit_and_loses_nothing(
-    tmp_path: Path, url: str, server: GitServer
+    tmp_path: Path, store_url: str, git_server: GitServer
 ) -> None:
-    a = clone_store(url, tmp_path / "a")
-    b = clone_store(url, tmp_path / "b")
+    a = clone_store(store_url, tmp_path / "a")
+    b = clone_store(store_url, tmp_path / "b")
     mine = _commit_here(a, MOVING, "2026-03-02-moving")  # a commits, has not pushed yet
     theirs = b.ingest(CELLO, session_id="2026-03-03-ines").commit  # b pushes first
-    assert server.head("dana") == theirs
+    assert git_server.head("dana") == theirs
     pushed = publish(a)  # refused as a fast forward: fetch, replay, push
-    assert pushed == server.head("dana") == a.head()
+    assert pushed == git_server.head("dana") == a.head()
     assert git(a.root, "merge-base", "--is-ancestor", theirs, pushed, check=False) == ""
     assert _subjects(a.root)[:2] == ["ingest: 1 sessions, 1 turns"] * 2
     assert mine not in git(a.root, "rev-list", "main")  # replayed: a new commit id
     for sid in ("2026-03-02-moving", "2026-03-03-ines"):
         assert (a.memory / f"sessions/transcripts/{sid}.md").is_file()
-    assert git(server.path("dana"), "rev-list", "--count", "main") == "3"
+    assert git(git_server.path("dana"), "rev-list", "--count", "main") == "3"
 
 
-def test_publish_never_forces_a_push(tmp_path: Path, url: str, server: GitServer) -> None:
-    a = clone_store(url, tmp_path / "a")
-    b = clone_store(url, tmp_path / "b")
+def test_publish_never_forces_a_push(tmp_path: Path, store_url: str, git_server: GitServer) -> None:
+    a = clone_store(store_url, tmp_path / "a")
+    b = clone_store(store_url, tmp_path / "b")
     b.ingest(CELLO, session_id="2026-03-03-ines")
     # a's own idea of the remote is stale and it never pulls: its push must be refused,
     # not forced (the server would take a forced push: denyNonFastForwards is off)
     from memoryfs.remote.transport import push_main
 
     _commit_here(a, MOVING, "2026-03-02-moving")
-    assert push_main(a.root, url, a.head()) is False
-    assert "ines" in git(server.path("dana"), "ls-tree", "-r", "--name-only", "main")
+    assert push_main(a.root, store_url, a.head()) is False
+    assert "ines" in git(git_server.path("dana"), "ls-tree", "-r", "--name-only", "main")
 
 
 def test_a_local_dream_commit_is_dropped_not_replayed(
-    tmp_path: Path, url: str, server: GitServer
+    tmp_path: Path, store_url: str, git_server: GitServer
 ) -> None:
     import dream
 
-    a = clone_store(url, tmp_path / "a")
-    b = clone_store(url, tmp_path / "b")
+    a = clone_store(store_url, tmp_path / "a")
+    b = clone_store(store_url, tmp_path / "b")
     _commit_here(a, MOVING, "2026-03-02-moving")
     dream.run(a, allow_unapproved=True)  # a local run: not pushed
     b.ingest(CELLO, session_id="2026-03-03-ines")
@@ -154,10 +140,10 @@ def test_a_local_dream_commit_is_dropped_not_replayed(
 
 
 def test_a_purge_force_pushes_once_and_clones_drop_the_old_history(
-    tmp_path: Path, url: str, server: GitServer
+    tmp_path: Path, store_url: str, git_server: GitServer
 ) -> None:
-    a = clone_store(url, tmp_path / "a")
-    b = clone_store(url, tmp_path / "b")
+    a = clone_store(store_url, tmp_path / "a")
+    b = clone_store(store_url, tmp_path / "b")
     a.ingest(MOVING, session_id="2026-03-02-moving")
     a.ingest(SECRET, session_id="2026-03-04-address")
     pull(b)
@@ -165,12 +151,14 @@ def test_a_purge_force_pushes_once_and_clones_drop_the_old_history(
     forget(a, "phrase", "Blue Heron Lane", "privacy")
     purge_history(a)
     pushed = publish_purged(a, lease)
-    assert server.head("dana") == pushed
+    assert git_server.head("dana") == pushed
     assert _subjects(a.root)[0].startswith("purge: history rewritten")
     assert not purge_pending(a)
     # the server's main holds no forgotten words in any commit it reaches
-    for sha in git(server.path("dana"), "rev-list", "main").split():
-        assert "Blue Heron" not in git(server.path("dana"), "grep", "-i", "heron", sha, check=False)
+    for sha in git(git_server.path("dana"), "rev-list", "main").split():
+        assert "Blue Heron" not in git(
+            git_server.path("dana"), "grep", "-i", "heron", sha, check=False
+        )
     # the other clone takes the rewritten history and keeps nothing of the old one
     assert pull(b).how == "rewritten"
     assert b.head() == pushed
@@ -179,44 +167,48 @@ def test_a_purge_force_pushes_once_and_clones_drop_the_old_history(
 
 
 def test_a_purge_whose_remote_moved_is_refused_and_kept_for_later(
-    tmp_path: Path, url: str, server: GitServer
+    tmp_path: Path, store_url: str, git_server: GitServer
 ) -> None:
-    a = clone_store(url, tmp_path / "a")
-    b = clone_store(url, tmp_path / "b")
+    a = clone_store(store_url, tmp_path / "a")
+    b = clone_store(store_url, tmp_path / "b")
     a.ingest(SECRET, session_id="2026-03-04-address")
     lease = remote_tip(a)
     pull(b)
     b.ingest(CELLO, session_id="2026-03-03-ines")  # moves the remote after a's lease
     forget(a, "phrase", "Blue Heron Lane", "privacy")
     purge_history(a)
-    theirs = server.head("dana")
+    theirs = git_server.head("dana")
     with pytest.raises(RemoteError, match="moved since the purge began"):
         publish_purged(a, lease)
-    assert server.head("dana") == theirs  # nothing forced over the other writer's commit
+    assert git_server.head("dana") == theirs  # nothing forced over the other writer's commit
     assert purge_pending(a) == lease
     with pytest.raises(RemoteError, match="moved since the purge began"):
         pull(a)  # every later pull tries the forced push first, and refuses the same way
 
 
-def test_remote_in_memory_toml_pushes_to_an_empty_server(tmp_path: Path, server: GitServer) -> None:
+def test_remote_in_memory_toml_pushes_to_an_empty_server(
+    tmp_path: Path, git_server: GitServer
+) -> None:
     from dataclasses import replace
 
     store = memoryfs.init_store(tmp_path / "local", "dana", "atlas", "Dana")
-    empty = server.bare("empty")
+    empty = git_server.bare("empty")
     with pytest.raises(MemoryFSError, match="has no remote"):
         pull(store)
     store.configure(replace(store.config, remote=empty), "config: push to the server")
     store = Store.open(store.root)
     assert remote_url(store) == empty
     result = store.ingest(MOVING, session_id="2026-03-02-moving")
-    assert server.head("empty") == result.commit == store.head()
+    assert git_server.head("empty") == result.commit == store.head()
     clone = clone_store(empty, tmp_path / "clone")
     assert clone.config.remote == empty
     assert (clone.memory / "sessions/transcripts/2026-03-02-moving.md").is_file()
 
 
-def test_pull_refuses_a_store_with_another_branch_checked_out(tmp_path: Path, url: str) -> None:
-    a = clone_store(url, tmp_path / "a")
+def test_pull_refuses_a_store_with_another_branch_checked_out(
+    tmp_path: Path, store_url: str
+) -> None:
+    a = clone_store(store_url, tmp_path / "a")
     git(a.root, "switch", "-q", "-c", "draft")
     with pytest.raises(MemoryFSError, match="has draft checked out"):
         pull(a)
