@@ -1,4 +1,4 @@
-"""Sandboxes from a Git git_server (``materialize --from URL``): against a real ``git daemon``.
+"""Sandboxes from a Git server (``materialize --from URL``): against a real ``git daemon``.
 
 The store is a Dream-consolidated synthetic store (knowledge pages, notes, summaries),
 served from a bare repository; a counting proxy between client and daemon measures
