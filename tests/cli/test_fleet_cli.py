@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from git_server import GitServer, free_port, git
+from git_server import GitServer, git
+from loopback import free_port
 from redis_server import RedisServer, have_redis_server
 from typer.testing import CliRunner, Result
 

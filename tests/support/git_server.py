@@ -3,7 +3,7 @@
 ``GitServer(root)`` starts ``git daemon`` serving every bare repository under ``root``
 (``git://127.0.0.1:<port>/<name>.git``) with pushes enabled, and stops it on ``close``.
 ``bare(name, from_store=...)`` makes a bare repository there, optionally holding a copy
-of a store's history (``git push --mirror``), set up like a real host: partial clones
+of a store's main, set up like a real host: partial clones
 allowed (``uploadpack.allowFilter``) and ``receive.denyNonFastForwards`` off, so only
 the client decides what is forced (the tests check the client never forces but where
 the product says it does). ``pause()``/``resume()`` stop and restart the daemon on the
@@ -12,19 +12,12 @@ same port, for the "remote unreachable" cases.
 
 from __future__ import annotations
 
-import socket
 import subprocess
-import time
 from pathlib import Path
 
-__all__ = ["GitServer", "free_port", "git"]
+from loopback import LoopbackServer
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+__all__ = ["GitServer", "git"]
 
 
 def git(cwd: Path | str, *args: str, check: bool = True) -> str:
@@ -34,13 +27,21 @@ def git(cwd: Path | str, *args: str, check: bool = True) -> str:
     return proc.stdout.strip()
 
 
-class GitServer:
+class GitServer(LoopbackServer):
+    name = "git daemon"
+
     def __init__(self, root: Path) -> None:
+        super().__init__()
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
-        self.port = free_port()
-        self._proc: subprocess.Popen[bytes] | None = None
         self.resume()
+
+    def command(self) -> list[str]:
+        return [
+            "git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
+            f"--base-path={self.root}", "--listen=127.0.0.1", f"--port={self.port}",
+            str(self.root),
+        ]  # fmt: skip
 
     def url(self, name: str) -> str:
         return f"git://127.0.0.1:{self.port}/{name}.git"
@@ -61,33 +62,3 @@ class GitServer:
 
     def head(self, name: str, branch: str = "main") -> str:
         return git(self.path(name), "rev-parse", f"refs/heads/{branch}")
-
-    def resume(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            return
-        self._proc = subprocess.Popen(
-            [
-                "git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
-                f"--base-path={self.root}", "--listen=127.0.0.1", f"--port={self.port}",
-                str(self.root),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("git daemon did not start")
-
-    def pause(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.terminate()
-            self._proc.wait(timeout=10)
-        self._proc = None
-
-    def close(self) -> None:
-        self.pause()

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import shutil
 import socket
-import subprocess
-import time
 
-from git_server import free_port
+from loopback import LoopbackServer
 
 __all__ = ["RedisServer", "have_redis_server"]
 
@@ -31,44 +29,26 @@ def _answers(port: int) -> bool:
         return False
 
 
-class RedisServer:
+class RedisServer(LoopbackServer):
+    name = "redis-server"
+
     def __init__(self) -> None:
-        self.port = free_port()
-        self._proc: subprocess.Popen[bytes] | None = None
+        super().__init__()
         self.resume()
 
     @property
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
-    def resume(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            return
-        self._proc = subprocess.Popen(
-            [
-                "redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
-                "--save", "", "--appendonly", "no", "--protected-mode", "yes",
-                "--loglevel", "warning",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if _answers(self.port):
-                return
-            time.sleep(0.05)
-        self.pause()
-        raise RuntimeError("redis-server did not start")
+    def command(self) -> list[str]:
+        return [
+            "redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
+            "--save", "", "--appendonly", "no", "--protected-mode", "yes",
+            "--loglevel", "warning",
+        ]  # fmt: skip
 
-    def pause(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.terminate()
-            self._proc.wait(timeout=10)
-        self._proc = None
-
-    def close(self) -> None:
-        self.pause()
+    def ready(self) -> bool:
+        return _answers(self.port)
 
     def __enter__(self) -> RedisServer:
         return self

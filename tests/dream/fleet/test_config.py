@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from git_server import free_port
+from loopback import free_port
 
 pytest.importorskip("celery", reason="the [fleet] extra is not installed")
 pytest.importorskip("redis", reason="the [fleet] extra is not installed")
