@@ -60,6 +60,9 @@ class FleetConfig:
     changed_every: float = 900.0  # seconds between "enqueue the stores whose main moved"
     tick_every: float = 60.0  # seconds between the beat's looks at the nightly window
     sweep_threads: int = 16  # parallel ``git ls-remote`` calls of one "changed" sweep
+    # A scratch clone no task used for this many days is deleted (0: kept for ever), so a
+    # machine's disk holds the stores it runs, not every store it ever ran.
+    keep_clones_days: float = 7.0
     max_sessions: int | None = None  # per run; None: the store's memory.toml
     deadline: str | None = None  # per run, e.g. "20m"; None: the store's memory.toml
 
@@ -93,6 +96,8 @@ class FleetConfig:
         for name in (*positive, "tick_every"):
             if getattr(self, name) <= 0:
                 raise FleetError(f"{name} must be positive, not {getattr(self, name)}")
+        if self.keep_clones_days < 0:
+            raise FleetError(f"keep_clones_days must be 0 or more, not {self.keep_clones_days}")
         if self.backoff_max + self.lock_ttl >= self.visibility_timeout:
             raise FleetError(
                 f"visibility_timeout ({self.visibility_timeout:g}s) must exceed the longest "

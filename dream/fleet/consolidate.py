@@ -96,6 +96,7 @@ def consolidate(url: str, config: FleetConfig, client: Redis, worker: str = "") 
         with scratch.opened(config, url) as store:
             run = run_remote(store, engine, options, attempts=config.attempts)
             seen = _head(store.root)
+        scratch.prune(config)  # the clones this machine no longer runs
         result = run.result
         outcome = Outcome(
             url=url,

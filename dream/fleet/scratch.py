@@ -9,6 +9,11 @@ reused: nobody holds the flock, so the Git lock files its killed commands left
 stale worktrees and branches, and ``run_remote`` brings ``main`` to the remote's. A
 folder that is not a clone of that URL (or not a store at all) is cloned afresh.
 
+Each use touches the clone's lock file, so its time says when a task last used the clone;
+``prune`` deletes the clones no task used for ``keep_clones_days`` (skipping any a
+process holds), so a machine keeps the stores it runs and not every store it ever ran.
+The lock files stay (empty): deleting one could let two processes claim one folder.
+
 Boundary: where the clones live and their upkeep; the fetch, run and push are
 ``dream.remote``'s.
 """
@@ -22,6 +27,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,7 +38,7 @@ from memoryfs.errors import MemoryFSError
 from memoryfs.remote import clone_store, remote_url
 from memoryfs.store.store import Store, find_store
 
-__all__ = ["opened", "scratch_path"]
+__all__ = ["opened", "prune", "scratch_path"]
 
 _LOCK_FILES = ("index.lock", "HEAD.lock", "config.lock", "packed-refs.lock", "shallow.lock")
 
@@ -105,6 +111,34 @@ def opened(config: FleetConfig, url: str) -> Iterator[Store]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise LockHeld(f"another worker process of this machine is using {path}") from None
+        os.utime(fd)  # the clone's last use, for ``prune``
         yield _reusable(path) or _clone(path, url)
     finally:
         os.close(fd)  # closing the descriptor releases the flock
+
+
+def prune(config: FleetConfig, now: float | None = None) -> list[Path]:
+    """Delete the clones no task used for ``config.keep_clones_days``; the ones deleted."""
+    if config.keep_clones_days <= 0 or not config.scratch.is_dir():
+        return []
+    cutoff = (time.time() if now is None else now) - config.keep_clones_days * 86400
+    gone: list[Path] = []
+    for lock in sorted(config.scratch.glob("*.lock")):
+        clone = lock.with_suffix("")
+        try:
+            if lock.stat().st_mtime >= cutoff or not clone.is_dir():
+                continue
+            fd = os.open(lock, os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # in use now
+            if os.fstat(fd).st_mtime < cutoff:  # not used while we looked
+                shutil.rmtree(clone, ignore_errors=True)
+                gone.append(clone)
+        finally:
+            os.close(fd)
+    return gone

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -123,3 +124,34 @@ def test_an_unreachable_remote_raises_the_transient_error_and_writes_nothing(
     assert client.get(config.key("lock", url)) is None
     assert not scratch_path(config, url).exists()
     assert not list(config.scratch.glob("*.tmp-*"))
+
+
+def test_clones_unused_for_keep_clones_days_are_pruned_and_in_use_ones_kept(
+    setup: tuple[FleetConfig, redis.Redis], git_server: GitServer, tmp_path: Path
+) -> None:
+    import fcntl
+    import os
+    import time
+
+    from dream.fleet.scratch import prune
+
+    config, client = setup
+    urls = [served_store(git_server, tmp_path / f"src{i}", f"s{i}", 1) for i in range(3)]
+    for url in urls:
+        consolidate(url, config, client)
+    old, busy, recent = (scratch_path(config, u) for u in urls)
+    week_ago = time.time() - 8 * 86400
+    for clone in (old, busy):
+        os.utime(clone.with_suffix(".lock"), (week_ago, week_ago))
+    fd = os.open(busy.with_suffix(".lock"), os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # a task of another process is using it
+    try:
+        assert prune(config) == [old]
+    finally:
+        os.close(fd)
+    assert not old.exists() and busy.is_dir() and recent.is_dir()
+    assert old.with_suffix(".lock").exists()  # kept: deleting it could let two claim one folder
+    # the store whose clone went is cloned again by its next task
+    add_batch(urls[0], tmp_path / "agent", 2, 1)
+    assert consolidate(urls[0], config, client).status == "committed"
+    assert prune(replace(config, keep_clones_days=0), now=time.time() + 10**9) == []
