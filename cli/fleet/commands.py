@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["register"]
 
 fleet_app = typer.Typer(
-    help="Many stores on a Git server, consolidated by Celery workers (the [fleet] extra).",
+    help="Many stores on a Git server, consolidated by Celery workers (the \\[fleet] extra).",
     no_args_is_help=True,
     add_completion=False,
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Any
 
@@ -84,3 +85,30 @@ def test_an_example_that_does_not_parse_is_caught() -> None:
     show = dict((" ".join(p), c) for _, p, c in COMMANDS)["memoryfs show"]
     with pytest.raises(click_errors.UsageError, match="greater than or equal to 1"):
         show.make_context("memoryfs show", _argv("memoryfs show dana --max-tokens 0"))
+
+
+def _groups(cmd: Any, prefix: list[str]) -> list[tuple[list[str], Any]]:
+    out = [(prefix, cmd)]
+    for name, sub in sorted(getattr(cmd, "commands", {}).items()):
+        out += _groups(sub, [*prefix, name])
+    return out
+
+
+ALL_HELP = [
+    (app, path, cmd)
+    for app, name in ((memoryfs_app, "memoryfs"), (dream_app, "dream"))
+    for path, cmd in _groups(typer.main.get_command(app), [name])
+]
+
+
+@pytest.mark.parametrize(
+    ("app", "path", "cmd"), ALL_HELP, ids=[" ".join(p) for _, p, _ in ALL_HELP]
+)
+def test_help_shows_every_bracketed_word(app: typer.Typer, path: list[str], cmd: Any) -> None:
+    """Rich reads "[word]" as markup and drops it ("the [fleet] extra" showed "the  extra")."""
+    texts = [cmd.help or ""] + [getattr(p, "help", "") or "" for p in cmd.params]
+    wanted = {m for text in texts for m in re.findall(r"\[[a-z][a-z_-]*\]", text)}
+    r = CliRunner().invoke(app, [*path[1:], "--help"], env={"COLUMNS": "200"})
+    shown = " ".join(r.output.split())
+    for word in wanted:
+        assert word in shown, f"{' '.join(path)} --help drops {word}"
