@@ -7,8 +7,8 @@ as a fast forward of the main the run started from. When another writer pushed
 first, the publish's pull drops the run's commit (it is derived from the files, and a
 commit rebased without its gates would land unchecked) and pushes what else was made
 here; the run is then made again from the new base, ``attempts`` times at most. A
-run that commits nothing (nothing pending, no change, a gate rejection, a dry run, a
-review) pushes only what else was waiting. An unreachable remote stops the run
+run that commits nothing (nothing pending, no change, a gate rejection, a review) pushes
+only what else was waiting; a dry run pushes nothing. An unreachable remote stops the run
 before it starts (``RemoteError``), and every attempt losing its race is one too.
 """
 
@@ -57,6 +57,8 @@ def run_remote(
     for tries in range(1, attempts + 1):
         pulled = pull(store)
         result = run_dream(store, engine, options, progress=progress)
+        if options.dry_run:  # a dry run changes nothing, on the remote either
+            return RemoteRun(result, "", tries, pulled.url)
         try:
             pushed = publish(store)
         except RemoteError as exc:

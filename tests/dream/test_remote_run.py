@@ -146,3 +146,20 @@ def test_a_reviewed_run_applied_on_a_clone_lands_on_the_remote(
     assert git_server.head("dana") == applied.commit == a.head()
     assert git(git_server.path("dana"), "merge-base", "--is-ancestor", theirs, "main") == ""
     _fresh_clone_is_valid(tmp_path, store_url, "fresh")
+
+
+def test_a_dry_run_on_a_clone_pushes_nothing(
+    tmp_path: Path, store_url: str, git_server: GitServer
+) -> None:
+    from dataclasses import replace
+
+    from memoryfs.ingest import ingest
+    from memoryfs.ingest.source import Source
+
+    a = clone_store(store_url, tmp_path / "a")
+    before = git_server.head("dana")
+    # an ingest commit made here and not pushed stays here through a dry run
+    ingest(a, [Source.from_messages(MOVING)], "openai", "2026-03-02-moving")
+    run = run_remote(a, load_engine("embedded"), replace(OPTIONS, dry_run=True))
+    assert run.result.status == "dry-run" and run.pushed == ""
+    assert git_server.head("dana") == before
