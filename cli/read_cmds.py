@@ -65,7 +65,8 @@ ModeOpt = Annotated[
     typer.Option(
         "--mode",
         callback=_known_mode,
-        help="lexical, dense or hybrid (default: hybrid when \\[embed] is configured, else lexical).",
+        help="lexical, dense or hybrid "
+        "(default: hybrid when \\[embed] is configured, else lexical).",
     ),
 ]
 
