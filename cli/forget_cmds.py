@@ -101,8 +101,11 @@ def forget_cmd(
             result = forget(store, kind, target, reason or "")
         except AlreadyForgotten as exc:
             if exc.finished and not purge_history_:
-                # a forget stopped after its commit: its clean-up is done now
+                # a forget stopped after its commit: its clean-up is done now, and its
+                # commit goes to the remote if it had not
                 log(str(exc.args[0]))
+                if url is not None:
+                    publish(store)
                 return
             if not purge_history_:
                 raise
@@ -142,7 +145,9 @@ def forget_cmd(
         try:
             pushed = publish_purged(store, lease) if purge_history_ else publish(store)
         except RemoteError as exc:
-            raise RemoteError(f"forgotten here but not on the remote: {exc}") from None
+            raise RemoteError(
+                f"forgotten here but not on the remote ('memoryfs sync' pushes it): {exc}"
+            ) from None
         if pushed:
             lines.append(
                 f"force-pushed the purged history to {url} ({pushed[:10]}); the server keeps "

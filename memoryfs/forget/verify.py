@@ -10,7 +10,9 @@ Places, each reported on one line when something remains:
 - ``caches``: ``.memoryfs/`` (the search and parse indexes);
 - ``dream logs``: ``.dream/`` but its worktrees (run logs, receipts);
 - ``dream worktrees``: ``.dream/worktrees/`` (staging checkouts);
-- ``branches``: the trees at the tips of every ref (a kept Dream run, a tag);
+- ``branches``: the trees at the tips of every ref (a kept Dream run, a tag), but
+  ``refs/memoryfs/``: the remote's main as a clone last saw it is the remote's history,
+  which the forget's push moves on (``memoryfs.remote``) and the history scan covers;
 - with ``history``: ``git objects`` (every object, ``git cat-file
   --batch-all-objects``: blobs by content, trees by entry names, commit and tag
   messages), ``reflogs`` and ``git metadata`` (the other files under ``.git/``).
@@ -33,6 +35,8 @@ from memoryfs.forget.deletions import Deletions, has_phrase, load_deletions
 from memoryfs.store.store import Store
 
 __all__ = ["PLACES", "Remains", "VerifyReport", "verify_forgotten"]
+
+REMOTE_REFS = "refs/memoryfs/"  # a clone's record of its remote (memoryfs.remote.sync)
 
 PLACES = (
     "working tree", "caches", "dream logs", "dream worktrees", "branches",
@@ -175,6 +179,8 @@ def _branches(store: Store, m: _Matcher) -> dict[str, list[str]]:
     out: list[str] = []
     listing = repo.git.for_each_ref("--format=%(refname)")
     for ref in listing.splitlines():
+        if ref.startswith(REMOTE_REFS):
+            continue
         files = repo.git.ls_tree("-r", "-z", "--full-tree", ref).split("\0")
         blobs: list[str] = []
         hit = False

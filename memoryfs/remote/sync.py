@@ -147,6 +147,8 @@ def _pull_locked(store: Store, url: str) -> Pulled:
         )
     seen = remote_tip(store)
     tip = fetch_main(store.root, url)
+    # the fetched ref only carries the tip here: ``REMOTE_TIP`` keeps it from now on
+    local_git(store, "update-ref", "-d", FETCHED, check=False)
     local = store.head()
     if not tip:
         return Pulled(url, "", local, "empty")
@@ -223,7 +225,9 @@ def remote_writes(store: Store) -> Iterator[None]:
     try:
         publish(store)
     except RemoteError as exc:
-        raise RemoteError(f"committed here but not pushed: {exc}") from None
+        raise RemoteError(
+            f"committed here but not pushed ('memoryfs sync' pushes it): {exc}"
+        ) from None
 
 
 def publish_purged(store: Store, lease: str) -> str:

@@ -88,3 +88,21 @@ def test_forget_purge_on_a_clone_force_pushes_the_rewritten_history(
     fresh = tmp_path / "fresh"
     git(tmp_path, "clone", "-q", store_url, str(fresh))
     assert "Heron" not in git(fresh, "log", "-p", "--all")
+
+
+def test_a_forget_on_a_clone_is_verified_and_pushed(
+    tmp_path: Path, store_url: str, git_server: GitServer
+) -> None:
+    from memoryfs.remote import clone_store
+
+    a = clone_store(store_url, tmp_path / "a")
+    a.ingest(
+        [{"role": "user", "content": "My old address was 12 Blue Heron Lane.", "ts": "2026-03-04"}],
+        session_id="2026-03-04-address",
+    )
+    args = ("forget", "--phrase", "Blue Heron Lane", "--reason", "privacy", "--store", str(a.root))
+    r = _run("memoryfs", *args, "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["pushed"] == git_server.head("dana") == a.head()
+    tip = git(git_server.path("dana"), "grep", "-i", "heron", "main", check=False)
+    assert tip == ""  # the remote's main no longer holds it (its history does, until a purge)
